@@ -1,0 +1,138 @@
+// Graph, Node, Value and Model: Kiln's intermediate representation, the common language of all
+// pipeline stages. A Graph owns its nodes and values; nodes refer to values by pointer. Nodes are
+// kept in a valid execution (topological) order by whoever edits the graph; topological_sort()
+// restores it after edits that insert nodes out of order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/attribute.h"
+#include "kiln/ir/shape.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::ir {
+
+class Graph;
+struct Node;
+
+struct Value {
+  std::string name;
+  TensorType type;
+  Node* producer = nullptr;           // null for graph inputs, initializers and outer-scope values
+  std::optional<Tensor> initializer;  // set for constants (ONNX initializers, folded values)
+
+  bool is_constant() const { return initializer.has_value(); }
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;       // "" is ai.onnx
+  int opset_version = 0;    // version of `domain` imported by the model
+  std::vector<Value*> inputs;   // nullptr marks an omitted optional input
+  std::vector<Value*> outputs;  // nullptr marks an omitted optional output
+  std::map<std::string, Attribute> attributes;
+
+  bool has_attr(const std::string& key) const { return attributes.count(key) != 0; }
+  const Attribute* attr(const std::string& key) const;
+  int64_t attr_int(const std::string& key, int64_t fallback) const;
+  float attr_float(const std::string& key, float fallback) const;
+  std::string attr_string(const std::string& key, const std::string& fallback = "") const;
+  std::vector<int64_t> attr_ints(const std::string& key, const std::vector<int64_t>& fallback = {}) const;
+  std::vector<float> attr_floats(const std::string& key, const std::vector<float>& fallback = {}) const;
+  const Tensor* attr_tensor(const std::string& key) const;
+
+  // Input i, or nullptr when absent or omitted.
+  Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  // "Conv 'resnet/conv1'": how messages name a node.
+  std::string describe() const;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name = "main", const Graph* parent = nullptr) : name_(std::move(name)), parent_(parent) {}
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  // The enclosing graph of a subgraph (If/Loop bodies), whose values it may read.
+  const Graph* parent() const { return parent_; }
+  void set_parent(const Graph* parent) { parent_ = parent; }
+
+  // Creates a value; `name` must be unique in this graph (see unique_name()).
+  Value* add_value(const std::string& name, TensorType type = {});
+  Value* add_constant(const std::string& name, Tensor tensor);
+  // Looks up a value in this graph only.
+  Value* find_value(const std::string& name) const;
+  // Looks up a value here, then in enclosing graphs.
+  Value* find_value_in_scope(const std::string& name) const;
+  std::string unique_name(const std::string& prefix) const;
+
+  // Appends a node and marks it as the producer of its outputs.
+  Node* add_node(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs,
+                 const std::string& name = "", const std::string& domain = "", int opset_version = 0);
+  // Removes a node (its output values stay and lose their producer).
+  void remove_node(const Node* node);
+  // Drops values that are not used by any node, graph input or output, or subgraph.
+  void remove_unused_values();
+  // Redirects every use of `from` (node inputs, including nodes of nested subgraphs reading it from
+  // scope, and graph outputs) to `to`.
+  void replace_all_uses(Value* from, Value* to);
+  // Orders nodes so every producer precedes its consumers; InvalidModel if there is a cycle.
+  Status topological_sort();
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
+  std::vector<Value*> inputs;   // real inputs (not initializers)
+  std::vector<Value*> outputs;
+
+  // Nodes that read `value` as an input (this graph only).
+  std::vector<Node*> consumers(const Value* value) const;
+  bool is_graph_output(const Value* value) const;
+  bool is_graph_input(const Value* value) const;
+  // Names of values read by nodes of this graph or its subgraphs but defined outside this graph.
+  std::vector<std::string> outer_scope_reads() const;
+
+  // Deep copy (nodes, values, initializers share tensor storage, subgraphs deep-copied).
+  std::unique_ptr<Graph> clone(const Graph* parent = nullptr) const;
+
+ private:
+  std::string name_;
+  const Graph* parent_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::map<std::string, Value*> values_by_name_;
+};
+
+// Parameter (initializer) count and bytes of a graph, subgraphs included.
+struct ParameterStats {
+  int64_t count = 0;
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+ParameterStats parameter_stats(const Graph& graph);
+
+// A whole model: the main graph plus what the file says about itself.
+struct Model {
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, int64_t> opset_imports;  // domain ("" = ai.onnx) -> version
+  int64_t ir_version = 0;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::map<std::string, std::string> metadata;
+  std::string source_path;
+  std::string sha256;  // hex SHA-256 of the model file
+  int64_t file_bytes = 0;
+};
+
+}  // namespace kiln::ir

@@ -1,0 +1,9 @@
+// Op family elementwise_binary (filled in by its owner).
+#include "kiln/ops/op_families.h"
+#include "kiln/ops/op_registry.h"
+
+namespace kiln::ops {
+
+void register_elementwise_binary_ops(OpRegistry& /*r*/) {}
+
+}  // namespace kiln::ops

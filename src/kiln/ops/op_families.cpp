@@ -1,0 +1,22 @@
+// Builds the registry from every op family.
+#include "kiln/ops/op_families.h"
+
+namespace kiln::ops {
+
+void register_all_op_families(OpRegistry& r) {
+  register_elementwise_unary_ops(r);
+  register_elementwise_binary_ops(r);
+  register_cast_ops(r);
+  register_softmax_ops(r);
+  register_reduce_ops(r);
+  register_normalization_ops(r);
+  register_matmul_ops(r);
+  register_conv_ops(r);
+  register_pool_ops(r);
+  register_resize_ops(r);
+  register_shape_ops(r);
+  register_data_movement_ops(r);
+  register_generator_ops(r);
+}
+
+}  // namespace kiln::ops

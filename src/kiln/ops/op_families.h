@@ -1,0 +1,25 @@
+// The list of op families: one registration function per family file in src/kiln/ops/.
+// Adding an op touches only its family file; adding a family adds one line here and in op_families.cpp.
+#pragma once
+
+namespace kiln::ops {
+
+class OpRegistry;
+
+void register_elementwise_unary_ops(OpRegistry& r);  // elementwise_unary.cpp
+void register_elementwise_binary_ops(OpRegistry& r); // elementwise_binary.cpp
+void register_cast_ops(OpRegistry& r);               // cast.cpp
+void register_softmax_ops(OpRegistry& r);            // softmax.cpp
+void register_reduce_ops(OpRegistry& r);             // reduce.cpp
+void register_normalization_ops(OpRegistry& r);      // normalization.cpp
+void register_matmul_ops(OpRegistry& r);             // matmul.cpp
+void register_conv_ops(OpRegistry& r);               // conv.cpp
+void register_pool_ops(OpRegistry& r);               // pool.cpp
+void register_resize_ops(OpRegistry& r);             // resize.cpp
+void register_shape_ops(OpRegistry& r);              // shape_ops.cpp
+void register_data_movement_ops(OpRegistry& r);      // data_movement.cpp
+void register_generator_ops(OpRegistry& r);          // generators.cpp
+
+void register_all_op_families(OpRegistry& r);
+
+}  // namespace kiln::ops

@@ -1,0 +1,67 @@
+// OpRegistry lookup and the global registry built from every op family.
+#include "kiln/ops/op_registry.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kiln/ops/op_families.h"
+
+namespace kiln::ops {
+
+const OpRegistry& OpRegistry::global() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_all_op_families(r);
+    return r;
+  }();
+  return registry;
+}
+
+void OpRegistry::add(OpDef def) {
+  auto& versions = defs_[{def.domain, def.op_type}];
+  versions.push_back(std::move(def));
+  std::sort(versions.begin(), versions.end(),
+            [](const OpDef& a, const OpDef& b) { return a.since_version < b.since_version; });
+}
+
+const OpDef* OpRegistry::find(const std::string& domain, const std::string& op_type, int opset_version) const {
+  auto it = defs_.find({domain, op_type});
+  if (it == defs_.end()) return nullptr;
+  const OpDef* best = nullptr;
+  for (const OpDef& def : it->second)
+    if (def.since_version <= opset_version) best = &def;
+  return best;
+}
+
+bool OpRegistry::knows(const std::string& domain, const std::string& op_type) const {
+  return defs_.count({domain, op_type}) != 0;
+}
+
+std::vector<std::string> OpRegistry::domains() const {
+  std::set<std::string> out;
+  for (const auto& [key, defs] : defs_) out.insert(key.first);
+  return {out.begin(), out.end()};
+}
+
+std::map<std::pair<std::string, std::string>, std::vector<int>> OpRegistry::listing() const {
+  std::map<std::pair<std::string, std::string>, std::vector<int>> out;
+  for (const auto& [key, defs] : defs_)
+    for (const OpDef& def : defs) out[key].push_back(def.since_version);
+  return out;
+}
+
+Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node) {
+  const std::string domain_name = node.domain.empty() ? "ai.onnx" : node.domain;
+  if (const OpDef* def = registry.find(node.domain, node.op_type, node.opset_version)) return def;
+  if (registry.knows(node.domain, node.op_type))
+    return unsupported_operator("operator " + node.op_type + " (domain " + domain_name + ") at opset " +
+                                std::to_string(node.opset_version) + " is not implemented; node '" + node.name + "'");
+  const auto domains = registry.domains();
+  if (std::find(domains.begin(), domains.end(), node.domain) == domains.end())
+    return unsupported_operator("domain '" + domain_name + "' is not supported (operator " + node.op_type +
+                                ", node '" + node.name + "')");
+  return unsupported_operator("unknown operator " + node.op_type + " (domain " + domain_name + ") in node '" +
+                              node.name + "'");
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,111 @@
+// The operator registry: every op Kiln knows is declared once, with its shape/type rule and its
+// reference kernel. Analysis, constant folding, the cpu_ref provider and the CLI all read this table.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::ops {
+
+// What a shape rule sees: input types, input values when known (constants, folded shapes, or the
+// real tensors at run time), the node's attributes and opset. It sets every output's type.
+class InferenceContext {
+ public:
+  InferenceContext(const ir::Node& node, std::vector<const ir::TensorType*> input_types,
+                   std::vector<const Tensor*> input_values)
+      : node_(node), input_types_(std::move(input_types)), input_values_(std::move(input_values)),
+        output_types_(node.outputs.size()), output_values_(node.outputs.size()) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset_version; }
+  size_t input_count() const { return input_types_.size(); }
+  size_t output_count() const { return output_types_.size(); }
+  // False when input i is omitted (empty name) or past the end.
+  bool has_input(size_t i) const { return i < input_types_.size() && input_types_[i] != nullptr; }
+  const ir::TensorType& input_type(size_t i) const { return *input_types_[i]; }
+  // The input's value when known at this point, else nullptr.
+  const Tensor* input_value(size_t i) const { return i < input_values_.size() ? input_values_[i] : nullptr; }
+
+  void set_output_type(size_t i, ir::TensorType type) { if (i < output_types_.size()) output_types_[i] = std::move(type); }
+  // A rule may also give an output's value when it is known without running the kernel (Shape does).
+  void set_output_value(size_t i, Tensor value) { if (i < output_values_.size()) output_values_[i] = std::move(value); }
+  const std::vector<ir::TensorType>& output_types() const { return output_types_; }
+  std::vector<std::optional<Tensor>>& output_values() { return output_values_; }
+
+  // InvalidModel naming this node: `return ctx.error("axis 5 out of range for rank 4");`
+  Status error(const std::string& message) const { return invalid_model(node_.describe() + ": " + message); }
+
+ private:
+  const ir::Node& node_;
+  std::vector<const ir::TensorType*> input_types_;
+  std::vector<const Tensor*> input_values_;
+  std::vector<ir::TensorType> output_types_;
+  std::vector<std::optional<Tensor>> output_values_;
+};
+
+// What a kernel sees: input tensors (nullptr for omitted optional inputs) and output tensors already
+// allocated with the shapes the rule inferred for these inputs. Kernels never allocate outputs.
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs)
+      : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset_version; }
+  size_t input_count() const { return inputs_.size(); }
+  size_t output_count() const { return outputs_.size(); }
+  const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // nullptr when the output is omitted by the model.
+  Tensor* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+
+  Status error(const std::string& message) const { return invalid_argument(node_.describe() + ": " + message); }
+
+ private:
+  const ir::Node& node_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor*> outputs_;
+};
+
+using ShapeRule = std::function<Status(InferenceContext&)>;
+using Kernel = std::function<Status(KernelContext&)>;
+
+struct OpDef {
+  std::string domain;      // "" for ai.onnx
+  std::string op_type;
+  int since_version = 1;   // first opset version this definition covers (until the next one's)
+  ShapeRule infer;         // required
+  Kernel reference;        // required: plain, exact cpu_ref kernel
+};
+
+class OpRegistry {
+ public:
+  // The registry with every op Kiln implements (built once, thread-safe to read).
+  static const OpRegistry& global();
+
+  void add(OpDef def);
+  // The definition for `op_type` in `domain` at `opset_version`: the one with the largest
+  // since_version <= opset_version; nullptr when none.
+  const OpDef* find(const std::string& domain, const std::string& op_type, int opset_version) const;
+  // True when any version of the op is registered.
+  bool knows(const std::string& domain, const std::string& op_type) const;
+  // Domains with at least one op ("" = ai.onnx).
+  std::vector<std::string> domains() const;
+  // (domain, op_type) -> since versions, sorted; for docs and `kiln ops`.
+  std::map<std::pair<std::string, std::string>, std::vector<int>> listing() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<OpDef>> defs_;
+};
+
+// A node's op, resolved: UnsupportedOperator naming op, domain, opset and node when unknown.
+Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node);
+
+}  // namespace kiln::ops
