@@ -1,0 +1,73 @@
+// kiln::Session: the public C++ API. Load an ONNX model (import, analyse, optimise, partition,
+// plan), run it on named tensors, and read the evidence report of every stage.
+//
+// Thread-safety: a Session may be run from one thread at a time. Ownership: run() returns owning
+// output tensors; input tensors are only read during the call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct SessionOptions {
+  // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores).
+  int threads = 0;
+  // Providers to place nodes on, in order of preference.
+  std::vector<std::string> providers = {"cpu_ref"};
+  // Providers a node may fall back to when no preferred provider takes it. Empty: fail closed.
+  std::vector<std::string> allow_fallback;
+  // Run the optimisation pass pipeline.
+  bool optimize = true;
+  // Names of passes to skip (see `kiln passes`).
+  std::vector<std::string> disabled_passes;
+  // Concrete shapes for inputs with symbolic dims, used to plan memory at load time. Inputs not
+  // named here get symbolic dims set to 1 for the load-time plan; run() re-plans for new shapes.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Name, element type and shape of a model input or output; symbolic dims are -1 with their name
+// in dim_names ("" for concrete or anonymous dims).
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+  bool rank_known = true;
+};
+
+class Session {
+ public:
+  // Loads and compiles `model_path`. Errors: InvalidModel, UnsupportedOperator, InvalidArgument
+  // (bad options), NotFound (missing file), IntegrityFailure.
+  static Result<std::unique_ptr<Session>> load(const std::string& model_path, const SessionOptions& options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+
+  // Runs the model. Every model input must be given, with the declared dtype and rank and dims
+  // that agree with the model's concrete dims (InvalidArgument naming the input otherwise).
+  // Returns one tensor per model output, by name.
+  Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+
+  // The evidence report as JSON (schema: docs/REPORT.md). Updated by load() and every run().
+  std::string report_json(int indent = 2) const;
+  // A few human-readable lines summarising the report (what `kiln compile` prints).
+  std::string report_summary() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln
