@@ -31,7 +31,12 @@ inline ir::Value* add_floats(ir::Graph& g, const std::string& name, std::vector<
 }
 
 inline ir::Value* add_int64s(ir::Graph& g, const std::string& name, std::vector<int64_t> values) {
-  return g.add_constant(name, Tensor::from_vector<int64_t>(DType::kInt64, {static_cast<int64_t>(values.size())}, values));
+  const auto length = static_cast<int64_t>(values.size());
+  return g.add_constant(name, Tensor::from_vector<int64_t>(DType::kInt64, {length}, values));
+}
+
+inline ir::Value* add_int64_scalar(ir::Graph& g, const std::string& name, int64_t value) {
+  return g.add_constant(name, Tensor::from_vector<int64_t>(DType::kInt64, {}, {value}));
 }
 
 inline std::vector<int64_t> int64s_of(const ir::Value* v) {

@@ -79,7 +79,7 @@ TEST(ShapeFolding, ShapeChainFeedingReshapeFoldsWithConstantFolding) {
   ir::Value* target = g.add_value("target", ir::make_type(DType::kInt64, {2}));
   ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 12}));
   g.add_node("Shape", {x}, {shape}, "shape", "", 13);
-  g.add_node("Gather", {shape, g.add_constant("zero", Tensor::from_vector<int64_t>(DType::kInt64, {}, {0}))}, {dim0},
+  g.add_node("Gather", {shape, add_int64_scalar(g, "zero", 0)}, {dim0},
              "gather", "", 13);
   g.add_node("Unsqueeze", {dim0, add_int64s(g, "axes", {0})}, {dim0_1d}, "unsqueeze", "", 13);
   g.add_node("Concat", {dim0_1d, add_int64s(g, "minus_one", {-1})}, {target}, "concat", "", 13);

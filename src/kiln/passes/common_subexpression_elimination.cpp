@@ -22,16 +22,19 @@ size_t tensor_hash(const Tensor& t) {
   size_t h = std::hash<int>()(static_cast<int>(t.dtype()));
   for (int64_t d : t.shape()) hash_combine(h, std::hash<int64_t>()(d));
   if (t.dtype() == DType::kString) {
-    for (int64_t i = 0; i < t.element_count(); ++i) hash_combine(h, std::hash<std::string>()(t.data<std::string>()[i]));
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      hash_combine(h, std::hash<std::string>()(t.data<std::string>()[i]));
   } else {
-    hash_combine(h, std::hash<std::string_view>()(std::string_view(static_cast<const char*>(t.raw_data()), t.byte_size())));
+    const std::string_view bytes(static_cast<const char*>(t.raw_data()), t.byte_size());
+    hash_combine(h, std::hash<std::string_view>()(bytes));
   }
   return h;
 }
 
 bool tensors_equal(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  if (a.dtype() != DType::kString) return a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+  if (a.dtype() != DType::kString)
+    return a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
   return std::equal(a.data<std::string>(), a.data<std::string>() + a.element_count(), b.data<std::string>());
 }
 
@@ -137,8 +140,10 @@ bool merge_constants(ir::Graph& graph, const Replaceable& replaceable) {
     for (const ir::Value* in : node->inputs) read[in] = true;
   // Constants that could be merged, grouped by (dtype, shape).
   std::map<std::pair<DType, std::vector<int64_t>>, std::vector<ir::Value*>> groups;
-  for (const auto& v : graph.values())
-    if (v->is_constant() && !graph.is_graph_input(v.get())) groups[{v->initializer->dtype(), v->initializer->shape()}].push_back(v.get());
+  for (const auto& v : graph.values()) {
+    if (!v->is_constant() || graph.is_graph_input(v.get())) continue;
+    groups[{v->initializer->dtype(), v->initializer->shape()}].push_back(v.get());
+  }
   bool changed = false;
   for (auto& [key, group] : groups) {
     if (group.size() < 2) continue;

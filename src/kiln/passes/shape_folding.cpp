@@ -22,13 +22,13 @@ Tensor shape_value(const ir::Node& node, const std::vector<int64_t>& dims) {
 
 // The constant a Shape or Size node computes, when its input's shape is static.
 std::optional<Tensor> folded_value(const ir::Node& node) {
-  if (node.outputs.empty() || !node.outputs[0]) return std::nullopt;
+  const bool is_shape = is_onnx_op(node, "Shape");
+  if (!is_shape && !is_onnx_op(node, "Size")) return std::nullopt;
   const ir::Value* in = node.input(0);
-  if (!in || !in->type.has_static_shape()) return std::nullopt;
+  if (!in || !in->type.has_static_shape() || node.outputs.empty() || !node.outputs[0]) return std::nullopt;
   const std::vector<int64_t> dims = in->type.shape->static_dims();
-  if (is_onnx_op(node, "Shape")) return shape_value(node, dims);
-  if (is_onnx_op(node, "Size")) return Tensor::from_vector<int64_t>(DType::kInt64, {}, {shape_element_count(dims)});
-  return std::nullopt;
+  if (is_shape) return shape_value(node, dims);
+  return Tensor::from_vector<int64_t>(DType::kInt64, {}, {shape_element_count(dims)});
 }
 
 }  // namespace
