@@ -14,18 +14,6 @@ namespace {
 // shape arithmetic without turning analysis into constant folding of weights.
 constexpr int64_t kMaxPropagatedElements = 4096;
 
-bool is_nondeterministic(const std::string& op) {
-  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                            "RandomUniformLike", "Bernoulli", "Multinomial"};
-  return ops.count(op) != 0;
-}
-
-bool has_subgraph(const ir::Node& node) {
-  for (const auto& [key, attr] : node.attributes)
-    if (attr.g || !attr.graphs.empty()) return true;
-  return false;
-}
-
 Result<ir::Dim> merge_dim(const ir::Dim& declared, const ir::Dim& inferred, const std::string& what, size_t axis) {
   if (declared.is_static() && inferred.is_static() && declared.value() != inferred.value())
     return invalid_model(what + ": dim " + std::to_string(axis) + " is declared " + declared.to_string() +
@@ -54,7 +42,7 @@ class KnownValues {
 // Evaluates a node whose inputs are all known when its outputs are small.
 void propagate_values(const ops::OpDef& def, const ir::Node& node, const std::vector<const Tensor*>& values,
                       const ops::InferenceContext& ctx, KnownValues& known) {
-  if (is_nondeterministic(node.op_type) || has_subgraph(node)) return;
+  if (ops::is_nondeterministic(node) || node.has_subgraph()) return;
   for (size_t i = 0; i < node.inputs.size(); ++i)
     if (node.inputs[i] && !values[i]) return;
   for (const ir::TensorType& t : ctx.output_types()) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "kiln/ops/op_registry.h"
 #include "kiln/passes/rewrite_helpers.h"
 
 namespace kiln::passes {
@@ -119,7 +120,7 @@ bool merge_nodes(ir::Graph& graph, const Replaceable& replaceable) {
   for (const auto& node : graph.nodes()) order.push_back(node.get());
   bool changed = false;
   for (const ir::Node* node : order) {
-    if (has_subgraph(*node) || is_nondeterministic(*node) || node->outputs.empty()) continue;
+    if (node->has_subgraph() || ops::is_nondeterministic(*node) || node->outputs.empty()) continue;
     auto& bucket = seen[node_hash(*node)];
     auto kept = std::find_if(bucket.begin(), bucket.end(), [&](const ir::Node* k) { return nodes_equal(*k, *node); });
     if (kept == bucket.end() || !std::all_of(node->outputs.begin(), node->outputs.end(), replaceable)) {

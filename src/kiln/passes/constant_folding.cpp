@@ -2,6 +2,7 @@
 #include "kiln/passes/constant_folding.h"
 
 #include "kiln/ops/evaluate.h"
+#include "kiln/ops/op_registry.h"
 #include "kiln/passes/rewrite_helpers.h"
 
 namespace kiln::passes {
@@ -33,7 +34,7 @@ bool exceeds(const std::vector<ir::TensorType>& types, int64_t limit) {
 
 // Folds one node; false when it is left as it is.
 Result<bool> fold_node(ir::Graph& graph, const ir::Node& node, const PassContext& ctx) {
-  if (has_subgraph(node) || is_nondeterministic(node)) return false;
+  if (node.has_subgraph() || ops::is_nondeterministic(node)) return false;
   const auto inputs = constant_inputs(node);
   if (!inputs) return false;
   const ops::OpDef* def = ctx.registry.find(node.domain, node.op_type, node.opset_version);

@@ -5,6 +5,7 @@
 
 #include <unordered_map>
 
+#include "kiln/ops/op_registry.h"
 #include "kiln/passes/rewrite_helpers.h"
 
 namespace kiln::passes {
@@ -14,7 +15,7 @@ namespace {
 // Every value the node reads: its inputs and the values its subgraphs capture from this graph.
 std::vector<const ir::Value*> values_read_by(const ir::Graph& graph, const ir::Node& node) {
   std::vector<const ir::Value*> reads(node.inputs.begin(), node.inputs.end());
-  for (const auto& name : names_captured_by(node)) reads.push_back(graph.find_value(name));
+  for (const auto& name : ir::names_captured_by(node)) reads.push_back(graph.find_value(name));
   return reads;
 }
 

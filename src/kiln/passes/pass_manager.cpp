@@ -10,18 +10,6 @@ namespace kiln::passes {
 
 namespace {
 
-int64_t count_nodes(const ir::Graph& graph) {
-  auto count = static_cast<int64_t>(graph.nodes().size());
-  for (const auto& node : graph.nodes()) {
-    for (const auto& [key, attr] : node->attributes) {
-      if (attr.g) count += count_nodes(*attr.g);
-      for (const auto& sub : attr.graphs)
-        if (sub) count += count_nodes(*sub);
-    }
-  }
-  return count;
-}
-
 // The passes of `pipeline` not disabled; InvalidArgument when a disabled name is not in it.
 Result<std::vector<const PassInfo*>> enabled_passes(const std::vector<PassInfo>& pipeline,
                                                     const std::vector<std::string>& disabled) {
@@ -42,13 +30,13 @@ Result<std::vector<const PassInfo*>> enabled_passes(const std::vector<PassInfo>&
 
 Result<PassRun> run_pass(const PassInfo& pass, int round, ir::Graph& graph, const PassContext& ctx) {
   PassRun run{pass.name, round};
-  run.nodes_before = count_nodes(graph);
+  run.nodes_before = ir::count_nodes(graph);
   const auto start = std::chrono::steady_clock::now();
   Result<bool> changed = pass.run(graph, ctx);
   run.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!changed.is_ok()) return changed.status().with_context("pass " + pass.name);
   run.changed = *changed;
-  run.nodes_after = count_nodes(graph);
+  run.nodes_after = ir::count_nodes(graph);
   Status valid = ir::verify(graph);
   if (!valid.is_ok()) return internal_error("pass " + pass.name + " left an invalid graph: " + valid.message());
   return run;

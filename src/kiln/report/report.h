@@ -9,6 +9,7 @@
 
 #include "kiln/analysis/type_inference.h"
 #include "kiln/partition/partitioner.h"
+#include "kiln/passes/pass_manager.h"
 
 namespace kiln::report {
 
@@ -29,15 +30,6 @@ struct ModelSection {
   int64_t nodes = 0;
   int64_t parameters = 0;  // initializer elements
   int64_t parameter_bytes = 0;
-};
-
-struct PassLogEntry {
-  std::string name;
-  int round = 0;
-  double ms = 0;
-  int64_t nodes_before = 0;
-  int64_t nodes_after = 0;
-  bool changed = false;
 };
 
 struct KernelUse {
@@ -85,7 +77,7 @@ struct Report {
   ModelSection model;
   StageTimes stages;
   analysis::InferenceEvidence analysis;
-  std::vector<PassLogEntry> passes;
+  std::vector<passes::PassRun> passes;
   int64_t nodes_after_passes = 0;
   partition::PartitionMap partition;
   std::vector<KernelUse> kernels;

@@ -42,12 +42,12 @@ json analysis_json(const analysis::InferenceEvidence& a) {
           {"unresolved", a.unresolved}};
 }
 
-json passes_json(const std::vector<PassLogEntry>& passes) {
+json passes_json(const std::vector<passes::PassRun>& passes) {
   json out = json::array();
   for (const auto& p : passes)
-    out.push_back({{"name", p.name},
+    out.push_back({{"name", p.pass},
                    {"round", p.round},
-                   {"ms", p.ms},
+                   {"ms", p.wall_ms},
                    {"nodes_before", p.nodes_before},
                    {"nodes_after", p.nodes_after},
                    {"changed", p.changed}});

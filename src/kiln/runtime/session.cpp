@@ -16,7 +16,6 @@
 #include "kiln/runtime/executor.h"
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/op_profile.h"
-#include "kiln/runtime/pass_pipeline.h"
 
 namespace kiln {
 
@@ -80,7 +79,7 @@ Status Session::Impl::import_model(const std::string& path) {
   for (const auto& [domain, version] : model.opset_imports) m.opset_imports[domain.empty() ? "ai.onnx" : domain] = version;
   for (const ir::Value* v : model.graph->inputs) m.inputs.push_back({v->name, v->type.to_string()});
   for (const ir::Value* v : model.graph->outputs) m.outputs.push_back({v->name, v->type.to_string()});
-  m.nodes = static_cast<int64_t>(model.graph->nodes().size());
+  m.nodes = ir::count_nodes(*model.graph);
   const ir::ParameterStats params = ir::parameter_stats(*model.graph);
   m.parameters = params.elements;
   m.parameter_bytes = params.bytes;
@@ -100,10 +99,12 @@ Status Session::Impl::analyse() {
 Status Session::Impl::optimise() {
   const auto start = std::chrono::steady_clock::now();
   if (options.optimize) {
-    KILN_ASSIGN_OR_RETURN(report.passes,
-                          runtime::run_pass_pipeline(*model.graph, ops::OpRegistry::global(), options.disabled_passes));
+    passes::PipelineOptions pipeline;
+    pipeline.disabled_passes = options.disabled_passes;
+    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(
+                                             *model.graph, passes::PassContext{ops::OpRegistry::global()}, pipeline));
   }
-  report.nodes_after_passes = static_cast<int64_t>(model.graph->nodes().size());
+  report.nodes_after_passes = ir::count_nodes(*model.graph);
   report.stages.passes_ms = ms_since(start);
   return Status::ok();
 }
