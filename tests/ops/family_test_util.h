@@ -67,7 +67,9 @@ inline void expect_near(const Tensor& got, const std::vector<double>& want, std:
     });
     if (std::isnan(want[i]) || std::isinf(want[i])) {
       EXPECT_EQ(std::isnan(g), std::isnan(want[i])) << "element " << i;
-      if (std::isinf(want[i])) EXPECT_EQ(g, want[i]) << "element " << i;
+      if (std::isinf(want[i])) {
+        EXPECT_EQ(g, want[i]) << "element " << i;
+      }
     } else {
       EXPECT_NEAR(g, want[i], 1e-6 + 1e-5 * std::fabs(want[i])) << "element " << i;
     }
