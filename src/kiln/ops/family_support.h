@@ -3,7 +3,9 @@
 // type, and the input checks their shape rules start with.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -81,6 +83,16 @@ T store(V v) {
   if constexpr (std::is_same_v<T, Float16>) return ir::to_float16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, BFloat16>) return ir::to_bfloat16(static_cast<float>(v));
   else return static_cast<T>(v);
+}
+
+// Floating value -> integer type without undefined behaviour: truncates toward zero, saturates
+// out-of-range values, NaN gives 0.
+template <class I>
+I saturating_cast(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
 }
 
 // Wide accumulator of a sum or product: double for floats, 64-bit for integers (exact, wrapping).
