@@ -70,30 +70,38 @@ Status size_kernel(KernelContext& ctx) {
 
 // ---- Reshape ----
 
+// Dims split into the product of the static ones and the symbols; false when one is unknown.
+bool split_dims(const std::vector<ir::Dim>& dims, int64_t& product, std::vector<ir::Dim>& symbols) {
+  product = 1;
+  for (const ir::Dim& d : dims) {
+    if (d.is_static()) product *= d.value();
+    else if (d.is_symbol()) symbols.push_back(d);
+    else return false;
+  }
+  return true;
+}
+
 // The dim a -1 in a Reshape target stands for: the input's dims divided by the target's other dims,
 // after cancelling symbols the two share. Unknown when symbols do not cancel out.
-ir::Dim inferred_dim(std::vector<ir::Dim> in, std::vector<ir::Dim> known, const InferenceContext& ctx,
-                     Status& status) {
-  for (auto it = known.begin(); it != known.end();) {
-    auto match = it->is_symbol() ? std::find(in.begin(), in.end(), *it) : in.end();
-    if (match == in.end()) {
-      ++it;
-      continue;
-    }
-    in.erase(match);
-    it = known.erase(it);
+Result<ir::Dim> inferred_dim(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& known,
+                             const InferenceContext& ctx) {
+  int64_t in_product = 1, known_product = 1;
+  std::vector<ir::Dim> in_symbols, known_symbols;
+  if (!split_dims(in, in_product, in_symbols) || !split_dims(known, known_product, known_symbols))
+    return ir::Dim::unknown();
+  for (auto it = known_symbols.begin(); it != known_symbols.end();) {
+    auto match = std::find(in_symbols.begin(), in_symbols.end(), *it);
+    if (match == in_symbols.end()) return ir::Dim::unknown();
+    in_symbols.erase(match);
+    it = known_symbols.erase(it);
   }
-  const ir::Dim rest_in = dims_product(in), rest_known = dims_product(known);
-  if (!rest_known.is_static()) return ir::Dim::unknown();
-  if (rest_in.is_static()) {
-    if (rest_known.value() == 0 || rest_in.value() % rest_known.value() != 0) {
-      status = ctx.error("cannot reshape " + std::to_string(rest_in.value()) + " elements: the other target dims hold " +
-                         std::to_string(rest_known.value()));
-      return ir::Dim::unknown();
-    }
-    return rest_in.value() / rest_known.value();
+  if (in_symbols.empty()) {
+    if (known_product == 0 || in_product % known_product != 0)
+      return ctx.error("cannot reshape " + std::to_string(in_product) + " elements: the other target dims hold " +
+                       std::to_string(known_product));
+    return ir::Dim(in_product / known_product);
   }
-  return rest_in.is_symbol() && rest_known.value() == 1 ? rest_in : ir::Dim::unknown();
+  return in_symbols.size() == 1 && in_product == known_product ? in_symbols[0] : ir::Dim::unknown();
 }
 
 Status reshape_infer(InferenceContext& ctx) {
@@ -135,9 +143,9 @@ Status reshape_infer(InferenceContext& ctx) {
   if (allowzero && infer_at >= 0 && std::count(target->begin(), target->end(), 0) > 0)
     return ctx.error("shape holds both 0 and -1 with allowzero set");
   if (in.shape) {
-    Status status;
-    if (infer_at >= 0) dims[static_cast<size_t>(infer_at)] = inferred_dim(in.shape->dims(), known, ctx, status);
-    KILN_RETURN_IF_ERROR(status);
+    if (infer_at >= 0) {
+      KILN_ASSIGN_OR_RETURN(dims[static_cast<size_t>(infer_at)], inferred_dim(in.shape->dims(), known, ctx));
+    }
     const ir::Dim in_count = dims_product(in.shape->dims()), out_count = dims_product(dims);
     if (in_count.is_static() && out_count.is_static() && in_count.value() != out_count.value())
       return ctx.error("cannot reshape " + in.shape->to_string() + " to " + ir::Shape(dims).to_string());
