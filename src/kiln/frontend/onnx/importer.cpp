@@ -1,4 +1,6 @@
-// Import steps: parse, scan operators, run ONNX's checker, convert the graph, verify it.
+// Import steps: parse, scan operators, order nodes, convert the graph and verify it, run ONNX's
+// checker. The checker runs after Kiln's verifier so that cycles and dangling inputs get Kiln's
+// messages (the checker would only say the nodes are not sorted).
 #include "kiln/frontend/onnx/importer.h"
 
 #include <onnx/checker.h>
@@ -9,6 +11,7 @@
 
 #include "kiln/frontend/onnx/external_data.h"
 #include "kiln/frontend/onnx/graph_builder.h"
+#include "kiln/frontend/onnx/node_order.h"
 #include "kiln/frontend/onnx/onnx_names.h"
 #include "kiln/frontend/onnx/operator_scan.h"
 #include "kiln/io/file.h"
@@ -107,11 +110,12 @@ Result<ir::Model> convert_model(const std::string& bytes, const std::string& bas
   canonicalize_domains(proto);
   ImportContext ctx{opset_imports_of(proto), base_dir};
   KILN_RETURN_IF_ERROR(check_operators_known(proto.graph(), ctx.opset_imports));
-  KILN_RETURN_IF_ERROR(run_checker(proto, base_dir));
+  sort_nodes(*proto.mutable_graph());
 
   ir::Model model;
   KILN_ASSIGN_OR_RETURN(model.graph, convert_graph(proto.graph(), ctx, nullptr));
   KILN_RETURN_IF_ERROR(ir::verify(*model.graph));
+  KILN_RETURN_IF_ERROR(run_checker(proto, base_dir));
   model.opset_imports = ctx.opset_imports;
   model.ir_version = proto.ir_version();
   model.producer_name = proto.producer_name();
