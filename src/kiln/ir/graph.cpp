@@ -107,9 +107,6 @@ void Graph::remove_node(const Node* node) {
                nodes_.end());
 }
 
-namespace {
-
-// Calls `fn` on every subgraph held by the node's attributes.
 void for_each_subgraph(const Node& node, const std::function<void(Graph&)>& fn) {
   for (const auto& [key, attr] : node.attributes) {
     if (attr.g) fn(*attr.g);
@@ -118,12 +115,26 @@ void for_each_subgraph(const Node& node, const std::function<void(Graph&)>& fn) 
   }
 }
 
-// Values a subgraph (recursively) reads from outside itself, by name.
-void collect_outer_reads(const Graph& g, std::set<std::string>& names) {
-  for (const auto& name : g.outer_scope_reads()) names.insert(name);
+bool Node::has_subgraph() const {
+  for (const auto& [key, attr] : attributes)
+    if (attr.g || !attr.graphs.empty()) return true;
+  return false;
 }
 
-}  // namespace
+std::vector<std::string> names_captured_by(const Node& node) {
+  std::set<std::string> names;
+  for_each_subgraph(node, [&](Graph& sub) {
+    for (const auto& name : sub.outer_scope_reads()) names.insert(name);
+  });
+  return {names.begin(), names.end()};
+}
+
+void Graph::rename_value(Value* value, const std::string& name) {
+  auto it = values_by_name_.find(value->name);
+  if (it != values_by_name_.end() && it->second == value) values_by_name_.erase(it);
+  value->name = name;
+  if (!name.empty()) values_by_name_[name] = value;
+}
 
 std::vector<std::string> Graph::outer_scope_reads() const {
   std::set<std::string> names;
@@ -149,9 +160,8 @@ std::vector<Node*> Graph::consumers(const Value* value) const {
   for (const auto& node : nodes_) {
     bool uses = std::find(node->inputs.begin(), node->inputs.end(), value) != node->inputs.end();
     if (!uses) {
-      std::set<std::string> captured;
-      for_each_subgraph(*node, [&](Graph& sub) { collect_outer_reads(sub, captured); });
-      uses = captured.count(value->name) != 0;
+      const auto captured = names_captured_by(*node);
+      uses = std::find(captured.begin(), captured.end(), value->name) != captured.end();
     }
     if (uses) result.push_back(node.get());
   }
@@ -172,7 +182,7 @@ namespace {
 void rename_capture(Graph& sub, const std::string& from, const std::string& to) {
   Value* captured = sub.find_value(from);
   if (captured && !captured->producer && !captured->is_constant() && !sub.is_graph_input(captured)) {
-    captured->name = to;
+    sub.rename_value(captured, to);
   }
   for (const auto& node : sub.nodes()) for_each_subgraph(*node, [&](Graph& g) { rename_capture(g, from, to); });
 }
@@ -194,7 +204,7 @@ void Graph::remove_unused_values() {
   for (const auto& node : nodes_) {
     used.insert(node->inputs.begin(), node->inputs.end());
     used.insert(node->outputs.begin(), node->outputs.end());
-    for_each_subgraph(*node, [&](Graph& sub) { collect_outer_reads(sub, captured); });
+    for (const auto& name : names_captured_by(*node)) captured.insert(name);
   }
   std::vector<std::unique_ptr<Value>> kept;
   for (auto& v : values_) {
@@ -264,6 +274,12 @@ std::unique_ptr<Graph> Graph::clone(const Graph* parent) const {
   for (Value* v : inputs) copy->inputs.push_back(remap(v));
   for (Value* v : outputs) copy->outputs.push_back(remap(v));
   return copy;
+}
+
+int64_t count_nodes(const Graph& graph) {
+  auto count = static_cast<int64_t>(graph.nodes().size());
+  for (const auto& node : graph.nodes()) for_each_subgraph(*node, [&](Graph& sub) { count += count_nodes(sub); });
+  return count;
 }
 
 ParameterStats parameter_stats(const Graph& graph) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +49,8 @@ struct Node {
   std::vector<float> attr_floats(const std::string& key, const std::vector<float>& fallback = {}) const;
   const Tensor* attr_tensor(const std::string& key) const;
 
+  // True when an attribute holds a subgraph (If/Loop/Scan bodies).
+  bool has_subgraph() const;
   // Input i, or nullptr when absent or omitted.
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   // "Conv 'resnet/conv1'": how messages name a node.
@@ -74,6 +77,8 @@ class Graph {
   // Looks up a value here, then in enclosing graphs.
   Value* find_value_in_scope(const std::string& name) const;
   std::string unique_name(const std::string& prefix) const;
+  // Renames a value of this graph (keeps the name index right).
+  void rename_value(Value* value, const std::string& name);
 
   // Appends a node and marks it as the producer of its outputs.
   Node* add_node(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs,
@@ -110,6 +115,14 @@ class Graph {
   std::vector<std::unique_ptr<Value>> values_;
   std::map<std::string, Value*> values_by_name_;
 };
+
+// Calls `fn` on every subgraph held by the node's attributes.
+void for_each_subgraph(const Node& node, const std::function<void(Graph&)>& fn);
+// Names of outer-scope values the node's subgraphs read (recursively), sorted.
+std::vector<std::string> names_captured_by(const Node& node);
+
+// Nodes of a graph, those inside subgraphs included.
+int64_t count_nodes(const Graph& graph);
 
 // Parameter (initializer) count and bytes of a graph, subgraphs included.
 struct ParameterStats {

@@ -50,6 +50,12 @@ std::map<std::pair<std::string, std::string>, std::vector<int>> OpRegistry::list
   return out;
 }
 
+bool is_nondeterministic(const ir::Node& node) {
+  static const std::set<std::string> kRandomOps = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                   "RandomUniformLike", "Bernoulli",     "Multinomial"};
+  return (node.domain.empty() || node.domain == "ai.onnx") && kRandomOps.count(node.op_type) != 0;
+}
+
 Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node) {
   const std::string domain_name = node.domain.empty() ? "ai.onnx" : node.domain;
   if (const OpDef* def = registry.find(node.domain, node.op_type, node.opset_version)) return def;

@@ -105,6 +105,9 @@ class OpRegistry {
   std::map<std::pair<std::string, std::string>, std::vector<OpDef>> defs_;
 };
 
+// Random ops (RandomNormal, Bernoulli, ...): never folded, propagated or merged.
+bool is_nondeterministic(const ir::Node& node);
+
 // A node's op, resolved: UnsupportedOperator naming op, domain, opset and node when unknown.
 Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node);
 

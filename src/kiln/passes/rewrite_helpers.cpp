@@ -1,0 +1,30 @@
+// Graph queries and edits shared by the rewrite passes.
+#include "kiln/passes/rewrite_helpers.h"
+
+#include <algorithm>
+#include <array>
+
+namespace kiln::passes {
+
+bool is_onnx_op(const ir::Node& node, std::string_view op_type) {
+  return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op_type;
+}
+
+std::set<std::string> names_captured_by_subgraphs(const ir::Graph& graph) {
+  std::set<std::string> names;
+  for (const auto& node : graph.nodes())
+    for (const auto& name : ir::names_captured_by(*node)) names.insert(name);
+  return names;
+}
+
+void replace_node_with_constants(ir::Graph& graph, const ir::Node* node, std::vector<Tensor> values) {
+  for (size_t i = 0; i < node->outputs.size() && i < values.size(); ++i) {
+    ir::Value* out = node->outputs[i];
+    if (!out) continue;
+    out->type = ir::TensorType{values[i].dtype(), ir::Shape::from_static(values[i].shape())};
+    out->initializer = std::move(values[i]);
+  }
+  graph.remove_node(node);
+}
+
+}  // namespace kiln::passes
