@@ -1,0 +1,149 @@
+// Import steps: parse, scan operators, order nodes, convert the graph and verify it, run ONNX's
+// checker. The checker runs after Kiln's verifier so that cycles and dangling inputs get Kiln's
+// messages (the checker would only say the nodes are not sorted).
+#include "kiln/frontend/onnx/importer.h"
+
+#include <onnx/checker.h>
+
+#include <climits>
+#include <exception>
+#include <functional>
+
+#include "kiln/frontend/onnx/external_data.h"
+#include "kiln/frontend/onnx/graph_builder.h"
+#include "kiln/frontend/onnx/node_order.h"
+#include "kiln/frontend/onnx/onnx_names.h"
+#include "kiln/frontend/onnx/operator_scan.h"
+#include "kiln/io/file.h"
+#include "kiln/ir/verifier.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+using TensorVisitor = std::function<Status(onnx::TensorProto&)>;
+
+// Visits every TensorProto of a graph: initializers, tensor attributes and those of subgraphs.
+Status for_each_tensor(onnx::GraphProto& graph, const TensorVisitor& fn) {
+  for (auto& t : *graph.mutable_initializer()) KILN_RETURN_IF_ERROR(fn(t));
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_t()) KILN_RETURN_IF_ERROR(fn(*attr.mutable_t()));
+      for (auto& t : *attr.mutable_tensors()) KILN_RETURN_IF_ERROR(fn(t));
+      if (attr.has_g()) KILN_RETURN_IF_ERROR(for_each_tensor(*attr.mutable_g(), fn));
+      for (auto& g : *attr.mutable_graphs()) KILN_RETURN_IF_ERROR(for_each_tensor(g, fn));
+    }
+  }
+  return Status::ok();
+}
+
+// Spells the ONNX domain "" everywhere: ONNX's checker does not accept "ai.onnx" as its alias.
+void canonicalize_domains(onnx::GraphProto& graph) {
+  for (auto& node : *graph.mutable_node()) {
+    node.set_domain(canonical_domain(node.domain()));
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) canonicalize_domains(*attr.mutable_g());
+      for (auto& g : *attr.mutable_graphs()) canonicalize_domains(g);
+    }
+  }
+}
+
+void canonicalize_domains(onnx::ModelProto& model) {
+  for (auto& opset : *model.mutable_opset_import()) opset.set_domain(canonical_domain(opset.domain()));
+  canonicalize_domains(*model.mutable_graph());
+}
+
+std::map<std::string, int64_t> opset_imports_of(const onnx::ModelProto& model) {
+  std::map<std::string, int64_t> imports;
+  for (const auto& opset : model.opset_import()) imports[opset.domain()] = opset.version();
+  if (imports.empty() && model.ir_version() < 3) imports[""] = 1;  // what ONNX assumes for IR < 3
+  return imports;
+}
+
+// ONNX 1.12's checker looks for external data files relative to the working directory, so it is
+// given a copy whose locations are the resolved absolute paths (which also refuses escapes early).
+Result<onnx::ModelProto> with_resolved_external_paths(const onnx::ModelProto& model, const std::string& base_dir) {
+  onnx::ModelProto copy = model;
+  KILN_RETURN_IF_ERROR(for_each_tensor(*copy.mutable_graph(), [&](onnx::TensorProto& t) -> Status {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return Status::ok();
+    for (auto& entry : *t.mutable_external_data()) {
+      if (entry.key() != "location") continue;
+      KILN_ASSIGN_OR_RETURN(std::string path, resolve_external_location(base_dir, entry.value(), t.name()));
+      entry.set_value(path);
+    }
+    return Status::ok();
+  }));
+  return copy;
+}
+
+bool has_external_data(onnx::ModelProto& model) {
+  bool found = false;
+  (void)for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
+    found = found || t.data_location() == onnx::TensorProto::EXTERNAL;
+    return Status::ok();
+  });
+  return found;
+}
+
+Status run_checker(onnx::ModelProto& model, const std::string& base_dir) {
+  try {
+    if (has_external_data(model)) {
+      KILN_ASSIGN_OR_RETURN(onnx::ModelProto resolved, with_resolved_external_paths(model, base_dir));
+      onnx::checker::check_model(resolved);
+    } else {
+      onnx::checker::check_model(model);
+    }
+  } catch (const std::exception& e) {
+    return invalid_model(std::string("ONNX checker: ") + e.what());
+  }
+  return Status::ok();
+}
+
+Result<ir::Model> convert_model(const std::string& bytes, const std::string& base_dir) {
+  onnx::ModelProto proto;
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return invalid_model("the model is over 2 GiB; large weights must be stored as external data");
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return invalid_model("not a valid ONNX model: the protobuf cannot be parsed (truncated or not ONNX)");
+  if (proto.ir_version() <= 0 || !proto.has_graph())
+    return invalid_model("not a valid ONNX model: no ir_version or no graph");
+  canonicalize_domains(proto);
+  ImportContext ctx{opset_imports_of(proto), base_dir};
+  KILN_RETURN_IF_ERROR(check_operators_known(proto.graph(), ctx.opset_imports));
+  sort_nodes(*proto.mutable_graph());
+
+  ir::Model model;
+  KILN_ASSIGN_OR_RETURN(model.graph, convert_graph(proto.graph(), ctx, nullptr));
+  KILN_RETURN_IF_ERROR(ir::verify(*model.graph));
+  KILN_RETURN_IF_ERROR(run_checker(proto, base_dir));
+  model.opset_imports = ctx.opset_imports;
+  model.ir_version = proto.ir_version();
+  model.producer_name = proto.producer_name();
+  model.producer_version = proto.producer_version();
+  model.domain = proto.domain();
+  model.model_version = proto.model_version();
+  model.doc_string = proto.doc_string();
+  for (const auto& entry : proto.metadata_props()) model.metadata[entry.key()] = entry.value();
+  model.file_bytes = static_cast<int64_t>(bytes.size());
+  return model;
+}
+
+}  // namespace
+
+Result<ir::Model> import_onnx_file(const std::string& path) {
+  std::string sha256;
+  KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path, &sha256));
+  Result<ir::Model> model = convert_model(bytes, io::parent_folder(path));
+  if (!model.is_ok()) return model.status().with_context(path);
+  model->source_path = path;
+  model->sha256 = sha256;
+  return model;
+}
+
+Result<ir::Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir) {
+  KILN_ASSIGN_OR_RETURN(ir::Model model, convert_model(bytes, base_dir));
+  KILN_ASSIGN_OR_RETURN(model.sha256, io::sha256_hex(bytes));
+  return model;
+}
+
+}  // namespace kiln::frontend

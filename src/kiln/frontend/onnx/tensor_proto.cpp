@@ -1,0 +1,105 @@
+// TensorProto decoding. ONNX stores small integer types, bool and the 16-bit floats in int32_data,
+// uint32 in uint64_data and complex numbers as (real, imaginary) pairs in float_data/double_data.
+#include "kiln/frontend/onnx/tensor_proto.h"
+
+#include <cstring>
+
+#include "kiln/frontend/onnx/external_data.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+std::string label(const onnx::TensorProto& proto) { return "tensor '" + proto.name() + "'"; }
+
+Status size_mismatch(const onnx::TensorProto& proto, const char* field, int64_t have, int64_t want) {
+  return invalid_model(label(proto) + " has dims " + shape_to_string({proto.dims().begin(), proto.dims().end()}) +
+                       " (" + std::to_string(want) + " values) but " + field + " holds " + std::to_string(have));
+}
+
+// Copies a repeated field into `out`, converting each value to the storage type T.
+template <class T, class Field>
+Status copy_field(const onnx::TensorProto& proto, const Field& field, const char* field_name, int64_t per_element,
+                  Tensor& out) {
+  const int64_t want = out.element_count() * per_element;
+  if (field.size() != want) return size_mismatch(proto, field_name, field.size(), want);
+  T* dst = reinterpret_cast<T*>(out.raw_data());
+  for (int64_t i = 0; i < want; ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+  return Status::ok();
+}
+
+// 16-bit floats live in the low bits of int32_data.
+template <class T>
+Status copy_half_bits(const onnx::TensorProto& proto, Tensor& out) {
+  const int64_t want = out.element_count();
+  if (proto.int32_data_size() != want) return size_mismatch(proto, "int32_data", proto.int32_data_size(), want);
+  T* dst = out.data<T>();
+  for (int64_t i = 0; i < want; ++i) dst[i].bits = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
+  return Status::ok();
+}
+
+Status copy_typed_fields(const onnx::TensorProto& proto, Tensor& out) {
+  switch (out.dtype()) {
+    case DType::kFloat: return copy_field<float>(proto, proto.float_data(), "float_data", 1, out);
+    case DType::kComplex64: return copy_field<float>(proto, proto.float_data(), "float_data", 2, out);
+    case DType::kDouble: return copy_field<double>(proto, proto.double_data(), "double_data", 1, out);
+    case DType::kComplex128: return copy_field<double>(proto, proto.double_data(), "double_data", 2, out);
+    case DType::kInt64: return copy_field<int64_t>(proto, proto.int64_data(), "int64_data", 1, out);
+    case DType::kUInt64: return copy_field<uint64_t>(proto, proto.uint64_data(), "uint64_data", 1, out);
+    case DType::kUInt32: return copy_field<uint32_t>(proto, proto.uint64_data(), "uint64_data", 1, out);
+    case DType::kInt32: return copy_field<int32_t>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kInt16: return copy_field<int16_t>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kUInt16: return copy_field<uint16_t>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kInt8: return copy_field<int8_t>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kUInt8: return copy_field<uint8_t>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kBool: return copy_field<bool>(proto, proto.int32_data(), "int32_data", 1, out);
+    case DType::kFloat16: return copy_half_bits<Float16>(proto, out);
+    case DType::kBFloat16: return copy_half_bits<BFloat16>(proto, out);
+    case DType::kString: {
+      const int64_t want = out.element_count();
+      if (proto.string_data_size() != want) return size_mismatch(proto, "string_data", proto.string_data_size(), want);
+      for (int64_t i = 0; i < want; ++i) out.data<std::string>()[i] = proto.string_data(static_cast<int>(i));
+      return Status::ok();
+    }
+    case DType::kUndefined: break;
+  }
+  return internal_error(label(proto) + ": unhandled element type");
+}
+
+Status copy_raw_data(const onnx::TensorProto& proto, Tensor& out) {
+  if (out.dtype() == DType::kString) return invalid_model(label(proto) + ": string tensors cannot use raw_data");
+  const std::string& raw = proto.raw_data();
+  if (raw.size() != out.byte_size())
+    return invalid_model(label(proto) + " has dims " +
+                         shape_to_string({proto.dims().begin(), proto.dims().end()}) + " of " +
+                         dtype_name(out.dtype()) + " (" + std::to_string(out.byte_size()) + " bytes) but raw_data holds " +
+                         std::to_string(raw.size()) + " bytes");
+  if (!raw.empty()) std::memcpy(out.raw_data(), raw.data(), raw.size());
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
+  if (!dtype_is_known(proto.data_type()) || proto.data_type() == 0)
+    return invalid_model(label(proto) + " has unknown data type " + std::to_string(proto.data_type()));
+  if (proto.has_segment()) return invalid_model(label(proto) + " is segmented, which Kiln does not read");
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) return invalid_model(label(proto) + " has a negative dim in " + shape_to_string(dims));
+  if (shape_element_count(dims) < 0) return invalid_model(label(proto) + " has too many elements: " + shape_to_string(dims));
+  const DType dtype = static_cast<DType>(proto.data_type());
+  Tensor out = Tensor::allocate(dtype, dims);
+  if (!out.defined())
+    return allocation_failure(label(proto) + ": cannot allocate " + dtype_name(dtype) + shape_to_string(dims));
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    KILN_RETURN_IF_ERROR(read_external_data(proto, base_dir, out));
+  } else if (proto.has_raw_data()) {
+    KILN_RETURN_IF_ERROR(copy_raw_data(proto, out));
+  } else {
+    KILN_RETURN_IF_ERROR(copy_typed_fields(proto, out));
+  }
+  return out;
+}
+
+}  // namespace kiln::frontend

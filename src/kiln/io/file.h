@@ -1,0 +1,26 @@
+// Whole-file reading (optionally hashing the bytes as they stream in) and atomic file writing:
+// the only places Kiln touches files byte by byte.
+#pragma once
+
+#include <string>
+
+#include "kiln/status.h"
+
+namespace kiln::io {
+
+// The bytes of `path`. NotFound when it does not exist, InvalidArgument when it cannot be read.
+// When `sha256_hex` is given, it receives the lower-case hex SHA-256 of the bytes, computed
+// chunk by chunk while reading.
+Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
+
+// Lower-case hex SHA-256 of `bytes`.
+Result<std::string> sha256_hex(const std::string& bytes);
+
+// Writes `bytes` to `path` through a temporary file in the same folder that is renamed over
+// `path` once complete, so a failure never leaves a partial file at `path`.
+Status write_file_atomic(const std::string& path, const std::string& bytes);
+
+// The folder part of `path` ("." when it has none).
+std::string parent_folder(const std::string& path);
+
+}  // namespace kiln::io

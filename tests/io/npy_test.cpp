@@ -1,0 +1,129 @@
+// .npy reading and writing: round trips for every dtype, numpy's exact bytes, and every refusal
+// naming the file and the field at fault.
+#include "kiln/io/npy.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "frontend/onnx_model_builder.h"
+
+namespace kiln::io {
+namespace {
+
+using kiln::frontend::testing::TempDir;
+using kiln::frontend::testing::write_bytes;
+
+std::string npy_v1(const std::string& header_dict, const std::string& data) {
+  std::string header = header_dict;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+void expect_invalid(const std::string& bytes, const std::vector<std::string>& parts) {
+  TempDir dir;
+  write_bytes(dir.file("t.npy"), bytes);
+  Result<Tensor> r = read_npy(dir.file("t.npy"));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("t.npy"), std::string::npos) << r.status().message();
+  for (const auto& part : parts)
+    EXPECT_NE(r.status().message().find(part), std::string::npos) << part << " not in: " << r.status().message();
+}
+
+TEST(Npy, RoundTripsEveryDtype) {
+  TempDir dir;
+  for (DType dtype : {DType::kFloat, DType::kDouble, DType::kFloat16, DType::kInt8, DType::kInt16, DType::kInt32,
+                      DType::kInt64, DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64, DType::kBool}) {
+    Tensor t = Tensor::allocate(dtype, {2, 3});
+    auto* bytes = static_cast<unsigned char*>(t.raw_data());
+    for (size_t i = 0; i < t.byte_size(); ++i) bytes[i] = static_cast<unsigned char>(dtype == DType::kBool ? i % 2 : i * 7 + 1);
+    const std::string path = dir.file(std::string(dtype_name(dtype)) + ".npy");
+    ASSERT_TRUE(write_npy(path, t).is_ok()) << dtype_name(dtype);
+    Result<Tensor> back = read_npy(path);
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    EXPECT_EQ(back->dtype(), dtype);
+    EXPECT_EQ(back->shape(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(std::memcmp(back->raw_data(), t.raw_data(), t.byte_size()), 0) << dtype_name(dtype);
+  }
+  // Nothing but the written files: no temporary file is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()), 12);
+}
+
+TEST(Npy, WritesExactlyWhatNumpyWrites) {
+  // From numpy 1.24: np.save(f, np.array([[1,2,3],[4,5,6]], dtype='<i4')): a 118-byte header.
+  std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }";
+  header.append(117 - header.size(), ' ');
+  std::string expected = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + header + "\n";
+  for (int32_t v = 1; v <= 6; ++v) expected.append(reinterpret_cast<const char*>(&v), 4);
+  Tensor t = Tensor::from_vector(DType::kInt32, {2, 3}, std::vector<int32_t>{1, 2, 3, 4, 5, 6});
+  Result<std::string> bytes = serialize_npy(t);
+  ASSERT_TRUE(bytes.is_ok());
+  EXPECT_EQ(bytes.value(), expected);
+}
+
+TEST(Npy, ScalarsAndVectorsUseTupleSyntax) {
+  Result<std::string> scalar = serialize_npy(Tensor::from_vector(DType::kDouble, {}, std::vector<double>{2.5}));
+  ASSERT_TRUE(scalar.is_ok());
+  EXPECT_NE(scalar->find("'shape': (), }"), std::string::npos);
+  Result<std::string> vec = serialize_npy(Tensor::from_vector(DType::kBool, {2}, std::vector<bool>{true, false}));
+  ASSERT_TRUE(vec.is_ok());
+  EXPECT_NE(vec->find("'descr': '|b1', 'fortran_order': False, 'shape': (2,), }"), std::string::npos);
+  Result<Tensor> back = parse_npy(*scalar, "scalar.npy");
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_EQ(back->rank(), 0);
+  EXPECT_EQ(back->data<double>()[0], 2.5);
+}
+
+TEST(Npy, ReadsVersion2Headers) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  header.append((64 - (12 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x02\x00", 8);
+  for (int i = 0; i < 4; ++i) bytes += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  const float one = 1.0f;
+  bytes += header + std::string(reinterpret_cast<const char*>(&one), 4);
+  Result<Tensor> t = parse_npy(bytes, "v2.npy");
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  EXPECT_EQ(t->data<float>()[0], 1.0f);
+}
+
+TEST(Npy, RefusesBadFiles) {
+  const std::string f4 = std::string(8, '\0');
+  expect_invalid("PK\x03\x04 not numpy at all", {"magic"});
+  expect_invalid(std::string("\x93NUMPY\x07\x00", 8) + "xx", {"version 7"});
+  expect_invalid(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)", f4), {"bad .npy header", "expected ','"});
+  expect_invalid(npy_v1("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", f4), {"'descr'", ">f4"});
+  expect_invalid(npy_v1("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", f4), {"'descr'", "<c8"});
+  expect_invalid(npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", f4), {"'fortran_order'"});
+  expect_invalid(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -1), }", f4), {"'shape'"});
+  expect_invalid(npy_v1("{'descr': '<f4', 'fortran_order': False, }", f4), {"'shape'"});
+  expect_invalid(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", f4), {"data section", "8 bytes", "12"});
+  std::string cut = npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4);
+  expect_invalid(cut.substr(0, 40), {"header is cut off"});
+}
+
+TEST(Npy, MissingFileIsNotFound) {
+  TempDir dir;
+  Result<Tensor> r = read_npy(dir.file("none.npy"));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(Npy, FailedWritesLeaveNoFile) {
+  TempDir dir;
+  Tensor strings = Tensor::from_vector(DType::kString, {1}, std::vector<std::string>{"a"});
+  Status s = write_npy(dir.file("out.npy"), strings);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  Tensor floats = Tensor::from_vector(DType::kFloat, {1}, std::vector<float>{1.0f});
+  EXPECT_FALSE(write_npy(dir.file("no_such_folder/out.npy"), floats).is_ok());
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+}  // namespace
+}  // namespace kiln::io

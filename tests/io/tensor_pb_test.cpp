@@ -1,0 +1,53 @@
+// .pb (TensorProto) files: ONNX's test data, files written here, and refusals naming the file.
+#include "kiln/io/tensor_pb.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "frontend/onnx_model_builder.h"
+
+namespace kiln::io {
+namespace {
+
+using namespace kiln::frontend::testing;
+
+TEST(TensorPb, ReadsAFileWrittenWithProtobuf) {
+  TempDir dir;
+  write_bytes(dir.file("t.pb"), float_tensor("t", {2, 2}, {1, 2, 3, 4}).SerializeAsString());
+  Result<Tensor> t = read_tensor_pb(dir.file("t.pb"));
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  EXPECT_EQ(t->shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(t->data<float>()[3], 4.0f);
+}
+
+TEST(TensorPb, ReadsOnnxBackendTestData) {
+  const std::string path = "/usr/share/libonnx-testdata/data/node/test_abs/test_data_set_0/input_0.pb";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  Result<Tensor> t = read_tensor_pb(path);
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  EXPECT_EQ(t->dtype(), DType::kFloat);
+  EXPECT_EQ(t->shape(), (std::vector<int64_t>{3, 4, 5}));
+}
+
+TEST(TensorPb, RefusesBadFilesNamingThem) {
+  TempDir dir;
+  write_bytes(dir.file("garbage.pb"), std::string("\xff\xff\xff\xff\x0f garbage", 14));
+  Result<Tensor> garbage = read_tensor_pb(dir.file("garbage.pb"));
+  ASSERT_FALSE(garbage.is_ok());
+  EXPECT_EQ(garbage.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(garbage.status().message().find("garbage.pb"), std::string::npos);
+
+  write_bytes(dir.file("short.pb"), float_tensor("short", {3}, {1, 2}).SerializeAsString());
+  Result<Tensor> short_data = read_tensor_pb(dir.file("short.pb"));
+  ASSERT_FALSE(short_data.is_ok());
+  EXPECT_EQ(short_data.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(short_data.status().message().find("short.pb"), std::string::npos);
+  EXPECT_NE(short_data.status().message().find("tensor 'short'"), std::string::npos);
+
+  Result<Tensor> missing = read_tensor_pb(dir.file("missing.pb"));
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kiln::io
