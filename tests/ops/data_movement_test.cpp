@@ -201,5 +201,11 @@ TEST(DataMovement, DepthToSpaceAndBack) {
   EXPECT_FALSE(run_rule("DepthToSpace", {RuleInput{ir::make_type(DType::kFloat, {1, 6, 2, 2})}}, {{"blocksize", int_attr(2)}}).is_ok());
 }
 
+TEST(DataMovement, MissingRequiredInputIsInvalidModel) {
+  const ir::TensorType x = ir::make_type(DType::kFloat, {2});
+  EXPECT_NE(rule_error("Gather", {RuleInput{x}}).find("input 1 is required"), std::string::npos);
+  EXPECT_NE(rule_error("Conv", {RuleInput{x}, std::nullopt}).find("node_under_test"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::ops

@@ -3,6 +3,7 @@
 // float, double in double; the loops run in parallel with OpenMP.
 #include <algorithm>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
@@ -295,8 +296,8 @@ Status conv_kernel(KernelContext& ctx) {
 
 void register_conv_ops(OpRegistry& r) {
   for (int v : {1, 11}) {
-    r.add({"", "Conv", v, conv_infer<false>, conv_kernel<false>});
-    r.add({"", "ConvTranspose", v, conv_infer<true>, conv_kernel<true>});
+    r.add({"", "Conv", v, with_required_inputs(2, conv_infer<false>), conv_kernel<false>});
+    r.add({"", "ConvTranspose", v, with_required_inputs(2, conv_infer<true>), conv_kernel<true>});
   }
 }
 

@@ -85,6 +85,16 @@ Result<std::optional<std::vector<int64_t>>> known_int64s(const InferenceContext&
   return std::optional<std::vector<int64_t>>(std::move(values).value());
 }
 
+ShapeRule with_required_inputs(size_t count, ShapeRule rule) {
+  return [count, rule = std::move(rule)](InferenceContext& ctx) -> Status {
+    for (size_t i = 0; i < count; ++i)
+      if (!ctx.has_input(i))
+        return ctx.error("input " + std::to_string(i) + " is required but " +
+                         (i < ctx.input_count() ? "omitted" : "missing"));
+    return rule(ctx);
+  };
+}
+
 namespace {
 
 // Axis attribute normalised against `rank`, as an InvalidModel naming the node.
@@ -837,21 +847,21 @@ Status block_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_data_movement_ops(OpRegistry& r) {
-  for (int v : {1, 13}) r.add({"", "Transpose", v, transpose_infer, transpose_kernel});
-  for (int v : {1, 4, 11, 13}) r.add({"", "Concat", v, concat_infer, concat_kernel});
-  for (int v : {2, 11, 13}) r.add({"", "Split", v, split_infer, split_kernel});
-  for (int v : {1, 10, 11, 13}) r.add({"", "Slice", v, slice_infer, slice_kernel});
-  for (int v : {1, 11, 13}) r.add({"", "Gather", v, gather_infer, gather_kernel});
-  for (int v : {11, 13}) r.add({"", "GatherElements", v, gather_elements_infer, gather_elements_kernel});
-  for (int v : {11, 12, 13}) r.add({"", "GatherND", v, gather_nd_infer, gather_nd_kernel});
-  r.add({"", "Scatter", 9, scatter_infer, scatter_elements_kernel});
-  for (int v : {11, 13, 16}) r.add({"", "ScatterElements", v, scatter_infer, scatter_elements_kernel});
-  for (int v : {11, 13, 16}) r.add({"", "ScatterND", v, scatter_infer, scatter_nd_kernel});
-  for (int v : {6, 13}) r.add({"", "Tile", v, tile_infer, tile_kernel});
-  for (int v : {2, 11, 13}) r.add({"", "Pad", v, pad_infer, pad_kernel});
-  r.add({"", "Trilu", 14, trilu_infer, trilu_kernel});
-  for (int v : {1, 11, 13}) r.add({"", "DepthToSpace", v, block_infer<true>, block_kernel<true>});
-  for (int v : {1, 13}) r.add({"", "SpaceToDepth", v, block_infer<false>, block_kernel<false>});
+  for (int v : {1, 13}) r.add({"", "Transpose", v, with_required_inputs(1, transpose_infer), transpose_kernel});
+  for (int v : {1, 4, 11, 13}) r.add({"", "Concat", v, with_required_inputs(1, concat_infer), concat_kernel});
+  for (int v : {2, 11, 13}) r.add({"", "Split", v, with_required_inputs(1, split_infer), split_kernel});
+  for (int v : {1, 10, 11, 13}) r.add({"", "Slice", v, with_required_inputs(1, slice_infer), slice_kernel});
+  for (int v : {1, 11, 13}) r.add({"", "Gather", v, with_required_inputs(2, gather_infer), gather_kernel});
+  for (int v : {11, 13}) r.add({"", "GatherElements", v, with_required_inputs(2, gather_elements_infer), gather_elements_kernel});
+  for (int v : {11, 12, 13}) r.add({"", "GatherND", v, with_required_inputs(2, gather_nd_infer), gather_nd_kernel});
+  r.add({"", "Scatter", 9, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
+  for (int v : {11, 13, 16}) r.add({"", "ScatterElements", v, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
+  for (int v : {11, 13, 16}) r.add({"", "ScatterND", v, with_required_inputs(3, scatter_infer), scatter_nd_kernel});
+  for (int v : {6, 13}) r.add({"", "Tile", v, with_required_inputs(2, tile_infer), tile_kernel});
+  for (int v : {2, 11, 13}) r.add({"", "Pad", v, with_required_inputs(v < 11 ? 1 : 2, pad_infer), pad_kernel});
+  r.add({"", "Trilu", 14, with_required_inputs(1, trilu_infer), trilu_kernel});
+  for (int v : {1, 11, 13}) r.add({"", "DepthToSpace", v, with_required_inputs(1, block_infer<true>), block_kernel<true>});
+  for (int v : {1, 13}) r.add({"", "SpaceToDepth", v, with_required_inputs(1, block_infer<false>), block_kernel<false>});
 }
 
 }  // namespace kiln::ops

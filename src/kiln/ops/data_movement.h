@@ -78,6 +78,10 @@ ir::Dim dims_product(const std::vector<ir::Dim>& dims);
 Result<std::optional<std::vector<int64_t>>> known_int64s(const InferenceContext& ctx, size_t i,
                                                          const std::string& what);
 
+// Wraps a shape rule so that it first checks the first `count` inputs are present: InvalidModel
+// naming the node instead of reading a missing input's type.
+ShapeRule with_required_inputs(size_t count, ShapeRule rule);
+
 // An output type with the input's dtype and the given shape (nullopt: rank unknown).
 inline ir::TensorType typed_like(const ir::TensorType& in, std::optional<ir::Shape> shape) {
   return ir::TensorType{in.dtype, std::move(shape)};

@@ -165,9 +165,9 @@ Status eye_like_kernel(KernelContext& ctx) {
 
 void register_generator_ops(OpRegistry& r) {
   for (int v : {1, 9, 11, 12, 13}) r.add({"", "Constant", v, constant_infer, constant_kernel});
-  r.add({"", "ConstantOfShape", 9, constant_of_shape_infer, constant_of_shape_kernel});
-  r.add({"", "Range", 11, range_infer, range_kernel});
-  r.add({"", "EyeLike", 9, eye_like_infer, eye_like_kernel});
+  r.add({"", "ConstantOfShape", 9, with_required_inputs(1, constant_of_shape_infer), constant_of_shape_kernel});
+  r.add({"", "Range", 11, with_required_inputs(3, range_infer), range_kernel});
+  r.add({"", "EyeLike", 9, with_required_inputs(1, eye_like_infer), eye_like_kernel});
 }
 
 }  // namespace kiln::ops

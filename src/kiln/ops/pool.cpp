@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
@@ -262,13 +263,13 @@ Status max_unpool_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_pool_ops(OpRegistry& r) {
-  for (int v : {1, 8, 10, 11, 12}) r.add({"", "MaxPool", v, pool_infer, pool_kernel<PoolKind::kMax, false>});
-  for (int v : {1, 7, 10, 11}) r.add({"", "AveragePool", v, pool_infer, pool_kernel<PoolKind::kAverage, false>});
-  for (int v : {2, 11}) r.add({"", "LpPool", v, pool_infer, pool_kernel<PoolKind::kLp, false>});
-  r.add({"", "GlobalMaxPool", 1, global_pool_infer, pool_kernel<PoolKind::kMax, true>});
-  r.add({"", "GlobalAveragePool", 1, global_pool_infer, pool_kernel<PoolKind::kAverage, true>});
-  r.add({"", "GlobalLpPool", 2, global_pool_infer, pool_kernel<PoolKind::kLp, true>});
-  for (int v : {9, 11}) r.add({"", "MaxUnpool", v, max_unpool_infer, max_unpool_kernel});
+  for (int v : {1, 8, 10, 11, 12}) r.add({"", "MaxPool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kMax, false>});
+  for (int v : {1, 7, 10, 11}) r.add({"", "AveragePool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kAverage, false>});
+  for (int v : {2, 11}) r.add({"", "LpPool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kLp, false>});
+  r.add({"", "GlobalMaxPool", 1, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kMax, true>});
+  r.add({"", "GlobalAveragePool", 1, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kAverage, true>});
+  r.add({"", "GlobalLpPool", 2, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kLp, true>});
+  for (int v : {9, 11}) r.add({"", "MaxUnpool", v, with_required_inputs(2, max_unpool_infer), max_unpool_kernel});
 }
 
 }  // namespace kiln::ops

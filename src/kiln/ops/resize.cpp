@@ -246,8 +246,8 @@ Status resize_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& r) {
-  for (int v : {10, 11, 13}) r.add({"", "Resize", v, resize_infer, resize_kernel});
-  for (int v : {7, 9}) r.add({"", "Upsample", v, resize_infer, resize_kernel});
+  for (int v : {10, 11, 13}) r.add({"", "Resize", v, with_required_inputs(v == 10 ? 2 : 1, resize_infer), resize_kernel});
+  for (int v : {7, 9}) r.add({"", "Upsample", v, with_required_inputs(v == 9 ? 2 : 1, resize_infer), resize_kernel});
 }
 
 }  // namespace kiln::ops

@@ -327,15 +327,15 @@ Status dropout_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  for (int v : {1, 13, 15}) r.add({"", "Shape", v, shape_infer, shape_kernel});
-  for (int v : {1, 13}) r.add({"", "Size", v, size_infer, size_kernel});
-  for (int v : {1, 5, 13, 14}) r.add({"", "Reshape", v, reshape_infer, copy_kernel});
-  for (int v : {1, 9, 11, 13}) r.add({"", "Flatten", v, flatten_infer, copy_kernel});
-  for (int v : {1, 11, 13}) r.add({"", "Squeeze", v, squeeze_infer, copy_kernel});
-  for (int v : {1, 11, 13}) r.add({"", "Unsqueeze", v, unsqueeze_infer, copy_kernel});
-  for (int v : {8, 13}) r.add({"", "Expand", v, expand_infer, expand_kernel});
-  for (int v : {1, 13, 14, 16}) r.add({"", "Identity", v, identity_infer, copy_kernel});
-  for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, dropout_infer, dropout_kernel});
+  for (int v : {1, 13, 15}) r.add({"", "Shape", v, with_required_inputs(1, shape_infer), shape_kernel});
+  for (int v : {1, 13}) r.add({"", "Size", v, with_required_inputs(1, size_infer), size_kernel});
+  for (int v : {1, 5, 13, 14}) r.add({"", "Reshape", v, with_required_inputs(v < 5 ? 1 : 2, reshape_infer), copy_kernel});
+  for (int v : {1, 9, 11, 13}) r.add({"", "Flatten", v, with_required_inputs(1, flatten_infer), copy_kernel});
+  for (int v : {1, 11, 13}) r.add({"", "Squeeze", v, with_required_inputs(1, squeeze_infer), copy_kernel});
+  for (int v : {1, 11, 13}) r.add({"", "Unsqueeze", v, with_required_inputs(1, unsqueeze_infer), copy_kernel});
+  for (int v : {8, 13}) r.add({"", "Expand", v, with_required_inputs(2, expand_infer), expand_kernel});
+  for (int v : {1, 13, 14, 16}) r.add({"", "Identity", v, with_required_inputs(1, identity_infer), copy_kernel});
+  for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, with_required_inputs(1, dropout_infer), dropout_kernel});
 }
 
 }  // namespace kiln::ops
