@@ -12,10 +12,6 @@
 namespace kiln::ops {
 namespace {
 
-struct SameType {};
-template <class Out, class T>
-using OutputOf = std::conditional_t<std::is_same_v<Out, SameType>, T, Out>;
-
 // B's shape placed inside A's rank with B's dims starting at `axis` (1s elsewhere); a one-element
 // B becomes a scalar. Used by the opset < 7 `broadcast` forms and by PRelu before opset 7.
 Result<ir::Shape> align_at_axis(const ir::Shape& a, const ir::Shape& b, int64_t axis) {
@@ -126,11 +122,6 @@ void add_binary(OpRegistry& r, const char* op, std::initializer_list<int> versio
     return Status::ok();
   };
   for (int v : versions) r.add(OpDef{"", op, v, rule, kernel});
-}
-
-template <class F>
-auto pure(F fn) {
-  return [fn](const ir::Node&) { return fn; };
 }
 
 template <class V>

@@ -10,11 +10,6 @@
 namespace kiln::ops {
 namespace {
 
-// Output element type marker: the input's own type.
-struct SameType {};
-template <class Out, class T>
-using OutputOf = std::conditional_t<std::is_same_v<Out, SameType>, T, Out>;
-
 template <class Types, class Out>
 Status unary_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
@@ -45,12 +40,6 @@ void add_unary(OpRegistry& r, const char* op, std::initializer_list<int> version
     return Status::ok();
   };
   for (int v : versions) r.add(OpDef{"", op, v, unary_rule<Types, Out>, kernel});
-}
-
-// A per-element function that reads no attributes.
-template <class F>
-auto pure(F fn) {
-  return [fn](const ir::Node&) { return fn; };
 }
 
 template <class V>
@@ -154,8 +143,10 @@ Result<std::pair<Compute<T>, Compute<T>>> clip_bounds(const KernelContext& ctx) 
   C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
   if (ctx.opset() < 11) {
     if constexpr (std::is_floating_point_v<C>) {
-      lo = static_cast<C>(ctx.node().attr_float("min", -std::numeric_limits<float>::infinity()));
-      hi = static_cast<C>(ctx.node().attr_float("max", std::numeric_limits<float>::infinity()));
+      // Clip-6 defaults to the float range, Clip-1 to no bound.
+      const float limit = ctx.opset() >= 6 ? std::numeric_limits<float>::max() : std::numeric_limits<float>::infinity();
+      lo = static_cast<C>(ctx.node().attr_float("min", -limit));
+      hi = static_cast<C>(ctx.node().attr_float("max", limit));
       return std::pair{lo, hi};
     }
     return ctx.error("Clip before opset 11 takes floating-point inputs only");

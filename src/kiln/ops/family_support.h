@@ -95,10 +95,17 @@ I saturating_cast(double v) {
   return static_cast<I>(v);
 }
 
-// Wide accumulator of a sum or product: double for floats, 64-bit for integers (exact, wrapping).
-template <class T>
-using Accumulate = std::conditional_t<std::is_floating_point_v<Compute<T>>, double,
-                                      std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+// Element-wise ops: the output element type is the input's (SameType) or a fixed one (bool).
+struct SameType {};
+template <class Out, class T>
+using OutputOf = std::conditional_t<std::is_same_v<Out, SameType>, T, Out>;
+
+// An element-wise op's per-element function factory for functions that read no attributes:
+// element-wise ops take `make_fn(node) -> fn` so attributes are read once per run.
+template <class F>
+auto pure(F fn) {
+  return [fn](const ir::Node&) { return fn; };
+}
 
 // InvalidModel unless inputs [0, required) are present and nothing past `max_inputs` is given.
 Status check_input_count(const InferenceContext& ctx, size_t required, size_t max_inputs);

@@ -19,23 +19,27 @@ using MatMulTypes = ConcatTypes<FloatTypes, TypeList<int32_t, int64_t, uint32_t,
 template <class T>
 using ProductAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, Compute<T>>;
 
-// c[M,N] = a[M,K] * b[K,N], all row-major. Tiles of B (kTileK x kTileN) stay in cache while every
-// row of A passes over them.
+// c[M,N] = a[M,K] * b[K,N], all row-major. Threads take blocks of kRowBlock rows; within a block,
+// each kTileK x kTileN tile of B stays in cache while the block's rows pass over it (i-k-j order,
+// so the innermost loop is a contiguous multiply-add the compiler vectorises).
 template <class A>
 void multiply(const A* a, const A* b, A* c, int64_t m, int64_t k, int64_t n) {
-  constexpr int64_t kTileK = 256, kTileN = 512;
+  constexpr int64_t kRowBlock = 16, kTileK = 256, kTileN = 512;
   std::fill(c, c + m * n, A{0});
-  for (int64_t j0 = 0; j0 < n; j0 += kTileN) {
-    const int64_t j1 = std::min(n, j0 + kTileN);
-    for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
-      const int64_t k1 = std::min(k, k0 + kTileK);
-#pragma omp parallel for schedule(static) if (m * (j1 - j0) * (k1 - k0) > (1 << 16))
-      for (int64_t i = 0; i < m; ++i) {
-        A* crow = c + i * n;
-        for (int64_t p = k0; p < k1; ++p) {
-          const A aip = a[i * k + p];
-          const A* brow = b + p * n;
-          for (int64_t j = j0; j < j1; ++j) crow[j] += aip * brow[j];
+#pragma omp parallel for schedule(dynamic) if (m * n * k > (1 << 18))
+  for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+    const int64_t i1 = std::min(m, i0 + kRowBlock);
+    for (int64_t j0 = 0; j0 < n; j0 += kTileN) {
+      const int64_t j1 = std::min(n, j0 + kTileN);
+      for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
+        const int64_t k1 = std::min(k, k0 + kTileK);
+        for (int64_t i = i0; i < i1; ++i) {
+          A* crow = c + i * n;
+          for (int64_t p = k0; p < k1; ++p) {
+            const A aip = a[i * k + p];
+            const A* brow = b + p * n;
+            for (int64_t j = j0; j < j1; ++j) crow[j] += aip * brow[j];
+          }
         }
       }
     }
