@@ -14,7 +14,7 @@ namespace {
 using namespace kiln::frontend::testing;
 
 TEST(TensorPb, ReadsAFileWrittenWithProtobuf) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("t.pb"), float_tensor("t", {2, 2}, {1, 2, 3, 4}).SerializeAsString());
   Result<Tensor> t = read_tensor_pb(dir.file("t.pb"));
   ASSERT_TRUE(t.is_ok()) << t.status().to_string();
@@ -32,7 +32,7 @@ TEST(TensorPb, ReadsOnnxBackendTestData) {
 }
 
 TEST(TensorPb, RefusesBadFilesNamingThem) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("garbage.pb"), std::string("\xff\xff\xff\xff\x0f garbage", 14));
   Result<Tensor> garbage = read_tensor_pb(dir.file("garbage.pb"));
   ASSERT_FALSE(garbage.is_ok());
@@ -51,7 +51,7 @@ TEST(TensorPb, RefusesBadFilesNamingThem) {
 }
 
 TEST(TensorIo, PicksTheFormatByExtension) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("t.pb"), float_tensor("t", {1}, {5}).SerializeAsString());
   Tensor t = Tensor::from_vector(DType::kInt64, {2}, std::vector<int64_t>{3, 4});
   ASSERT_TRUE(write_npy_file(dir.file("t.npy"), t).is_ok());
