@@ -1,9 +1,304 @@
-// Op family conv (filled in by its owner).
+// Op family conv: Conv and ConvTranspose (1-D to 3-D, groups, strides, dilations, pads, auto_pad).
+// Conv is im2col + a cache-blocked GEMM; ConvTranspose is a GEMM + col2im. Half types compute in
+// float, double in double; the loops run in parallel with OpenMP.
+#include <algorithm>
+
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/spatial_geometry.h"
 
 namespace kiln::ops {
+namespace {
 
-void register_conv_ops(OpRegistry& /*r*/) {}
+// ---- shape rules ----
+
+// Kernel dims: the kernel_shape attribute, else W's spatial dims; empty when neither is known.
+Result<std::vector<int64_t>> kernel_dims(const ir::Node& node, const std::optional<ir::Shape>& w, size_t spatial) {
+  if (node.has_attr("kernel_shape")) {
+    std::vector<int64_t> k = node.attr_ints("kernel_shape");
+    if (k.size() != spatial)
+      return invalid_model(node.describe() + ": kernel_shape has " + std::to_string(k.size()) + " dims for " +
+                           std::to_string(spatial) + " spatial axes");
+    return k;
+  }
+  std::vector<int64_t> k;
+  if (!w) return k;
+  for (size_t d = 2; d < w->rank(); ++d) {
+    if (!(*w)[d].is_static()) return std::vector<int64_t>();
+    k.push_back((*w)[d].value());
+  }
+  return k;
+}
+
+// Checks X and W ranks, group and channel counts; returns the output channel count (maybe unknown).
+Result<ir::Dim> check_conv_operands(const InferenceContext& ctx, bool transposed) {
+  const auto& x = ctx.input_type(0).shape;
+  const auto& w = ctx.input_type(1).shape;
+  const int64_t group = ctx.node().attr_int("group", 1);
+  if (group <= 0) return ctx.error("group must be positive");
+  if (x && x->rank() < 3) return ctx.error("input must have rank >= 3 (N, C, spatial...), got " + x->to_string());
+  if (x && w && w->rank() != x->rank()) return ctx.error("weights " + w->to_string() + " and input " + x->to_string() + " differ in rank");
+  if (!w || w->rank() < 2) return ir::Dim::unknown();
+  const ir::Dim& c = x ? (*x)[1] : ir::Dim::unknown();
+  // Conv: W is [M, C/group, k...]; ConvTranspose: W is [C, M/group, k...].
+  const ir::Dim& w_in = transposed ? (*w)[0] : (*w)[1];
+  const int64_t in_factor = transposed ? 1 : group;
+  if (c.is_static() && w_in.is_static() && c.value() != w_in.value() * in_factor)
+    return ctx.error("input has " + c.to_string() + " channels but weights " + w->to_string() + " with group " +
+                     std::to_string(group) + " expect " + std::to_string(w_in.value() * in_factor));
+  if (transposed) {
+    if ((*w)[0].is_static() && (*w)[0].value() % group != 0) return ctx.error("weight dim 0 is not divisible by group");
+    return (*w)[1].is_static() ? ir::Dim((*w)[1].value() * group) : ir::Dim::unknown();
+  }
+  if ((*w)[0].is_static() && (*w)[0].value() % group != 0) return ctx.error("output channels are not divisible by group");
+  return (*w)[0];
+}
+
+Status check_bias(const InferenceContext& ctx, const ir::Dim& m) {
+  if (!ctx.has_input(2) || !ctx.input_type(2).shape) return Status::ok();
+  const ir::Shape& b = *ctx.input_type(2).shape;
+  if (b.rank() != 1 || (m.is_static() && b[0].is_static() && b[0].value() != m.value()))
+    return ctx.error("bias " + b.to_string() + " does not match " + m.to_string() + " output channels");
+  return Status::ok();
+}
+
+// output_shape's spatial entries (it may also list N and C), or -1 each when absent.
+std::vector<int64_t> requested_output(const ir::Node& node, size_t spatial) {
+  std::vector<int64_t> r = node.attr_ints("output_shape");
+  if (r.size() == spatial + 2) r.erase(r.begin(), r.begin() + 2);
+  if (r.size() != spatial) r.assign(spatial, -1);
+  return r;
+}
+
+Result<int64_t> transposed_axis(WindowAttrs& a, const ir::Node& node, size_t d, int64_t in) {
+  const size_t n = a.kernel.size();
+  const std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(n, 0));
+  if (out_pad.size() != n) return invalid_model(node.describe() + ": output_padding needs one value per spatial axis");
+  return transposed_output_size(a, d, in, out_pad[d], requested_output(node, n)[d], node);
+}
+
+template <bool kTransposed>
+Status conv_infer(InferenceContext& ctx) {
+  const ir::TensorType& x = ctx.input_type(0);
+  KILN_ASSIGN_OR_RETURN(ir::Dim m, check_conv_operands(ctx, kTransposed));
+  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
+  if (!x.shape) {
+    ctx.set_output_type(0, ir::TensorType{x.dtype, std::nullopt});
+    return Status::ok();
+  }
+  const size_t spatial = x.shape->rank() - 2;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, kernel_dims(ctx.node(), ctx.input_type(1).shape, spatial));
+  std::vector<ir::Dim> dims = {(*x.shape)[0], m};
+  if (kernel.empty() && spatial > 0) {
+    dims.resize(spatial + 2);
+  } else if (kTransposed) {
+    KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
+    for (size_t d = 0; d < spatial; ++d) {
+      const ir::Dim& in = (*x.shape)[d + 2];
+      if (!in.is_static()) {
+        dims.emplace_back();
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(int64_t size, transposed_axis(a, ctx.node(), d, in.value()));
+      dims.emplace_back(size);
+    }
+  } else {
+    KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
+    const auto& xd = x.shape->dims();
+    KILN_ASSIGN_OR_RETURN(std::vector<ir::Dim> out, window_output_dims(a, {xd.begin() + 2, xd.end()}, ctx.node()));
+    dims.insert(dims.end(), out.begin(), out.end());
+  }
+  ctx.set_output_type(0, ir::TensorType{x.dtype, ir::Shape(dims)});
+  return Status::ok();
+}
+
+// ---- kernels ----
+
+// A convolution resolved for concrete shapes. For Conv the grid's positions are the output's
+// spatial dims and its image the input's; ConvTranspose swaps the two.
+struct ConvProblem {
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+  TapGrid grid;
+};
+
+Result<ConvProblem> conv_problem(const KernelContext& ctx, bool transposed) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape();
+  const std::vector<int64_t>& w = ctx.input(1)->shape();
+  const std::vector<int64_t>& y = ctx.output(0)->shape();
+  const size_t spatial = x.size() - 2;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                        kernel_dims(ctx.node(), ir::Shape::from_static(w), spatial));
+  if (kernel != std::vector<int64_t>(w.begin() + 2, w.end()))
+    return ctx.error("kernel_shape " + shape_to_string(kernel) + " does not match weights " + shape_to_string(w));
+  KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
+  for (size_t d = 0; d < spatial; ++d) {
+    // Resolves auto_pad into a.pads; the sizes were already checked by the shape rule.
+    if (transposed) {
+      KILN_RETURN_IF_ERROR(transposed_axis(a, ctx.node(), d, x[d + 2]).status());
+    } else {
+      KILN_RETURN_IF_ERROR(window_output_size(a, d, x[d + 2], ctx.node()).status());
+    }
+  }
+  ConvProblem p;
+  p.batch = x[0];
+  p.in_channels = x[1];
+  p.out_channels = y[1];
+  p.group = ctx.node().attr_int("group", 1);
+  p.grid.positions.assign((transposed ? x : y).begin() + 2, (transposed ? x : y).end());
+  p.grid.image.assign((transposed ? y : x).begin() + 2, (transposed ? y : x).end());
+  p.grid.kernel = a.kernel;
+  p.grid.strides = a.strides;
+  p.grid.dilations = a.dilations;
+  p.grid.pads_begin.assign(a.pads.begin(), a.pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  return p;
+}
+
+// y[M,P] = bias + w[M,K] * col[K,P]; blocked so a tile of col stays in cache while every row of w
+// in the block passes over it. Each y element sums over k in ascending order.
+template <class Acc>
+void gemm_bias(const Acc* w, const Acc* col, const Acc* bias, Acc* y, int64_t M, int64_t K, int64_t P, bool parallel) {
+  constexpr int64_t kRowBlock = 16, kDepthBlock = 128, kColBlock = 512;
+  const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock, col_blocks = (P + kColBlock - 1) / kColBlock;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+  for (int64_t rb = 0; rb < row_blocks; ++rb) {
+    for (int64_t cb = 0; cb < col_blocks; ++cb) {
+      const int64_t m0 = rb * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
+      const int64_t j0 = cb * kColBlock, j1 = std::min(P, j0 + kColBlock);
+      for (int64_t m = m0; m < m1; ++m) std::fill(y + m * P + j0, y + m * P + j1, bias ? bias[m] : Acc(0));
+      for (int64_t k0 = 0; k0 < K; k0 += kDepthBlock) {
+        const int64_t k1 = std::min(K, k0 + kDepthBlock);
+        for (int64_t m = m0; m < m1; ++m) {
+          Acc* yr = y + m * P;
+          for (int64_t k = k0; k < k1; ++k) {
+            const Acc wv = w[m * K + k];
+            const Acc* cr = col + k * P;
+            for (int64_t j = j0; j < j1; ++j) yr[j] += wv * cr[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Conv for one batch item and group: im2col (skipped for 1x1 stride-1 unpadded kernels) then GEMM.
+template <class Acc>
+void conv_group(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y, bool parallel) {
+  const TapGrid& g = p.grid;
+  const int64_t taps = g.kernel_count(), positions = g.position_count();
+  const int64_t channels = p.in_channels / p.group, rows = channels * taps;
+  const bool direct = taps == 1 && g.positions == g.image &&
+                      std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
+                      std::all_of(g.pads_begin.begin(), g.pads_begin.end(), [](int64_t v) { return v == 0; });
+  std::vector<Acc> col(direct ? 0 : static_cast<size_t>(rows * positions));
+  if (!direct) {
+    const int64_t image = shape_element_count(g.image);
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t r = 0; r < rows; ++r) {
+      Acc* row = col.data() + r * positions;
+      const Acc* xc = x + (r / taps) * image;
+      std::fill(row, row + positions, Acc(0));
+      for_each_tap(g, r % taps, [&](int64_t pos, int64_t off) { row[pos] = xc[off]; });
+    }
+  }
+  gemm_bias(w, direct ? x : col.data(), bias, y, p.out_channels / p.group, rows, positions, parallel);
+}
+
+template <class Acc>
+void conv_forward(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y) {
+  const int64_t cin = p.in_channels / p.group, cout = p.out_channels / p.group;
+  const int64_t image = shape_element_count(p.grid.image), positions = p.grid.position_count();
+  const int64_t weights_per_group = cout * cin * p.grid.kernel_count();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    // Many groups (depthwise): one group per thread; one group: the inner loops split.
+#pragma omp parallel for schedule(static) if (p.group > 1)
+    for (int64_t grp = 0; grp < p.group; ++grp)
+      conv_group(p, x + (n * p.in_channels + grp * cin) * image, w + grp * weights_per_group,
+                 bias ? bias + grp * cout : nullptr, y + (n * p.out_channels + grp * cout) * positions, p.group == 1);
+  }
+}
+
+// ConvTranspose: col[M/g * taps, P] = W_g^T * X_g, then col2im adds each tap into the output.
+template <class Acc>
+void conv_transpose_forward(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y) {
+  const TapGrid& g = p.grid;
+  const int64_t cin = p.in_channels / p.group, cout = p.out_channels / p.group;
+  const int64_t taps = g.kernel_count(), positions = g.position_count(), image = shape_element_count(g.image);
+  const int64_t rows = cout * taps;
+  std::vector<Acc> wt(static_cast<size_t>(rows * cin)), col(static_cast<size_t>(rows * positions));
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t grp = 0; grp < p.group; ++grp) {
+      const Acc* wg = w + grp * cin * rows;  // W is [C, M/g, taps]: group rows are [cin, rows]
+      for (int64_t c = 0; c < cin; ++c)
+        for (int64_t r = 0; r < rows; ++r) wt[r * cin + c] = wg[c * rows + r];
+      gemm_bias(wt.data(), x + (n * p.in_channels + grp * cin) * positions, static_cast<const Acc*>(nullptr),
+                col.data(), rows, cin, positions, true);
+      Acc* yg = y + (n * p.out_channels + grp * cout) * image;
+#pragma omp parallel for schedule(static)
+      for (int64_t m = 0; m < cout; ++m) {
+        Acc* ym = yg + m * image;
+        std::fill(ym, ym + image, bias ? bias[grp * cout + m] : Acc(0));
+        for (int64_t t = 0; t < taps; ++t) {
+          const Acc* cr = col.data() + (m * taps + t) * positions;
+          for_each_tap(g, t, [&](int64_t pos, int64_t off) { ym[off] += cr[pos]; });
+        }
+      }
+    }
+  }
+}
+
+// The tensor's elements as Acc: its own storage when T is Acc, else a converted copy in `storage`.
+template <class Acc, class T>
+const Acc* as_acc(const Tensor* t, std::vector<Acc>& storage) {
+  if (!t) return nullptr;
+  if constexpr (std::is_same_v<T, Acc>) {
+    return t->data<Acc>();
+  } else {
+    storage.resize(static_cast<size_t>(t->element_count()));
+    for (size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<Acc>(to_double(t->data<T>()[i]));
+    return storage.data();
+  }
+}
+
+template <bool kTransposed>
+Status conv_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(ctx, kTransposed));
+  const Tensor* bias = ctx.input(2);
+  if (bias && bias->element_count() != p.out_channels) return ctx.error("bias length does not match output channels");
+  Tensor& out = *ctx.output(0);
+  if (!is_float_dtype(out.dtype())) return ctx.error(std::string("unsupported element type ") + dtype_name(out.dtype()));
+  visit_dtype(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Float16> ||
+                  std::is_same_v<T, BFloat16>) {
+      using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      std::vector<Acc> xs, ws, bs, ys;
+      const Acc* x = as_acc<Acc, T>(ctx.input(0), xs);
+      const Acc* w = as_acc<Acc, T>(ctx.input(1), ws);
+      const Acc* b = as_acc<Acc, T>(bias, bs);
+      Acc* y = nullptr;
+      if constexpr (std::is_same_v<T, Acc>) {
+        y = out.data<Acc>();
+      } else {
+        ys.resize(static_cast<size_t>(out.element_count()));
+        y = ys.data();
+      }
+      if (kTransposed) conv_transpose_forward(p, x, w, b, y);
+      else conv_forward(p, x, w, b, y);
+      if constexpr (!std::is_same_v<T, Acc>)
+        for (size_t i = 0; i < ys.size(); ++i) out.data<T>()[i] = from_double<T>(ys[i]);
+    }
+  });
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  for (int v : {1, 11}) {
+    r.add({"", "Conv", v, with_required_inputs(2, conv_infer<false>), conv_kernel<false>});
+    r.add({"", "ConvTranspose", v, with_required_inputs(2, conv_infer<true>), conv_kernel<true>});
+  }
+}
 
 }  // namespace kiln::ops

@@ -1,9 +1,219 @@
-// Op family elementwise_unary (filled in by its owner).
+// Element-wise unary ops (activations, math functions, predicates, Clip): one table of
+// per-element functions over compile-time dtype lists, one shape rule, one kernel loop.
+#include <cmath>
+#include <limits>
+
+#include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
-#include "kiln/ops/op_registry.h"
+#include "kiln/ops/op_helpers.h"
 
 namespace kiln::ops {
+namespace {
 
-void register_elementwise_unary_ops(OpRegistry& /*r*/) {}
+// Output element type marker: the input's own type.
+struct SameType {};
+template <class Out, class T>
+using OutputOf = std::conditional_t<std::is_same_v<Out, SameType>, T, Out>;
+
+template <class Types, class Out>
+Status unary_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<Types>(ctx, 0));
+  const ir::TensorType& x = ctx.input_type(0);
+  const DType out = std::is_same_v<Out, SameType> ? x.dtype : dtype_of<Out>();
+  ctx.set_output_type(0, ir::TensorType{out, x.shape});
+  return Status::ok();
+}
+
+// `make_fn(node)` returns the per-element function (a generic lambda over the compute type), so
+// attributes are read once per run, not once per element.
+template <class Types, class Out = SameType, class MakeFn>
+void add_unary(OpRegistry& r, const char* op, std::initializer_list<int> versions, MakeFn make_fn) {
+  Kernel kernel = [make_fn](KernelContext& ctx) -> Status {
+    const Tensor& x = *ctx.input(0);
+    Tensor& y = *ctx.output(0);
+    auto fn = make_fn(ctx.node());
+    const bool ok = dispatch<Types>(x.dtype(), [&]<class T>() {
+      using O = OutputOf<Out, T>;
+      const T* in = x.data<T>();
+      O* out = y.data<O>();
+      const int64_t n = x.element_count();
+#pragma omp parallel for if (n > (1 << 16))
+      for (int64_t i = 0; i < n; ++i) out[i] = store<O>(fn(load(in[i])));
+    });
+    if (!ok) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+    return Status::ok();
+  };
+  for (int v : versions) r.add(OpDef{"", op, v, unary_rule<Types, Out>, kernel});
+}
+
+// A per-element function that reads no attributes.
+template <class F>
+auto pure(F fn) {
+  return [fn](const ir::Node&) { return fn; };
+}
+
+template <class V>
+V zero_like(V) {
+  return V{0};
+}
+
+template <class V>
+V sigmoid(V x) {
+  // exp of a non-positive argument only, so large |x| cannot overflow.
+  return x >= 0 ? V(1) / (V(1) + std::exp(-x)) : std::exp(x) / (V(1) + std::exp(x));
+}
+
+template <class V>
+V softplus(V x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+void register_activations(OpRegistry& r) {
+  add_unary<SignedTypes>(r, "Relu", {1, 6, 13, 14}, pure([](auto x) { return x < 0 ? zero_like(x) : x; }));
+  add_unary<FloatTypes>(r, "LeakyRelu", {1, 6, 16}, [](const ir::Node& n) {
+    const float alpha = n.attr_float("alpha", 0.01f);
+    return [alpha](auto x) { return x < 0 ? x * alpha : x; };
+  });
+  add_unary<FloatTypes>(r, "Sigmoid", {1, 6, 13}, pure([](auto x) { return sigmoid(x); }));
+  add_unary<FloatTypes>(r, "HardSigmoid", {1, 6}, [](const ir::Node& n) {
+    const float alpha = n.attr_float("alpha", 0.2f), beta = n.attr_float("beta", 0.5f);
+    return [alpha, beta](auto x) { return std::fmax(0.0, std::fmin(1.0, double(alpha) * x + beta)); };
+  });
+  add_unary<FloatTypes>(r, "HardSwish", {14}, pure([](auto x) {
+    return x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5));
+  }));
+  add_unary<FloatTypes>(r, "Softplus", {1}, pure([](auto x) { return softplus(x); }));
+  add_unary<FloatTypes>(r, "Softsign", {1}, pure([](auto x) { return x / (1 + std::fabs(x)); }));
+  add_unary<FloatTypes>(r, "Elu", {1, 6}, [](const ir::Node& n) {
+    const double alpha = n.attr_float("alpha", 1.0f);
+    return [alpha](auto x) { return x < 0 ? alpha * std::expm1(double(x)) : double(x); };
+  });
+  add_unary<FloatTypes>(r, "Selu", {1, 6}, [](const ir::Node& n) {
+    const double alpha = n.attr_float("alpha", 1.67326319217681884765625f);
+    const double gamma = n.attr_float("gamma", 1.05070102214813232421875f);
+    return [alpha, gamma](auto x) { return x <= 0 ? gamma * alpha * std::expm1(double(x)) : gamma * x; };
+  });
+  add_unary<FloatTypes>(r, "Celu", {12}, [](const ir::Node& n) {
+    const double alpha = n.attr_float("alpha", 1.0f);
+    return [alpha](auto x) { return x > 0 ? double(x) : alpha * std::expm1(x / alpha); };
+  });
+  add_unary<FloatTypes>(r, "ThresholdedRelu", {10}, [](const ir::Node& n) {
+    const float alpha = n.attr_float("alpha", 1.0f);
+    return [alpha](auto x) { return x > alpha ? x : zero_like(x); };
+  });
+}
+
+void register_math(OpRegistry& r) {
+  add_unary<FloatTypes>(r, "Tanh", {1, 6, 13}, pure([](auto x) { return std::tanh(x); }));
+  add_unary<NumericTypes>(r, "Erf", {9, 13}, pure([](auto x) { return std::erf(x); }));
+  add_unary<FloatTypes>(r, "Sqrt", {1, 6, 13}, pure([](auto x) { return std::sqrt(x); }));
+  add_unary<FloatTypes>(r, "Reciprocal", {1, 6, 13}, pure([](auto x) { return 1 / x; }));
+  add_unary<SignedTypes>(r, "Neg", {1, 6, 13}, pure([](auto x) { return -x; }));
+  add_unary<FloatTypes>(r, "Exp", {1, 6, 13}, pure([](auto x) { return std::exp(x); }));
+  add_unary<FloatTypes>(r, "Log", {1, 6, 13}, pure([](auto x) { return std::log(x); }));
+  add_unary<NumericTypes>(r, "Abs", {1, 6, 13}, pure([](auto x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
+    else return x < 0 ? -x : x;
+  }));
+  add_unary<NumericTypes>(r, "Sign", {9, 13}, pure([](auto x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>) return x > 0 ? 1 : 0;
+    else return x > 0 ? 1 : (x < 0 ? -1 : 0);
+  }));
+  add_unary<FloatTypes>(r, "Floor", {1, 6, 13}, pure([](auto x) { return std::floor(x); }));
+  add_unary<FloatTypes>(r, "Ceil", {1, 6, 13}, pure([](auto x) { return std::ceil(x); }));
+  // nearbyint in the default rounding mode rounds halves to even, as numpy.round does.
+  add_unary<FloatTypes>(r, "Round", {11}, pure([](auto x) { return std::nearbyint(x); }));
+  add_unary<FloatTypes>(r, "Sin", {7}, pure([](auto x) { return std::sin(x); }));
+  add_unary<FloatTypes>(r, "Cos", {7}, pure([](auto x) { return std::cos(x); }));
+  add_unary<FloatTypes>(r, "Tan", {7}, pure([](auto x) { return std::tan(x); }));
+  add_unary<FloatTypes>(r, "Asin", {7}, pure([](auto x) { return std::asin(x); }));
+  add_unary<FloatTypes>(r, "Acos", {7}, pure([](auto x) { return std::acos(x); }));
+  add_unary<FloatTypes>(r, "Atan", {7}, pure([](auto x) { return std::atan(x); }));
+  add_unary<FloatTypes>(r, "Sinh", {9}, pure([](auto x) { return std::sinh(x); }));
+  add_unary<FloatTypes>(r, "Cosh", {9}, pure([](auto x) { return std::cosh(x); }));
+  add_unary<FloatTypes>(r, "Asinh", {9}, pure([](auto x) { return std::asinh(x); }));
+  add_unary<FloatTypes>(r, "Acosh", {9}, pure([](auto x) { return std::acosh(x); }));
+  add_unary<FloatTypes>(r, "Atanh", {9}, pure([](auto x) { return std::atanh(x); }));
+}
+
+void register_predicates_and_bits(OpRegistry& r) {
+  add_unary<FloatTypes, bool>(r, "IsNaN", {9, 13}, pure([](auto x) { return std::isnan(x); }));
+  add_unary<FloatTypes, bool>(r, "IsInf", {10}, [](const ir::Node& n) {
+    const bool negative = n.attr_int("detect_negative", 1) != 0, positive = n.attr_int("detect_positive", 1) != 0;
+    return [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
+  });
+  add_unary<BoolTypes>(r, "Not", {1}, pure([](bool x) { return !x; }));
+  add_unary<IntTypes>(r, "BitwiseNot", {18}, pure([](auto x) { return static_cast<decltype(x)>(~x); }));
+}
+
+// Clip bounds: attributes `min`/`max` before opset 11, optional scalar inputs from 11 on.
+template <class T>
+Result<std::pair<Compute<T>, Compute<T>>> clip_bounds(const KernelContext& ctx) {
+  using C = Compute<T>;
+  C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+  if (ctx.opset() < 11) {
+    if constexpr (std::is_floating_point_v<C>) {
+      lo = static_cast<C>(ctx.node().attr_float("min", -std::numeric_limits<float>::infinity()));
+      hi = static_cast<C>(ctx.node().attr_float("max", std::numeric_limits<float>::infinity()));
+      return std::pair{lo, hi};
+    }
+    return ctx.error("Clip before opset 11 takes floating-point inputs only");
+  }
+  for (size_t i = 1; i <= 2; ++i) {
+    const Tensor* bound = ctx.input(i);
+    if (!bound) continue;
+    if (bound->element_count() != 1 || bound->dtype() != dtype_of<T>())
+      return ctx.error("Clip bound input " + std::to_string(i) + " must be a scalar of the input's type");
+    (i == 1 ? lo : hi) = load(bound->data<T>()[0]);
+  }
+  return std::pair{lo, hi};
+}
+
+Status clip_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, ctx.opset() < 11 ? 1 : 3));
+  KILN_RETURN_IF_ERROR(check_input_dtype<NumericTypes>(ctx, 0));
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, i));
+    const auto& shape = ctx.input_type(i).shape;
+    if (shape && shape->is_static() && shape_element_count(shape->static_dims()) != 1)
+      return ctx.error("bound input " + std::to_string(i) + " must be a scalar, got shape " + shape->to_string());
+  }
+  ctx.set_output_type(0, ctx.input_type(0));
+  return Status::ok();
+}
+
+Status clip_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  Status status;
+  const bool ok = dispatch<NumericTypes>(x.dtype(), [&]<class T>() {
+    auto bounds = clip_bounds<T>(ctx);
+    if (!bounds.is_ok()) {
+      status = bounds.status();
+      return;
+    }
+    const auto [lo, hi] = bounds.value();
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      Compute<T> v = load(in[i]);
+      v = v < lo ? lo : v;  // comparisons keep NaN as NaN
+      out[i] = store<T>(v > hi ? hi : v);
+    }
+  });
+  if (!ok) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+  return status;
+}
+
+}  // namespace
+
+void register_elementwise_unary_ops(OpRegistry& r) {
+  register_activations(r);
+  register_math(r);
+  register_predicates_and_bits(r);
+  for (int v : {1, 6, 11, 12, 13}) r.add(OpDef{"", "Clip", v, clip_rule, clip_kernel});
+}
 
 }  // namespace kiln::ops

@@ -1,9 +1,210 @@
-// Op family matmul (filled in by its owner).
+// MatMul (numpy matmul: 1-D operands, broadcast batch dims) and Gemm (alpha * A' B' + beta * C).
+// Both run one cache-blocked i-k-j product, parallel over rows; integers accumulate exactly with
+// wrap-around, 16-bit floats in float.
+#include <algorithm>
+#include <vector>
+
+#include "kiln/ops/elementwise_broadcast.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
-#include "kiln/ops/op_registry.h"
+#include "kiln/ops/op_helpers.h"
 
 namespace kiln::ops {
+namespace {
 
-void register_matmul_ops(OpRegistry& /*r*/) {}
+using MatMulTypes = ConcatTypes<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;
+
+// Products accumulate in this type: unsigned 64-bit for integers (wraps like numpy), float for
+// 16-bit floats, the type itself otherwise.
+template <class T>
+using ProductAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, Compute<T>>;
+
+// c[M,N] = a[M,K] * b[K,N], all row-major. Tiles of B (kTileK x kTileN) stay in cache while every
+// row of A passes over them.
+template <class A>
+void multiply(const A* a, const A* b, A* c, int64_t m, int64_t k, int64_t n) {
+  constexpr int64_t kTileK = 256, kTileN = 512;
+  std::fill(c, c + m * n, A{0});
+  for (int64_t j0 = 0; j0 < n; j0 += kTileN) {
+    const int64_t j1 = std::min(n, j0 + kTileN);
+    for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
+      const int64_t k1 = std::min(k, k0 + kTileK);
+#pragma omp parallel for schedule(static) if (m * (j1 - j0) * (k1 - k0) > (1 << 16))
+      for (int64_t i = 0; i < m; ++i) {
+        A* crow = c + i * n;
+        for (int64_t p = k0; p < k1; ++p) {
+          const A aip = a[i * k + p];
+          const A* brow = b + p * n;
+          for (int64_t j = j0; j < j1; ++j) crow[j] += aip * brow[j];
+        }
+      }
+    }
+  }
+}
+
+// `src` (rows x cols, or cols x rows when `transpose`) as a row-major rows x cols matrix of the
+// accumulation type: `src` itself when no conversion is needed, else a copy in `scratch`.
+template <class T, class A = ProductAcc<T>>
+const A* as_matrix(const T* src, int64_t rows, int64_t cols, bool transpose, std::vector<A>& scratch) {
+  if constexpr (std::is_same_v<T, A>) {
+    if (!transpose) return src;
+  }
+  scratch.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      scratch[static_cast<size_t>(r * cols + c)] = static_cast<A>(load(transpose ? src[c * rows + r] : src[r * cols + c]));
+  return scratch.data();
+}
+
+// ---- MatMul ----
+
+struct MatMulDims {
+  std::vector<ir::Dim> batch;
+  ir::Dim m, k_a, k_b, n;
+};
+
+Status matmul_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
+  KILN_RETURN_IF_ERROR(check_input_dtype<MatMulTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
+  const auto& a = ctx.input_type(0).shape;
+  const auto& b = ctx.input_type(1).shape;
+  if (!a || !b) {
+    ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, std::nullopt});
+    return Status::ok();
+  }
+  if (a->rank() == 0 || b->rank() == 0) return ctx.error("operands must have rank >= 1, got " + a->to_string() + " and " + b->to_string());
+  const ir::Dim k_a = a->dims().back();
+  const ir::Dim k_b = b->rank() == 1 ? (*b)[0] : (*b)[b->rank() - 2];
+  if (k_a.is_static() && k_b.is_static() && k_a.value() != k_b.value())
+    return ctx.error("inner dimensions differ: " + a->to_string() + " x " + b->to_string());
+  const auto batch_of = [](const ir::Shape& s) {
+    return ir::Shape(std::vector<ir::Dim>(s.dims().begin(), s.dims().end() - std::min<size_t>(s.rank(), 2)));
+  };
+  auto batch = broadcast_shapes(a->rank() > 2 ? batch_of(*a) : ir::Shape{}, b->rank() > 2 ? batch_of(*b) : ir::Shape{});
+  if (!batch.is_ok()) return ctx.error("batch dimensions: " + batch.status().message());
+  std::vector<ir::Dim> out = batch.value().dims();
+  if (a->rank() > 1) out.push_back((*a)[a->rank() - 2]);
+  if (b->rank() > 1) out.push_back(b->dims().back());
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, ir::Shape(std::move(out))});
+  return Status::ok();
+}
+
+template <class T>
+void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y) {
+  using A = ProductAcc<T>;
+  // 1-D operands act as [1,K] and [K,1]; their unit dim is not in the output.
+  const std::vector<int64_t>& as = a.shape();
+  const std::vector<int64_t>& bs = b.shape();
+  const int64_t m = as.size() > 1 ? as[as.size() - 2] : 1, k = as.back();
+  const int64_t n = bs.size() > 1 ? bs.back() : 1;
+  const std::vector<int64_t> a_batch(as.begin(), as.end() - std::min<size_t>(as.size(), 2));
+  const std::vector<int64_t> b_batch(bs.begin(), bs.end() - std::min<size_t>(bs.size(), 2));
+  const std::vector<int64_t> y_batch(y.shape().begin(), y.shape().end() - (as.size() > 1) - (bs.size() > 1));
+  std::vector<A> a_scratch, b_scratch, c_acc(static_cast<size_t>(m * n));
+  T* out = y.data<T>();
+  for_each_broadcast<2>(y_batch, {a_batch, b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+    const A* pa = as_matrix<T>(a.data<T>() + off[0] * m * k, m, k, false, a_scratch);
+    const A* pb = as_matrix<T>(b.data<T>() + off[1] * k * n, k, n, false, b_scratch);
+    T* py = out + i * m * n;
+    if constexpr (std::is_same_v<T, A>) {
+      multiply(pa, pb, py, m, k, n);
+    } else {
+      multiply(pa, pb, c_acc.data(), m, k, n);
+      for (int64_t e = 0; e < m * n; ++e) py[e] = store<T>(c_acc[static_cast<size_t>(e)]);
+    }
+  });
+}
+
+Status matmul_kernel(KernelContext& ctx) {
+  const Tensor& a = *ctx.input(0);
+  const Tensor& b = *ctx.input(1);
+  const int64_t k_b = b.rank() == 1 ? b.shape()[0] : b.shape()[b.shape().size() - 2];
+  if (a.shape().back() != k_b)
+    return ctx.error("inner dimensions differ: " + shape_to_string(a.shape()) + " x " + shape_to_string(b.shape()));
+  if (!dispatch<MatMulTypes>(a.dtype(), [&]<class T>() { matmul_typed<T>(a, b, *ctx.output(0)); }))
+    return ctx.error(std::string("unsupported element type ") + dtype_name(a.dtype()));
+  return Status::ok();
+}
+
+// ---- Gemm ----
+
+Status gemm_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, ctx.opset() < 11 ? 3 : 2, 3));
+  KILN_RETURN_IF_ERROR(check_input_dtype<MatMulTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
+  if (ctx.has_input(2)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
+  const auto& a = ctx.input_type(0).shape;
+  const auto& b = ctx.input_type(1).shape;
+  ir::TensorType out{ctx.input_type(0).dtype, std::nullopt};
+  if (a && b) {
+    if (a->rank() != 2 || b->rank() != 2)
+      return ctx.error("A and B must be 2-D, got " + a->to_string() + " and " + b->to_string());
+    const bool ta = ctx.node().attr_int("transA", 0) != 0, tb = ctx.node().attr_int("transB", 0) != 0;
+    const ir::Dim m = (*a)[ta ? 1 : 0], k_a = (*a)[ta ? 0 : 1], k_b = (*b)[tb ? 1 : 0], n = (*b)[tb ? 0 : 1];
+    if (k_a.is_static() && k_b.is_static() && k_a.value() != k_b.value())
+      return ctx.error("inner dimensions differ: A' is " + m.to_string() + "x" + k_a.to_string() + ", B' is " +
+                       k_b.to_string() + "x" + n.to_string());
+    out.shape = ir::Shape({m, n});
+    if (ctx.has_input(2) && ctx.input_type(2).shape) {
+      auto c = broadcast_shapes(*out.shape, *ctx.input_type(2).shape);
+      const bool grows = c.is_ok() && c.value().is_static() && out.shape->is_static() && !(c.value() == *out.shape);
+      if (!c.is_ok() || grows || ctx.input_type(2).shape->rank() > 2)
+        return ctx.error("C of shape " + ctx.input_type(2).shape->to_string() + " does not broadcast to " +
+                         out.shape->to_string());
+    }
+  }
+  ctx.set_output_type(0, std::move(out));
+  return Status::ok();
+}
+
+template <class T>
+void gemm_typed(const KernelContext& ctx, int64_t m, int64_t k, int64_t n) {
+  using A = ProductAcc<T>;
+  const ir::Node& node = ctx.node();
+  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
+  const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
+  std::vector<A> a_scratch, b_scratch, acc(static_cast<size_t>(m * n));
+  multiply(as_matrix<T>(ctx.input(0)->data<T>(), m, k, ta, a_scratch),
+           as_matrix<T>(ctx.input(1)->data<T>(), k, n, tb, b_scratch), acc.data(), m, k, n);
+  // Integers stay exact when alpha = beta = 1; otherwise the combination is computed in double.
+  const auto combine = [&](A product, A c) -> Compute<T> {
+    if constexpr (std::is_integral_v<T>) {
+      if (alpha == 1 && beta == 1) return static_cast<T>(product + c);
+      return saturating_cast<T>(alpha * static_cast<double>(static_cast<T>(product)) +
+                                beta * static_cast<double>(static_cast<T>(c)));
+    } else {
+      return static_cast<Compute<T>>(alpha * product + beta * c);
+    }
+  };
+  Tensor& y = *ctx.output(0);
+  T* out = y.data<T>();
+  const Tensor* c = ctx.input(2);
+  if (!c) {
+    for (int64_t i = 0; i < m * n; ++i) out[i] = store<T>(combine(acc[static_cast<size_t>(i)], A{0}));
+    return;
+  }
+  const T* pc = c->data<T>();
+  for_each_broadcast<1>(y.shape(), {c->shape()}, [&](int64_t i, const std::array<int64_t, 1>& off) {
+    out[i] = store<T>(combine(acc[static_cast<size_t>(i)], static_cast<A>(load(pc[off[0]]))));
+  });
+}
+
+Status gemm_kernel(KernelContext& ctx) {
+  const Tensor& a = *ctx.input(0);
+  const bool ta = ctx.node().attr_int("transA", 0) != 0;
+  const int64_t m = a.shape()[ta ? 1 : 0], k = a.shape()[ta ? 0 : 1];
+  const int64_t n = ctx.output(0)->shape()[1];
+  if (!dispatch<MatMulTypes>(a.dtype(), [&]<class T>() { gemm_typed<T>(ctx, m, k, n); }))
+    return ctx.error(std::string("unsupported element type ") + dtype_name(a.dtype()));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& r) {
+  for (int v : {1, 9, 13}) r.add(OpDef{"", "MatMul", v, matmul_rule, matmul_kernel});
+  for (int v : {1, 6, 7, 9, 11, 13}) r.add(OpDef{"", "Gemm", v, gemm_rule, gemm_kernel});
+}
 
 }  // namespace kiln::ops

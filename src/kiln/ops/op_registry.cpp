@@ -56,8 +56,17 @@ bool is_nondeterministic(const ir::Node& node) {
   return (node.domain.empty() || node.domain == "ai.onnx") && kRandomOps.count(node.op_type) != 0;
 }
 
+int newest_supported_opset(const std::string& domain) {
+  if (domain.empty() || domain == "ai.onnx") return 17;
+  return 1000;  // other domains version their ops individually
+}
+
 Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node) {
   const std::string domain_name = node.domain.empty() ? "ai.onnx" : node.domain;
+  if (node.opset_version > newest_supported_opset(node.domain))
+    return unsupported_operator("operator " + node.op_type + " in node '" + node.name + "' uses " + domain_name +
+                                " opset " + std::to_string(node.opset_version) + ", newer than Kiln supports (" +
+                                std::to_string(newest_supported_opset(node.domain)) + ")");
   if (const OpDef* def = registry.find(node.domain, node.op_type, node.opset_version)) return def;
   if (registry.knows(node.domain, node.op_type))
     return unsupported_operator("operator " + node.op_type + " (domain " + domain_name + ") at opset " +

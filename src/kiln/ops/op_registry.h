@@ -108,7 +108,10 @@ class OpRegistry {
 // Random ops (RandomNormal, Bernoulli, ...): never folded, propagated or merged.
 bool is_nondeterministic(const ir::Node& node);
 
-// A node's op, resolved: UnsupportedOperator naming op, domain, opset and node when unknown.
+// The newest opset version of `domain` whose semantics Kiln implements (17 for ai.onnx).
+int newest_supported_opset(const std::string& domain);
+
+// A node's op, resolved (refusing opsets newer than newest_supported_opset()): UnsupportedOperator naming op, domain, opset and node when unknown.
 Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node);
 
 }  // namespace kiln::ops

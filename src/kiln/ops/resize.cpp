@@ -1,9 +1,253 @@
-// Op family resize (filled in by its owner).
+// Op family resize: Resize (opsets 10, 11, 13) and Upsample (7, 9). Each axis maps output
+// coordinates to input coordinates (coordinate_transformation_mode), then to weighted input taps
+// (nearest, linear or cubic); an output element is the sum over the product of its axes' taps.
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
+namespace {
 
-void register_resize_ops(OpRegistry& /*r*/) {}
+// Where each operand lives for this op and opset; -1 when the form has no such input.
+struct ResizeInputs {
+  int roi = -1, scales = -1, sizes = -1;
+};
+
+ResizeInputs resize_inputs(const ir::Node& node) {
+  if (node.op_type == "Upsample") return {-1, node.opset_version >= 9 ? 1 : -1, -1};
+  if (node.opset_version < 11) return {-1, 1, -1};
+  return {1, 2, 3};
+}
+
+// Options for the interpolation. Resize-10 and Upsample use asymmetric coordinates and floor.
+struct ResizeMode {
+  std::string mode, transform, nearest;
+  double cubic_a = -0.75, extrapolation = 0.0;
+  bool exclude_outside = false;
+};
+
+bool one_of(const std::string& s, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (s == o) return true;
+  return false;
+}
+
+Result<ResizeMode> resize_mode(const ir::Node& node) {
+  ResizeMode m;
+  m.mode = node.attr_string("mode", "nearest");
+  if (m.mode == "bilinear") m.mode = "linear";  // Upsample-7 spelling
+  const bool modern = node.op_type == "Resize" && node.opset_version >= 11;
+  m.transform = modern ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "asymmetric";
+  m.nearest = modern ? node.attr_string("nearest_mode", "round_prefer_floor") : "floor";
+  m.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  m.extrapolation = node.attr_float("extrapolation_value", 0.0f);
+  m.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  const std::string who = node.describe() + ": ";
+  if (m.mode != "nearest" && m.mode != "linear" && (m.mode != "cubic" || !modern))
+    return invalid_model(who + "unsupported mode '" + m.mode + "'");
+  if (!one_of(m.transform, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                            "tf_crop_and_resize"}))
+    return invalid_model(who + "unknown coordinate_transformation_mode '" + m.transform + "'");
+  if (!one_of(m.nearest, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
+    return invalid_model(who + "unknown nearest_mode '" + m.nearest + "'");
+  return m;
+}
+
+// A float/int input that is present and non-empty ("" and empty tensors both mean absent).
+const Tensor* present(const Tensor* t) { return t && t->element_count() > 0 ? t : nullptr; }
+
+// Scales and sizes as given: one of them, or neither when they are not known.
+struct ResizeTarget {
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+};
+
+Result<ResizeTarget> resize_target(const ir::Node& node, const Tensor* scales, const Tensor* sizes, size_t rank) {
+  ResizeTarget t;
+  const std::string who = node.describe() + ": ";
+  if (node.op_type == "Upsample" && node.opset_version < 9) {
+    t.scales = node.attr_floats("scales");
+  } else if (present(sizes)) {
+    if (present(scales)) return invalid_model(who + "scales and sizes must not both be given");
+    KILN_ASSIGN_OR_RETURN(t.sizes, read_int64s(*sizes, "sizes"));
+    if (t.sizes.size() != rank) return invalid_model(who + "sizes has " + std::to_string(t.sizes.size()) + " values for rank " + std::to_string(rank));
+    return t;
+  } else if (present(scales)) {
+    KILN_ASSIGN_OR_RETURN(t.scales, read_floats(*scales, "scales"));
+  } else {
+    return invalid_model(who + "needs scales or sizes");
+  }
+  if (t.scales.size() != rank) return invalid_model(who + "scales has " + std::to_string(t.scales.size()) + " values for rank " + std::to_string(rank));
+  for (float s : t.scales)
+    if (!(s > 0)) return invalid_model(who + "scales must be positive");
+  return t;
+}
+
+Status resize_infer(InferenceContext& ctx) {
+  const ir::TensorType& x = ctx.input_type(0);
+  KILN_RETURN_IF_ERROR(resize_mode(ctx.node()).status());
+  if (!x.shape) {
+    ctx.set_output_type(0, typed_like(x, std::nullopt));
+    return Status::ok();
+  }
+  const ResizeInputs in = resize_inputs(ctx.node());
+  // An operand is usable when its value is known, or when it is known to be empty.
+  auto known = [&](int i, bool& unknown) -> const Tensor* {
+    if (i < 0 || !ctx.has_input(static_cast<size_t>(i))) return nullptr;
+    if (const Tensor* v = ctx.input_value(static_cast<size_t>(i))) return v;
+    const auto& s = ctx.input_type(static_cast<size_t>(i)).shape;
+    unknown = unknown || !(s && s->is_static() && shape_element_count(s->static_dims()) == 0);
+    return nullptr;
+  };
+  bool unknown = false;
+  const Tensor* scales = known(in.scales, unknown);
+  const Tensor* sizes = known(in.sizes, unknown);
+  if (unknown) {
+    ctx.set_output_type(0, typed_like(x, unknown_shape(x.shape->rank())));
+    return Status::ok();
+  }
+  Result<ResizeTarget> target = resize_target(ctx.node(), scales, sizes, x.shape->rank());
+  if (!target.is_ok()) return target.status();
+  ir::Shape out = *x.shape;
+  for (size_t d = 0; d < out.rank(); ++d) {
+    ir::Dim& dim = out.dims()[d];
+    if (!target->sizes.empty()) dim = target->sizes[d];
+    else if (dim.is_static()) dim = static_cast<int64_t>(std::floor(dim.value() * static_cast<double>(target->scales[d])));
+    else if (target->scales[d] != 1.0f) dim = ir::Dim::unknown();
+  }
+  ctx.set_output_type(0, typed_like(x, out));
+  return Status::ok();
+}
+
+// ---- kernel ----
+
+// The input taps of one output coordinate on one axis.
+struct AxisTaps {
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  bool outside = false;  // tf_crop_and_resize sampled outside the input: use extrapolation_value
+};
+
+// Input coordinate of output coordinate x. `resized` is the output length as the spec's formulas
+// use it: in * scale when scales are given (not floored, as ONNX's test data expects), else out.
+double source_coordinate(const ResizeMode& m, double x, double scale, int64_t in, double resized, double roi_start,
+                         double roi_end) {
+  const double span = static_cast<double>(in - 1);
+  if (m.transform == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (m.transform == "pytorch_half_pixel") return resized > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (m.transform == "align_corners") return resized == 1 ? 0.0 : x * span / (resized - 1);
+  if (m.transform == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (m.transform == "tf_crop_and_resize")
+    return resized > 1 ? roi_start * span + x * (roi_end - roi_start) * span / (resized - 1)
+                       : 0.5 * (roi_start + roi_end) * span;
+  return x / scale;  // asymmetric
+}
+
+int64_t nearest_index(const std::string& mode, double x) {
+  const double f = std::floor(x);
+  if (mode == "floor") return static_cast<int64_t>(f);
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_floor" ? f : f + 1);
+  return static_cast<int64_t>(std::round(x));
+}
+
+// Cubic convolution weights of the taps at offsets -1, 0, 1, 2 from floor(x), for fraction t.
+std::vector<double> cubic_weights(double a, double t) {
+  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };          // |s| <= 1
+  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };    // 1 < |s| < 2
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+AxisTaps axis_taps(const ResizeMode& m, int64_t o, double scale, int64_t in, double resized, double roi_start,
+                   double roi_end) {
+  AxisTaps taps;
+  const double x = source_coordinate(m, static_cast<double>(o), scale, in, resized, roi_start, roi_end);
+  if (m.transform == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) {
+    taps.outside = true;
+    return taps;
+  }
+  auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (m.mode == "nearest") {
+    taps.index = {clamp(nearest_index(m.nearest, x))};
+    taps.weight = {1.0};
+    return taps;
+  }
+  const int64_t base = static_cast<int64_t>(std::floor(x));
+  const double t = x - static_cast<double>(base);
+  std::vector<double> w = m.mode == "linear" ? std::vector<double>{1 - t, t} : cubic_weights(m.cubic_a, t);
+  const int64_t first = m.mode == "linear" ? base : base - 1;
+  double total = 0;
+  for (size_t k = 0; k < w.size(); ++k) {
+    const int64_t i = first + static_cast<int64_t>(k);
+    if (m.exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+    total += w[k];
+  }
+  for (size_t k = 0; k < w.size(); ++k) {
+    if (w[k] == 0) continue;
+    taps.index.push_back(clamp(first + static_cast<int64_t>(k)));
+    taps.weight.push_back(m.exclude_outside ? w[k] / total : w[k]);
+  }
+  return taps;
+}
+
+Status resize_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(ResizeMode m, resize_mode(ctx.node()));
+  const ResizeInputs in = resize_inputs(ctx.node());
+  auto input = [&](int i) { return i < 0 ? nullptr : ctx.input(static_cast<size_t>(i)); };
+  const size_t rank = x.shape().size();
+  KILN_ASSIGN_OR_RETURN(ResizeTarget target, resize_target(ctx.node(), input(in.scales), input(in.sizes), rank));
+  std::vector<float> roi(2 * rank, 0.0f);
+  for (size_t d = 0; d < rank; ++d) roi[rank + d] = 1.0f;
+  if (const Tensor* r = present(input(in.roi)); r && m.transform == "tf_crop_and_resize") {
+    KILN_ASSIGN_OR_RETURN(roi, read_floats(*r, "roi"));
+    if (roi.size() != 2 * rank) return ctx.error("roi must have 2 * rank values");
+  }
+  std::vector<std::vector<AxisTaps>> axes(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t n_in = x.shape()[d], n_out = y.shape()[d];
+    const double scale = target.sizes.empty() ? target.scales[d] : static_cast<double>(n_out) / static_cast<double>(n_in);
+    const double resized = target.sizes.empty() ? static_cast<double>(n_in) * scale : static_cast<double>(n_out);
+    for (int64_t o = 0; o < n_out; ++o) axes[d].push_back(axis_taps(m, o, scale, n_in, resized, roi[d], roi[rank + d]));
+  }
+  const std::vector<int64_t> strides = contiguous_strides(x.shape());
+  bool supported = false;
+  visit_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+      supported = true;
+      const T* src = x.data<T>();
+      T* dst = y.data<T>();
+      // Sum over the product of the axes' taps, axis by axis.
+      auto sample = [&](auto&& self, const std::vector<int64_t>& idx, size_t d, int64_t offset) -> double {
+        if (d == rank) return to_double(src[offset]);
+        const AxisTaps& t = axes[d][idx[d]];
+        double sum = 0;
+        for (size_t k = 0; k < t.index.size(); ++k)
+          sum += t.weight[k] * self(self, idx, d + 1, offset + t.index[k] * strides[d]);
+        return sum;
+      };
+      for_each_index(y.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
+        bool outside = false;
+        for (size_t d = 0; d < rank; ++d) outside = outside || axes[d][idx[d]].outside;
+        dst[i] = from_double<T>(outside ? m.extrapolation : sample(sample, idx, 0, 0));
+      });
+    }
+  });
+  if (!supported) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_resize_ops(OpRegistry& r) {
+  for (int v : {10, 11, 13}) r.add({"", "Resize", v, with_required_inputs(v == 10 ? 2 : 1, resize_infer), resize_kernel});
+  for (int v : {7, 9}) r.add({"", "Upsample", v, with_required_inputs(v == 9 ? 2 : 1, resize_infer), resize_kernel});
+}
 
 }  // namespace kiln::ops

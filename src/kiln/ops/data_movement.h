@@ -1,0 +1,92 @@
+// Helpers shared by the ops that move elements without looking at them (data movement, shape ops,
+// generators): storage-size dispatch so one kernel serves every dtype (strings included), offset
+// tables for strided views, and reading integer inputs (shapes, axes, pads) inside shape rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/shape.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::ops {
+
+// A 16-byte element (complex128) moved as a unit.
+struct Bytes16 {
+  uint64_t lo = 0, hi = 0;
+};
+
+// Calls fn.template operator()<T>() with T an unsigned integer of the element's size, Bytes16 or
+// std::string; returns false for kUndefined. Value-initialised T{} is the dtype's zero.
+template <class F>
+bool visit_storage(DType dtype, F&& fn) {
+  if (dtype == DType::kString) {
+    fn.template operator()<std::string>();
+    return true;
+  }
+  switch (dtype_size(dtype)) {
+    case 1: fn.template operator()<uint8_t>(); return true;
+    case 2: fn.template operator()<uint16_t>(); return true;
+    case 4: fn.template operator()<uint32_t>(); return true;
+    case 8: fn.template operator()<uint64_t>(); return true;
+    case 16: fn.template operator()<Bytes16>(); return true;
+    default: return false;
+  }
+}
+
+// Calls fn(index, linear) for every index of `shape` in row-major order.
+template <class F>
+void for_each_index(const std::vector<int64_t>& shape, F&& fn) {
+  const int64_t count = shape_element_count(shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    fn(static_cast<const std::vector<int64_t>&>(index), i);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// Copies `count` elements from src[src_offset...] to dst[dst_offset...] (same dtype).
+void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t dst_offset, int64_t count);
+// Copies every element of `src` into `dst` (same dtype and element count).
+void copy_all_elements(const Tensor& src, Tensor& dst);
+
+// dst[i] = src[offsets[i]] for every element of dst; a negative offset writes the dtype's zero.
+void gather_by_offsets(const Tensor& src, Tensor& dst, const std::vector<int64_t>& offsets);
+
+// Offsets read by a strided view: for each index of `out_shape` in row-major order,
+// base + sum(index[d] * strides[d]).
+std::vector<int64_t> strided_offsets(const std::vector<int64_t>& out_shape, const std::vector<int64_t>& strides,
+                                     int64_t base = 0);
+// Offsets of the elements of a row-major tensor of `in_shape` transposed by `perm`, in output order.
+std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
+
+// Product of dims [begin, end) of a static shape.
+int64_t dims_product(const std::vector<int64_t>& dims, size_t begin, size_t end);
+// Product of (possibly symbolic) dims: static when all are static, the symbol when exactly one dim
+// is symbolic and the rest are 1, else unknown.
+ir::Dim dims_product(const std::vector<ir::Dim>& dims);
+
+// The values of integer input `i` when known at this point; nullopt when not known. InvalidModel
+// naming the node when the input is not an int32/int64 tensor.
+Result<std::optional<std::vector<int64_t>>> known_int64s(const InferenceContext& ctx, size_t i,
+                                                         const std::string& what);
+
+// Wraps a shape rule so that it first checks the first `count` inputs are present: InvalidModel
+// naming the node instead of reading a missing input's type.
+ShapeRule with_required_inputs(size_t count, ShapeRule rule);
+
+// An output type with the input's dtype and the given shape (nullopt: rank unknown).
+inline ir::TensorType typed_like(const ir::TensorType& in, std::optional<ir::Shape> shape) {
+  return ir::TensorType{in.dtype, std::move(shape)};
+}
+// A shape of `rank` unknown dims.
+inline ir::Shape unknown_shape(size_t rank) { return ir::Shape(std::vector<ir::Dim>(rank)); }
+
+}  // namespace kiln::ops
