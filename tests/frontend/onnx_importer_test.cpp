@@ -27,7 +27,7 @@ std::string sha256sum(const std::string& path) {
   return out;
 }
 
-Result<ir::Model> import_model(const TempDir& dir, const onnx::ModelProto& m) {
+Result<ir::Model> import_model(const ScratchDir& dir, const onnx::ModelProto& m) {
   write_model(dir.file("model.onnx"), m);
   return import_onnx_file(dir.file("model.onnx"));
 }
@@ -71,7 +71,7 @@ onnx::ModelProto add_mul_model() {
 }
 
 TEST(OnnxImporter, ImportsTypesInitializersConstantsAndMetadata) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, add_mul_model());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const ir::Model& model = r.value();
@@ -110,13 +110,13 @@ TEST(OnnxImporter, ImportsTypesInitializersConstantsAndMetadata) {
 }
 
 TEST(OnnxImporter, HashAndSizeDescribeTheFile) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, add_mul_model());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->sha256, sha256sum(dir.file("model.onnx")));
   EXPECT_EQ(r->file_bytes, static_cast<int64_t>(std::filesystem::file_size(dir.file("model.onnx"))));
 
-  Result<ir::Model> from_bytes = import_onnx_bytes(add_mul_model().SerializeAsString(), dir.path());
+  Result<ir::Model> from_bytes = import_onnx_bytes(add_mul_model().SerializeAsString(), dir.path().string());
   ASSERT_TRUE(from_bytes.is_ok()) << from_bytes.status().to_string();
   EXPECT_EQ(from_bytes->sha256, r->sha256);
 }
@@ -129,7 +129,7 @@ TEST(OnnxImporter, Ir3InitializersListedAsInputsAreConstants) {
   g->mutable_node(0)->add_input("b");
   *g->add_input() = tensor_info("b", onnx::TensorProto::FLOAT, {"3"});
   *g->add_initializer() = float_tensor("b", {3}, {1, 2, 3});
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, m);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->graph->inputs.size(), 1u);
@@ -155,7 +155,7 @@ TEST(OnnxImporter, SubgraphsReadEnclosingValues) {
     out->set_name(std::string(branch) + "_out");
     out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, m);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const ir::Node& node = *r->graph->nodes()[0];
@@ -179,7 +179,7 @@ TEST(OnnxImporter, NodesListedOutOfOrderAreSorted) {
   g->clear_node();
   add_node(*g, "Relu", {"a"}, {"y"}, "second");
   add_node(*g, "Relu", {"x"}, {"a"}, "first");
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, m);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->graph->nodes()[0]->name, "first");
@@ -192,7 +192,7 @@ TEST(OnnxImporter, OmittedOptionalInputsAreNull) {
   g->clear_node();
   *g->add_initializer() = float_tensor("lo", {}, {0.0f});
   add_node(*g, "Clip", {"x", "", "lo"}, {"y"}, "clip");
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_model(dir, m);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const ir::Node& clip = *r->graph->nodes()[0];
@@ -202,7 +202,7 @@ TEST(OnnxImporter, OmittedOptionalInputsAreNull) {
 }
 
 TEST(OnnxImporter, MissingFileIsNotFound) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   Result<ir::Model> r = import_onnx_file(dir.file("absent.onnx"));
   expect_error(r, StatusCode::kNotFound, {"absent.onnx"});
 }
@@ -211,7 +211,7 @@ TEST(OnnxImporter, TruncatedFileIsInvalidModel) {
   onnx::ModelProto m = add_mul_model();
   *m.mutable_graph()->add_initializer() = float_tensor("big", {64}, std::vector<float>(64, 1.0f));
   std::string bytes = m.SerializeAsString();
-  TempDir dir;
+  ScratchDir dir("frontend");
   write_bytes(dir.file("model.onnx"), bytes.substr(0, bytes.size() / 2));
   expect_error(import_onnx_file(dir.file("model.onnx")), StatusCode::kInvalidModel, {"model.onnx"});
 }
@@ -220,7 +220,7 @@ TEST(OnnxImporter, RandomBytesAreInvalidModel) {
   std::mt19937 rng(1234);
   std::string bytes(4096, '\0');
   for (char& c : bytes) c = static_cast<char>(rng());
-  TempDir dir;
+  ScratchDir dir("frontend");
   write_bytes(dir.file("model.onnx"), bytes);
   expect_error(import_onnx_file(dir.file("model.onnx")), StatusCode::kInvalidModel, {});
 }
@@ -228,7 +228,7 @@ TEST(OnnxImporter, RandomBytesAreInvalidModel) {
 TEST(OnnxImporter, UnknownOperatorNamesOpAndNode) {
   onnx::ModelProto m = relu_model();
   m.mutable_graph()->mutable_node(0)->set_op_type("FrobnicateAll");
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator,
                {"unknown operator FrobnicateAll", "node 'relu1'"});
 }
@@ -246,7 +246,7 @@ TEST(OnnxImporter, UnknownOperatorInsideSubgraphIsFound) {
     add_node(*attr->mutable_g(), "Mystery", {"x"}, {"out"});
     *attr->mutable_g()->add_output() = tensor_info("out", onnx::TensorProto::FLOAT, {"N", "3"});
   }
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"Mystery", "node 'Mystery_0'"});
 }
 
@@ -257,14 +257,14 @@ TEST(OnnxImporter, OperatorFromUnknownDomainIsUnsupported) {
   opset->set_version(1);
   m.mutable_graph()->mutable_node(0)->set_domain("com.example");
   m.mutable_graph()->mutable_node(0)->set_op_type("Custom");
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"com.example", "Custom", "node 'relu1'"});
 }
 
 TEST(OnnxImporter, DomainMissingFromOpsetImportIsUnsupported) {
   onnx::ModelProto m = relu_model();
   m.mutable_graph()->mutable_node(0)->set_domain("ai.onnx.ml");
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"ai.onnx.ml", "not import", "node 'relu1'"});
 }
 
@@ -274,14 +274,14 @@ TEST(OnnxImporter, CycleIsInvalidModelNamingANode) {
   g->clear_node();
   add_node(*g, "Relu", {"y"}, {"a"}, "loop_a");
   add_node(*g, "Relu", {"a"}, {"y"}, "loop_b");
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kInvalidModel, {"cycle", "'loop_"});
 }
 
 TEST(OnnxImporter, DanglingInputIsInvalidModelNamingNodeAndValue) {
   onnx::ModelProto m = relu_model();
   m.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kInvalidModel, {"'relu1'", "'nowhere'"});
 }
 
@@ -290,7 +290,7 @@ TEST(OnnxImporter, SequenceInputIsUnsupportedNamingTheValue) {
   auto* seq = m.mutable_graph()->add_input();
   seq->set_name("items");
   seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"input 'items'", "sequence"});
 }
 
@@ -310,7 +310,7 @@ TEST(OnnxImporter, SparseConstantIsUnsupported) {
   g->clear_input();
   g->clear_output();
   *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {"3"});
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"sparse_value", "'sparse_c'"});
 }
 
@@ -320,7 +320,7 @@ TEST(OnnxImporter, BadInitializerSizeNamesTheTensor) {
   g->mutable_node(0)->set_op_type("Add");
   g->mutable_node(0)->add_input("bias");
   *g->add_initializer() = float_tensor("bias", {3}, {1.0f, 2.0f});
-  TempDir dir;
+  ScratchDir dir("frontend");
   expect_error(import_model(dir, m), StatusCode::kInvalidModel, {"tensor 'bias'", "float_data holds 2"});
 }
 
@@ -356,7 +356,7 @@ void write_floats_at(const std::string& path, uint64_t offset, const std::vector
 }
 
 TEST(OnnxImporterExternalData, LoadsTensorAtOffset) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   std::filesystem::create_directory(dir.file("weights"));
   write_floats_at(dir.file("weights/w.bin"), 16, {4, 5, 6}, 28);
   Result<ir::Model> r = import_model(dir, external_model("weights/w.bin", 16));
@@ -366,7 +366,7 @@ TEST(OnnxImporterExternalData, LoadsTensorAtOffset) {
 }
 
 TEST(OnnxImporterExternalData, LoadsTensorBeyondTwoGiB) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   const uint64_t offset = (uint64_t{5} << 30) / 2;  // 2.5 GiB
   write_floats_at(dir.file("w.bin"), offset, {7, 8, 9}, offset + 4096);
   Result<ir::Model> r = import_model(dir, external_model("w.bin", offset));
@@ -377,14 +377,14 @@ TEST(OnnxImporterExternalData, LoadsTensorBeyondTwoGiB) {
 }
 
 TEST(OnnxImporterExternalData, ShortFileIsInvalidModel) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   write_floats_at(dir.file("w.bin"), 0, {1, 2}, 8);
   expect_error(import_model(dir, external_model("w.bin", 0)), StatusCode::kInvalidModel,
                {"tensor 'w'", "w.bin", "shorter"});
 }
 
 TEST(OnnxImporterExternalData, ParentEscapeIsRefused) {
-  TempDir outer;
+  ScratchDir outer("frontend");
   std::filesystem::create_directory(outer.file("model"));
   write_floats_at(outer.file("w.bin"), 0, {1, 2, 3}, 12);
   write_model(outer.file("model/model.onnx"), external_model("../w.bin", 0));
@@ -393,14 +393,14 @@ TEST(OnnxImporterExternalData, ParentEscapeIsRefused) {
 }
 
 TEST(OnnxImporterExternalData, AbsolutePathIsRefused) {
-  TempDir dir, elsewhere;
+  ScratchDir dir("frontend"), elsewhere("frontend-other");
   write_floats_at(elsewhere.file("w.bin"), 0, {1, 2, 3}, 12);
   expect_error(import_model(dir, external_model(elsewhere.file("w.bin"), 0)), StatusCode::kInvalidModel,
                {"tensor 'w'", elsewhere.file("w.bin"), "absolute"});
 }
 
 TEST(OnnxImporterExternalData, SymlinkLeavingTheFolderIsRefused) {
-  TempDir dir, elsewhere;
+  ScratchDir dir("frontend"), elsewhere("frontend-other");
   write_floats_at(elsewhere.file("w.bin"), 0, {1, 2, 3}, 12);
   std::filesystem::create_symlink(elsewhere.file("w.bin"), dir.file("link.bin"));
   expect_error(import_model(dir, external_model("link.bin", 0)), StatusCode::kInvalidModel,
@@ -408,7 +408,7 @@ TEST(OnnxImporterExternalData, SymlinkLeavingTheFolderIsRefused) {
 }
 
 TEST(OnnxImporterExternalData, SymlinkInsideTheFolderIsAccepted) {
-  TempDir dir;
+  ScratchDir dir("frontend");
   write_floats_at(dir.file("w.bin"), 0, {1, 2, 3}, 12);
   std::filesystem::create_symlink("w.bin", dir.file("link.bin"));
   Result<ir::Model> r = import_model(dir, external_model("link.bin", 0));

@@ -1,31 +1,19 @@
-// Helpers for frontend tests: build small ModelProtos with the protobuf API and write them (and
-// their external data) into a fresh temporary folder.
+// Frontend test helpers beyond tests/support/model_builder.h: value infos with unknown dims, nodes
+// in any graph (subgraphs included), TensorProto values and raw file writing.
 #pragma once
 
 #include <onnx/onnx_pb.h>
-#include <stdlib.h>
 
-#include <filesystem>
+#include <cctype>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "support/model_builder.h"
+
 namespace kiln::frontend::testing {
 
-// A temporary folder removed with everything in it when the object dies.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kiln_test_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ScratchDir = kiln::testing::ScratchDir;
 
 // dims: numbers are concrete, strings symbolic, "?" unknown.
 inline onnx::ValueInfoProto tensor_info(const std::string& name, int elem_type, const std::vector<std::string>& dims) {
@@ -67,17 +55,10 @@ inline onnx::TensorProto float_tensor(const std::string& name, const std::vector
 
 // An IR-8, opset-13 model whose graph is y = Relu(x), x: float[N,3].
 inline onnx::ModelProto relu_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* opset = m.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("relu");
-  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {"N", "3"});
-  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {"N", "3"});
-  add_node(*g, "Relu", {"x"}, {"y"}, "relu1");
-  return m;
+  kiln::testing::ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {"N", 3}).output("y", onnx::TensorProto::FLOAT, {"N", 3});
+  b.node("Relu", {"x"}, {"y"}, "relu1");
+  return b.proto();
 }
 
 inline void write_bytes(const std::string& path, const std::string& bytes) {

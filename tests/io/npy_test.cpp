@@ -12,7 +12,7 @@
 namespace kiln::io {
 namespace {
 
-using kiln::frontend::testing::TempDir;
+using kiln::frontend::testing::ScratchDir;
 using kiln::frontend::testing::write_bytes;
 
 std::string npy_v1(const std::string& header_dict, const std::string& data) {
@@ -26,7 +26,7 @@ std::string npy_v1(const std::string& header_dict, const std::string& data) {
 }
 
 void expect_invalid(const std::string& bytes, const std::vector<std::string>& parts) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("t.npy"), bytes);
   Result<Tensor> r = read_npy(dir.file("t.npy"));
   ASSERT_FALSE(r.is_ok());
@@ -37,7 +37,7 @@ void expect_invalid(const std::string& bytes, const std::vector<std::string>& pa
 }
 
 TEST(Npy, RoundTripsEveryDtype) {
-  TempDir dir;
+  ScratchDir dir("io");
   for (DType dtype : {DType::kFloat, DType::kDouble, DType::kFloat16, DType::kInt8, DType::kInt16, DType::kInt32,
                       DType::kInt64, DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64, DType::kBool}) {
     Tensor t = Tensor::allocate(dtype, {2, 3});
@@ -109,14 +109,14 @@ TEST(Npy, RefusesBadFiles) {
 }
 
 TEST(Npy, MissingFileIsNotFound) {
-  TempDir dir;
+  ScratchDir dir("io");
   Result<Tensor> r = read_npy(dir.file("none.npy"));
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
 TEST(Npy, FailedWritesLeaveNoFile) {
-  TempDir dir;
+  ScratchDir dir("io");
   Tensor strings = Tensor::from_vector(DType::kString, {1}, std::vector<std::string>{"a"});
   Status s = write_npy(dir.file("out.npy"), strings);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "frontend/onnx_model_builder.h"
+#include "kiln/tensor_io.h"
 
 namespace kiln::io {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 using namespace kiln::frontend::testing;
 
 TEST(TensorPb, ReadsAFileWrittenWithProtobuf) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("t.pb"), float_tensor("t", {2, 2}, {1, 2, 3, 4}).SerializeAsString());
   Result<Tensor> t = read_tensor_pb(dir.file("t.pb"));
   ASSERT_TRUE(t.is_ok()) << t.status().to_string();
@@ -31,7 +32,7 @@ TEST(TensorPb, ReadsOnnxBackendTestData) {
 }
 
 TEST(TensorPb, RefusesBadFilesNamingThem) {
-  TempDir dir;
+  ScratchDir dir("io");
   write_bytes(dir.file("garbage.pb"), std::string("\xff\xff\xff\xff\x0f garbage", 14));
   Result<Tensor> garbage = read_tensor_pb(dir.file("garbage.pb"));
   ASSERT_FALSE(garbage.is_ok());
@@ -47,6 +48,21 @@ TEST(TensorPb, RefusesBadFilesNamingThem) {
 
   Result<Tensor> missing = read_tensor_pb(dir.file("missing.pb"));
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(TensorIo, PicksTheFormatByExtension) {
+  ScratchDir dir("io");
+  write_bytes(dir.file("t.pb"), float_tensor("t", {1}, {5}).SerializeAsString());
+  Tensor t = Tensor::from_vector(DType::kInt64, {2}, std::vector<int64_t>{3, 4});
+  ASSERT_TRUE(write_npy_file(dir.file("t.npy"), t).is_ok());
+  Result<Tensor> pb = read_tensor_file(dir.file("t.pb"));
+  ASSERT_TRUE(pb.is_ok()) << pb.status().to_string();
+  EXPECT_EQ(pb->data<float>()[0], 5.0f);
+  Result<Tensor> npy = read_tensor_file(dir.file("t.npy"));
+  ASSERT_TRUE(npy.is_ok()) << npy.status().to_string();
+  EXPECT_EQ(npy->data<int64_t>()[1], 4);
+  Result<Tensor> other = read_tensor_file(dir.file("t.txt"));
+  EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

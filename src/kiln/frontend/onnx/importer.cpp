@@ -99,14 +99,17 @@ Status run_checker(onnx::ModelProto& model, const std::string& base_dir) {
   return Status::ok();
 }
 
-Result<ir::Model> convert_model(const std::string& bytes, const std::string& base_dir) {
-  onnx::ModelProto proto;
+Status parse_model(const std::string& bytes, onnx::ModelProto& proto) {
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return invalid_model("the model is over 2 GiB; large weights must be stored as external data");
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return invalid_model("not a valid ONNX model: the protobuf cannot be parsed (truncated or not ONNX)");
   if (proto.ir_version() <= 0 || !proto.has_graph())
     return invalid_model("not a valid ONNX model: no ir_version or no graph");
+  return Status::ok();
+}
+
+Result<ir::Model> convert_model(onnx::ModelProto& proto, const std::string& base_dir) {
   canonicalize_domains(proto);
   ImportContext ctx{opset_imports_of(proto), base_dir};
   KILN_RETURN_IF_ERROR(check_operators_known(proto.graph(), ctx.opset_imports));
@@ -124,7 +127,6 @@ Result<ir::Model> convert_model(const std::string& bytes, const std::string& bas
   model.model_version = proto.model_version();
   model.doc_string = proto.doc_string();
   for (const auto& entry : proto.metadata_props()) model.metadata[entry.key()] = entry.value();
-  model.file_bytes = static_cast<int64_t>(bytes.size());
   return model;
 }
 
@@ -132,17 +134,27 @@ Result<ir::Model> convert_model(const std::string& bytes, const std::string& bas
 
 Result<ir::Model> import_onnx_file(const std::string& path) {
   std::string sha256;
-  KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path, &sha256));
-  Result<ir::Model> model = convert_model(bytes, io::parent_folder(path));
+  int64_t file_bytes = 0;
+  onnx::ModelProto proto;
+  {  // the file's bytes are freed once parsed
+    KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path, &sha256));
+    file_bytes = static_cast<int64_t>(bytes.size());
+    KILN_RETURN_IF_ERROR(parse_model(bytes, proto).with_context(path));
+  }
+  Result<ir::Model> model = convert_model(proto, io::parent_folder(path));
   if (!model.is_ok()) return model.status().with_context(path);
   model->source_path = path;
   model->sha256 = sha256;
+  model->file_bytes = file_bytes;
   return model;
 }
 
 Result<ir::Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir) {
-  KILN_ASSIGN_OR_RETURN(ir::Model model, convert_model(bytes, base_dir));
+  onnx::ModelProto proto;
+  KILN_RETURN_IF_ERROR(parse_model(bytes, proto));
+  KILN_ASSIGN_OR_RETURN(ir::Model model, convert_model(proto, base_dir));
   KILN_ASSIGN_OR_RETURN(model.sha256, io::sha256_hex(bytes));
+  model.file_bytes = static_cast<int64_t>(bytes.size());
   return model;
 }
 

@@ -1,0 +1,25 @@
+// Runs one ONNX backend test case (model.onnx + test_data_set_N/{input,output}_K.pb) through
+// kiln::Session and classifies it. Each case runs in a child process so that a crash or a hang
+// in one case is recorded as that case's failure instead of ending the whole suite.
+#pragma once
+
+#include <string>
+
+namespace kiln::conformance {
+
+enum class CaseStatus { kPass, kFail, kUnsupported };
+
+struct CaseResult {
+  CaseStatus status = CaseStatus::kFail;
+  std::string reason;  // empty for kPass
+};
+
+const char* case_status_name(CaseStatus status);
+
+// Loads and runs the case in `case_dir`, in-process.
+CaseResult run_case(const std::string& case_dir);
+
+// run_case() in a forked child, killed after `timeout_s` seconds.
+CaseResult run_case_isolated(const std::string& case_dir, int timeout_s);
+
+}  // namespace kiln::conformance

@@ -1,0 +1,85 @@
+// Element-wise comparison through double, which holds every value of the ONNX numeric types
+// closely enough for a relative tolerance of 1e-3.
+#include "tensor_compare.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "kiln/ir/float16.h"
+
+namespace kiln::conformance {
+
+namespace {
+
+// Element i of a numeric tensor; complex tensors are read as (real, imaginary) pairs of scalars.
+double scalar_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat:
+    case DType::kComplex64: return t.data<float>()[i];
+    case DType::kDouble:
+    case DType::kComplex128: return t.data<double>()[i];
+    case DType::kFloat16: return ir::to_float(t.data<Float16>()[i]);
+    case DType::kBFloat16: return ir::to_float(t.data<BFloat16>()[i]);
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kInt16: return t.data<int16_t>()[i];
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kUInt16: return t.data<uint16_t>()[i];
+    case DType::kUInt32: return t.data<uint32_t>()[i];
+    case DType::kUInt64: return static_cast<double>(t.data<uint64_t>()[i]);
+    case DType::kBool: return t.data<bool>()[i] ? 1.0 : 0.0;
+    case DType::kString:
+    case DType::kUndefined: break;
+  }
+  return 0.0;
+}
+
+bool close_enough(double got, double want) {
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
+  if (got == want) return true;  // also equal infinities
+  return std::fabs(got - want) <= 1e-7 + 1e-3 * std::fabs(want);
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+std::string wrong_value(int64_t i, const std::string& got, const std::string& want) {
+  return "wrong value at index " + std::to_string(i) + " (got " + got + ", want " + want + ")";
+}
+
+}  // namespace
+
+std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype())
+    return std::string("dtype mismatch (got ") + dtype_name(got.dtype()) + ", want " + dtype_name(want.dtype()) + ")";
+  if (got.shape() != want.shape())
+    return "shape mismatch (got " + shape_to_string(got.shape()) + ", want " + shape_to_string(want.shape()) + ")";
+  const int64_t n = want.element_count();
+  if (want.dtype() == DType::kString) {
+    for (int64_t i = 0; i < n; ++i)
+      if (got.data<std::string>()[i] != want.data<std::string>()[i])
+        return wrong_value(i, "\"" + got.data<std::string>()[i] + "\"", "\"" + want.data<std::string>()[i] + "\"");
+    return std::nullopt;
+  }
+  const bool complex = want.dtype() == DType::kComplex64 || want.dtype() == DType::kComplex128;
+  const int64_t scalars = complex ? 2 * n : n;
+  for (int64_t i = 0; i < scalars; ++i) {
+    const double g = scalar_at(got, i), w = scalar_at(want, i);
+    if (!close_enough(g, w)) return wrong_value(complex ? i / 2 : i, number(g), number(w));
+  }
+  return std::nullopt;
+}
+
+Tensor as_declared_dtype(const Tensor& tensor, DType declared) {
+  if (declared != DType::kBFloat16 || tensor.dtype() != DType::kUInt16) return tensor;
+  Tensor copy = Tensor::allocate(DType::kBFloat16, tensor.shape());
+  for (int64_t i = 0; i < tensor.element_count(); ++i) copy.data<BFloat16>()[i].bits = tensor.data<uint16_t>()[i];
+  return copy;
+}
+
+}  // namespace kiln::conformance

@@ -1,0 +1,19 @@
+// Output comparison for the conformance runner: dtype and shape must match; numbers agree when
+// |got - want| <= 1e-7 + 1e-3 * |want| (NaN equals NaN); strings must be equal.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kiln/tensor.h"
+
+namespace kiln::conformance {
+
+// nullopt when `got` matches `want`, else why not ("wrong value at index 3 (got 1.5, want 2)").
+std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want);
+
+// ONNX's test data stores bfloat16 values as UINT16 bits: a uint16 tensor whose value is declared
+// bfloat16 is reinterpreted (same bits) as bfloat16; any other tensor is returned as is.
+Tensor as_declared_dtype(const Tensor& tensor, DType declared);
+
+}  // namespace kiln::conformance
