@@ -16,8 +16,9 @@ void expect_valid(const std::vector<BufferRequest>& req, const MemoryPlan& plan)
     EXPECT_LE(plan.offsets[i] + req[i].bytes, plan.arena_bytes);
     for (size_t j = 0; j < i; ++j) {
       const bool live_together = req[i].first_step <= req[j].last_step && req[j].first_step <= req[i].last_step;
-      if (live_together)
+      if (live_together) {
         EXPECT_FALSE(overlap(plan.offsets[i], req[i].bytes, plan.offsets[j], req[j].bytes)) << i << " vs " << j;
+      }
     }
   }
 }

@@ -43,8 +43,6 @@ TEST(ElementwiseUnary, IntegerAbsAndNegAreExact) {
   EXPECT_EQ(values<int64_t>(run("Abs", {&x})[0]), (std::vector<int64_t>{big, 7}));
   EXPECT_EQ(values<int64_t>(run("Neg", {&x})[0]), (std::vector<int64_t>{big, -7}));
   EXPECT_EQ(values<int64_t>(run("Relu", {&x})[0]), (std::vector<int64_t>{0, 7}));
-  Tensor u = typed<uint8_t>(DType::kUInt8, {2}, {0, 200});
-  EXPECT_EQ(values<uint8_t>(run("BitwiseNot", {&u}, {}, 18)[0]), (std::vector<uint8_t>{255, 55}));
 }
 
 TEST(ElementwiseUnary, PredicatesGiveBool) {

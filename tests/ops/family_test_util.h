@@ -38,7 +38,8 @@ inline std::vector<Tensor> run(const std::string& op, const std::vector<const Te
                                int opset = 17, size_t outputs = 1) {
   auto r = evaluate_op(op, inputs, attrs, opset, outputs);
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? std::move(r).value() : std::vector<Tensor>{};
+  // Callers index the result: give them one undefined tensor per output rather than nothing.
+  return r.is_ok() ? std::move(r).value() : std::vector<Tensor>(outputs);
 }
 
 // The error message of a run that must fail ("" if it succeeded).

@@ -119,8 +119,9 @@ Result<ir::TensorType> merge_types(const ir::TensorType& declared, const ir::Ten
   if (declared.shape->rank() != inferred.shape->rank())
     return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string() +
                          " (rank differs)");
+  const std::string types = " (declared " + declared.to_string() + ", inferred " + inferred.to_string() + ")";
   for (size_t i = 0; i < declared.shape->rank(); ++i) {
-    KILN_ASSIGN_OR_RETURN(merged.shape->dims()[i], merge_dim((*declared.shape)[i], (*inferred.shape)[i], what, i));
+    KILN_ASSIGN_OR_RETURN(merged.shape->dims()[i], merge_dim((*declared.shape)[i], (*inferred.shape)[i], what + types, i));
   }
   return merged;
 }

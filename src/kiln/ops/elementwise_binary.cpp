@@ -184,9 +184,6 @@ void register_comparisons_and_logic(OpRegistry& r) {
   add_binary<BoolTypes>(r, "And", {1, 7}, pure([](bool a, bool b) { return a && b; }));
   add_binary<BoolTypes>(r, "Or", {1, 7}, pure([](bool a, bool b) { return a || b; }));
   add_binary<BoolTypes>(r, "Xor", {1, 7}, pure([](bool a, bool b) { return a != b; }));
-  add_binary<IntTypes>(r, "BitwiseAnd", {18}, pure([](auto a, auto b) { return a & b; }));
-  add_binary<IntTypes>(r, "BitwiseOr", {18}, pure([](auto a, auto b) { return a | b; }));
-  add_binary<IntTypes>(r, "BitwiseXor", {18}, pure([](auto a, auto b) { return a ^ b; }));
   add_binary<UnsignedIntTypes>(r, "BitShift", {11}, [](const ir::Node& n) {
     const bool left = n.attr_string("direction") == "LEFT";
     return [left](auto x, auto by) { return shift(x, by, left); };

@@ -133,7 +133,6 @@ void register_predicates_and_bits(OpRegistry& r) {
     return [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
   });
   add_unary<BoolTypes>(r, "Not", {1}, pure([](bool x) { return !x; }));
-  add_unary<IntTypes>(r, "BitwiseNot", {18}, pure([](auto x) { return static_cast<decltype(x)>(~x); }));
 }
 
 // Clip bounds: attributes `min`/`max` before opset 11, optional scalar inputs from 11 on.

@@ -1,6 +1,7 @@
 // Reduce* ops (one rule, one kernel, a table of reducers over the shared engine) and
-// ArgMax/ArgMin. Axes are an attribute until the opset where they become input 1 (13 for
-// ReduceSum, 18 for the others); noop_with_empty_axes then makes empty axes an identity.
+// ArgMax/ArgMin. Axes are an attribute, except for ReduceSum from opset 13 where they are input 1
+// (the other reductions move there at opset 18, beyond what Kiln supports); noop_with_empty_axes
+// then makes empty axes an identity.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,7 +25,7 @@ struct AxesSpec {
 };
 
 bool axes_from_input(const ir::Node& node) {
-  return node.opset_version >= 18 || (node.op_type == "ReduceSum" && node.opset_version >= 13);
+  return node.op_type == "ReduceSum" && node.opset_version >= 13;
 }
 
 Result<AxesSpec> axes_spec(const ir::Node& node, bool has_axes_input, const Tensor* axes_value) {
@@ -259,7 +260,7 @@ void register_reduce_ops(OpRegistry& r) {
       {"ReduceLogSum", Reducer::kLogSum}, {"ReduceLogSumExp", Reducer::kLogSumExp},
       {"ReduceMax", Reducer::kMax},       {"ReduceMin", Reducer::kMin}};
   for (const auto& [name, kind] : reducers)
-    for (int v : {1, 11, 13, 18}) r.add(OpDef{"", name, v, reduce_rule, reduce_kernel(kind)});
+    for (int v : {1, 11, 13}) r.add(OpDef{"", name, v, reduce_rule, reduce_kernel(kind)});
   for (int v : {1, 11, 12, 13}) {
     r.add(OpDef{"", "ArgMax", v, arg_rule, arg_kernel(true)});
     r.add(OpDef{"", "ArgMin", v, arg_rule, arg_kernel(false)});
