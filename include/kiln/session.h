@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/parity.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -58,6 +59,9 @@ class Session {
   // that agree with the model's concrete dims (InvalidArgument naming the input otherwise).
   // Returns one tensor per model output, by name.
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+
+  // Adds a parity check (see parity.h) to the report's parity section.
+  void record_parity(const ParityResult& parity);
 
   // The evidence report as JSON (schema: docs/REPORT.md). Updated by load() and every run().
   std::string report_json(int indent = 2) const;

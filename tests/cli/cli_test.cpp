@@ -88,6 +88,26 @@ TEST(Cli, RunWritesOutputsAndReport) {
   EXPECT_EQ(nlohmann::json::parse(in)["run"]["runs"], 3);
 }
 
+TEST(Cli, ExpectRecordsParityAndFailsBeyondTolerance) {
+  ScratchDir dir("cli");
+  const std::string model = small_model(dir);
+  ASSERT_EQ(run_kiln("run " + model + " --input x=random:3 --output-dir " + dir.file("a")).exit_code, 0);
+  ASSERT_EQ(run_kiln("run " + model + " --input x=random:4 --output-dir " + dir.file("b")).exit_code, 0);
+
+  CommandResult same = run_kiln("run " + model + " --input x=random:3 --expect y=" + dir.file("a/y.npy") +
+                                " --report " + dir.file("same.json"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("y: max abs error 0"), std::string::npos) << same.output;
+  std::ifstream in(dir.file("same.json"));
+  auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["parity"][0]["output"], "y");
+  EXPECT_EQ(report["parity"][0]["max_abs_error"], 0.0);
+
+  CommandResult differ = run_kiln("run " + model + " --input x=random:3 --expect y=" + dir.file("b/y.npy"));
+  EXPECT_EQ(differ.exit_code, 18) << differ.output;
+  EXPECT_NE(differ.output.find("error (numerical_issue)"), std::string::npos) << differ.output;
+}
+
 TEST(Cli, BadInputsFailWithClassifiedErrorAndNoOutputFile) {
   ScratchDir dir("cli");
   const std::string model = small_model(dir);

@@ -8,6 +8,7 @@
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
+#include "kiln/parity.h"
 #include "kiln/tensor_io.h"
 
 namespace kiln::cli {
@@ -21,6 +22,8 @@ struct RunArgs {
   std::string report_path;
   int iterations = 1;
   int warmup = 0;
+  std::vector<std::string> expected;  // NAME=reference.npy
+  double tolerance = 1e-4;
   SessionFlags flags;
 };
 
@@ -108,6 +111,32 @@ Status write_outputs(const std::string& dir, const std::map<std::string, Tensor>
   return Status::ok();
 }
 
+// Compares outputs with references, prints and records each check; NumericalIssue when one fails.
+Status check_expected(Session& session, const std::map<std::string, Tensor>& outputs, const RunArgs& args) {
+  std::string failures;
+  for (const std::string& spec : args.expected) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--expect '" + spec + "' must look like NAME=reference.npy");
+    const std::string name = spec.substr(0, eq);
+    auto got = outputs.find(name);
+    if (got == outputs.end()) return invalid_argument("--expect names '" + name + "', which is not a model output");
+    KILN_ASSIGN_OR_RETURN(Tensor reference, read_tensor_file(spec.substr(eq + 1)));
+    const ParityResult parity = compare_tensors(name, got->second, reference);
+    session.record_parity(parity);
+    if (parity.comparable)
+      std::cout << "parity     " << name << ": max abs error " << parity.max_abs_error << ", reference scale "
+                << parity.reference_scale << ", relative " << parity.relative_error() << "\n";
+    else
+      std::cout << "parity     " << name << ": not comparable (" << parity.mismatch << ")\n";
+    if (!parity.within(args.tolerance)) failures += (failures.empty() ? "" : ", ") + name;
+  }
+  if (!failures.empty())
+    return Status(StatusCode::kNumericalIssue, "outputs differ from their references beyond relative tolerance " +
+                                                   std::to_string(args.tolerance) + ": " + failures);
+  return Status::ok();
+}
+
 Status run_model(const RunArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
@@ -118,9 +147,13 @@ Status run_model(const RunArgs& args) {
   }
   for (const auto& [name, tensor] : outputs) print_output(name, tensor);
   std::cout << session->report_summary() << "\n";
+  // The run succeeded: its outputs and report are written even when a parity check fails, since
+  // they are the evidence of that failure.
+  const Status parity = check_expected(*session, outputs, args);
+  if (parity.code() == StatusCode::kInvalidArgument) return parity;
   if (!args.output_dir.empty()) KILN_RETURN_IF_ERROR(write_outputs(args.output_dir, outputs));
   if (!args.report_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.report_path, session->report_json()));
-  return Status::ok();
+  return parity;
 }
 
 }  // namespace
@@ -135,6 +168,11 @@ void add_run_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--iterations", args->iterations, "Timed runs (the first is reported separately)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", args->warmup, "Untimed-in-summary runs before the timed ones")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--expect", args->expected,
+                  "NAME=reference.npy: compare an output with a reference and record the parity (repeatable)");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "Largest accepted max-abs-error relative to max(1, max|reference|) for --expect")
+      ->check(CLI::NonNegativeNumber);
   add_session_flags(*cmd, args->flags);
   cmd->callback([args, set_exit] {
     Status s = run_model(*args);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/analysis/type_inference.h"
+#include "kiln/parity.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
 
@@ -72,6 +73,7 @@ struct StageTimes {
 };
 
 struct Report {
+  std::vector<ParityResult> parity;
   std::string kiln_version;
   std::map<std::string, std::string> options;
   ModelSection model;

@@ -71,6 +71,22 @@ json partition_json(const partition::PartitionMap& p) {
           {"boundary_edges", p.boundary_edges}};
 }
 
+json parity_json(const std::vector<ParityResult>& checks) {
+  json out = json::array();
+  for (const auto& p : checks) {
+    json entry = {{"output", p.name}, {"comparable", p.comparable}, {"elements", p.elements}};
+    if (p.comparable) {
+      entry["max_abs_error"] = p.max_abs_error;
+      entry["reference_scale"] = p.reference_scale;
+      entry["relative_error"] = p.relative_error();
+    } else {
+      entry["mismatch"] = p.mismatch;
+    }
+    out.push_back(entry);
+  }
+  return out;
+}
+
 json run_json(const RunSection& r) {
   json ops = json::array();
   for (const auto& o : r.op_times) ops.push_back({{"op", o.op_type}, {"calls", o.calls}, {"ms", o.ms}});
@@ -124,6 +140,7 @@ std::string to_json(const Report& report, int indent) {
         {"dynamic_values", m.dynamic_values},
         {"output_bytes", m.output_bytes}}},
       {"run", run_json(report.run)},
+      {"parity", parity_json(report.parity)},
   };
   return doc.dump(indent);
 }

@@ -205,6 +205,8 @@ Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, T
   return named;
 }
 
+void Session::record_parity(const ParityResult& parity) { impl_->report.parity.push_back(parity); }
+
 std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
 std::string Session::report_summary() const { return report::to_summary(impl_->report); }
 

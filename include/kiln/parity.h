@@ -1,0 +1,28 @@
+// Parity checks: how far an output is from a reference (PyTorch's, ONNX Runtime's, a saved run).
+// The CLI's --expect and the model parity tests use it; Session::record_parity puts it in the report.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct ParityResult {
+  std::string name;
+  bool comparable = false;  // same dtype family (numeric) and shape
+  std::string mismatch;     // why not comparable
+  int64_t elements = 0;
+  double max_abs_error = 0;    // +inf where one side is NaN/Inf and the other is not
+  double reference_scale = 0;  // max |reference|
+  // max_abs_error / max(1, reference_scale): the error relative to the output's scale.
+  double relative_error() const { return max_abs_error / std::max(1.0, reference_scale); }
+  bool within(double relative_tolerance) const { return comparable && relative_error() <= relative_tolerance; }
+};
+
+// Compares two numeric tensors element by element (NaN equals NaN, equal infinities are equal).
+ParityResult compare_tensors(const std::string& name, const Tensor& got, const Tensor& reference);
+
+}  // namespace kiln
