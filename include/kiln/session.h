@@ -43,6 +43,9 @@ struct TensorInfo {
   bool rank_known = true;
 };
 
+// "float[N,3,224,224]" ("?" for unknown dims, "float[?...]" for unknown rank).
+std::string type_text(const TensorInfo& info);
+
 class Session {
  public:
   // Loads and compiles `model_path`. Errors: InvalidModel, UnsupportedOperator, InvalidArgument

@@ -76,15 +76,4 @@ Status write_text_file(const std::string& path, const std::string& text) {
   return Status::ok();
 }
 
-std::string describe(const TensorInfo& info) {
-  std::string s = dtype_name(info.dtype);
-  if (!info.rank_known) return s + "[?...]";
-  s += "[";
-  for (size_t i = 0; i < info.shape.size(); ++i) {
-    if (i) s += ",";
-    s += info.shape[i] >= 0 ? std::to_string(info.shape[i]) : (info.dim_names[i].empty() ? "?" : info.dim_names[i]);
-  }
-  return s + "]";
-}
-
 }  // namespace kiln::cli

@@ -35,7 +35,4 @@ int report_error(const Status& status);
 // Writes `text` to `path` atomically (temp file + rename).
 Status write_text_file(const std::string& path, const std::string& text);
 
-// "float[N,3,224,224]" for a TensorInfo.
-std::string describe(const TensorInfo& info);
-
 }  // namespace kiln::cli

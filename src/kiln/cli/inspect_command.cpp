@@ -25,9 +25,9 @@ int run_inspect(const InspectArgs& args) {
   std::cout << "opsets   ";
   for (const auto& [domain, version] : m.opset_imports) std::cout << " " << domain << "=" << version;
   std::cout << "\ninputs\n";
-  for (const auto& t : m.inputs) std::cout << "  " << t.name << ": " << describe(t) << "\n";
+  for (const auto& t : m.inputs) std::cout << "  " << t.name << ": " << type_text(t) << "\n";
   std::cout << "outputs\n";
-  for (const auto& t : m.outputs) std::cout << "  " << t.name << ": " << describe(t) << "\n";
+  for (const auto& t : m.outputs) std::cout << "  " << t.name << ": " << type_text(t) << "\n";
   std::cout << "parameters " << m.parameters << " in " << m.parameter_tensors << " tensors (" << m.parameter_bytes
             << " bytes)\n";
   std::cout << "ops (" << m.nodes << " nodes)\n";

@@ -3,6 +3,7 @@
 // float, double in double; the loops run in parallel with OpenMP.
 #include <algorithm>
 
+#include "kiln/ops/blocked_gemm.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -155,33 +156,6 @@ Result<ConvProblem> conv_problem(const KernelContext& ctx, bool transposed) {
   return p;
 }
 
-// y[M,P] = bias + w[M,K] * col[K,P]; blocked so a tile of col stays in cache while every row of w
-// in the block passes over it. Each y element sums over k in ascending order.
-template <class Acc>
-void gemm_bias(const Acc* w, const Acc* col, const Acc* bias, Acc* y, int64_t M, int64_t K, int64_t P, bool parallel) {
-  constexpr int64_t kRowBlock = 16, kDepthBlock = 128, kColBlock = 512;
-  const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock, col_blocks = (P + kColBlock - 1) / kColBlock;
-#pragma omp parallel for collapse(2) schedule(static) if (parallel)
-  for (int64_t rb = 0; rb < row_blocks; ++rb) {
-    for (int64_t cb = 0; cb < col_blocks; ++cb) {
-      const int64_t m0 = rb * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
-      const int64_t j0 = cb * kColBlock, j1 = std::min(P, j0 + kColBlock);
-      for (int64_t m = m0; m < m1; ++m) std::fill(y + m * P + j0, y + m * P + j1, bias ? bias[m] : Acc(0));
-      for (int64_t k0 = 0; k0 < K; k0 += kDepthBlock) {
-        const int64_t k1 = std::min(K, k0 + kDepthBlock);
-        for (int64_t m = m0; m < m1; ++m) {
-          Acc* yr = y + m * P;
-          for (int64_t k = k0; k < k1; ++k) {
-            const Acc wv = w[m * K + k];
-            const Acc* cr = col + k * P;
-            for (int64_t j = j0; j < j1; ++j) yr[j] += wv * cr[j];
-          }
-        }
-      }
-    }
-  }
-}
-
 // Conv for one batch item and group: im2col (skipped for 1x1 stride-1 unpadded kernels) then GEMM.
 template <class Acc>
 void conv_group(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y, bool parallel) {
@@ -202,7 +176,9 @@ void conv_group(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bia
       for_each_tap(g, r % taps, [&](int64_t pos, int64_t off) { row[pos] = xc[off]; });
     }
   }
-  gemm_bias(w, direct ? x : col.data(), bias, y, p.out_channels / p.group, rows, positions, parallel);
+  // Inside the per-group parallel loop (parallel == false) the product's own loop runs on one
+  // thread: OpenMP does not nest parallel regions by default.
+  blocked_gemm(w, direct ? x : col.data(), y, p.out_channels / p.group, rows, positions, bias);
 }
 
 template <class Acc>
@@ -232,8 +208,7 @@ void conv_transpose_forward(const ConvProblem& p, const Acc* x, const Acc* w, co
       const Acc* wg = w + grp * cin * rows;  // W is [C, M/g, taps]: group rows are [cin, rows]
       for (int64_t c = 0; c < cin; ++c)
         for (int64_t r = 0; r < rows; ++r) wt[r * cin + c] = wg[c * rows + r];
-      gemm_bias(wt.data(), x + (n * p.in_channels + grp * cin) * positions, static_cast<const Acc*>(nullptr),
-                col.data(), rows, cin, positions, true);
+      blocked_gemm(wt.data(), x + (n * p.in_channels + grp * cin) * positions, col.data(), rows, cin, positions);
       Acc* yg = y + (n * p.out_channels + grp * cout) * image;
 #pragma omp parallel for schedule(static)
       for (int64_t m = 0; m < cout; ++m) {

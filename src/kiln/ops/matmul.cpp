@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kiln/ops/blocked_gemm.h"
 #include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
@@ -18,33 +19,6 @@ using MatMulTypes = ConcatTypes<FloatTypes, TypeList<int32_t, int64_t, uint32_t,
 // 16-bit floats, the type itself otherwise.
 template <class T>
 using ProductAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, Compute<T>>;
-
-// c[M,N] = a[M,K] * b[K,N], all row-major. Threads take blocks of kRowBlock rows; within a block,
-// each kTileK x kTileN tile of B stays in cache while the block's rows pass over it (i-k-j order,
-// so the innermost loop is a contiguous multiply-add the compiler vectorises).
-template <class A>
-void multiply(const A* a, const A* b, A* c, int64_t m, int64_t k, int64_t n) {
-  constexpr int64_t kRowBlock = 16, kTileK = 256, kTileN = 512;
-  std::fill(c, c + m * n, A{0});
-#pragma omp parallel for schedule(dynamic) if (m * n * k > (1 << 18))
-  for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
-    const int64_t i1 = std::min(m, i0 + kRowBlock);
-    for (int64_t j0 = 0; j0 < n; j0 += kTileN) {
-      const int64_t j1 = std::min(n, j0 + kTileN);
-      for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
-        const int64_t k1 = std::min(k, k0 + kTileK);
-        for (int64_t i = i0; i < i1; ++i) {
-          A* crow = c + i * n;
-          for (int64_t p = k0; p < k1; ++p) {
-            const A aip = a[i * k + p];
-            const A* brow = b + p * n;
-            for (int64_t j = j0; j < j1; ++j) crow[j] += aip * brow[j];
-          }
-        }
-      }
-    }
-  }
-}
 
 // `src` (rows x cols, or cols x rows when `transpose`) as a row-major rows x cols matrix of the
 // accumulation type: `src` itself when no conversion is needed, else a copy in `scratch`.
@@ -112,9 +86,9 @@ void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y) {
     const A* pb = as_matrix<T>(b.data<T>() + off[1] * k * n, k, n, false, b_scratch);
     T* py = out + i * m * n;
     if constexpr (std::is_same_v<T, A>) {
-      multiply(pa, pb, py, m, k, n);
+      blocked_gemm(pa, pb, py, m, k, n);
     } else {
-      multiply(pa, pb, c_acc.data(), m, k, n);
+      blocked_gemm(pa, pb, c_acc.data(), m, k, n);
       for (int64_t e = 0; e < m * n; ++e) py[e] = store<T>(c_acc[static_cast<size_t>(e)]);
     }
   });
@@ -169,7 +143,7 @@ void gemm_typed(const KernelContext& ctx, int64_t m, int64_t k, int64_t n) {
   const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
   const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
   std::vector<A> a_scratch, b_scratch, acc(static_cast<size_t>(m * n));
-  multiply(as_matrix<T>(ctx.input(0)->data<T>(), m, k, ta, a_scratch),
+  blocked_gemm(as_matrix<T>(ctx.input(0)->data<T>(), m, k, ta, a_scratch),
            as_matrix<T>(ctx.input(1)->data<T>(), k, n, tb, b_scratch), acc.data(), m, k, n);
   // Integers stay exact when alpha = beta = 1; otherwise the combination is computed in double.
   const auto combine = [&](A product, A c) -> Compute<T> {

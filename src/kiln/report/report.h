@@ -8,30 +8,12 @@
 #include <vector>
 
 #include "kiln/analysis/type_inference.h"
+#include "kiln/model_info.h"
 #include "kiln/parity.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
 
 namespace kiln::report {
-
-struct TensorSummary {
-  std::string name;
-  std::string type;  // "float[N,3,224,224]"
-};
-
-struct ModelSection {
-  std::string path;
-  std::string sha256;
-  int64_t file_bytes = 0;
-  int64_t ir_version = 0;
-  std::string producer;
-  std::map<std::string, int64_t> opset_imports;
-  std::vector<TensorSummary> inputs;
-  std::vector<TensorSummary> outputs;
-  int64_t nodes = 0;
-  int64_t parameters = 0;  // initializer elements
-  int64_t parameter_bytes = 0;
-};
 
 struct KernelUse {
   std::string op_type;
@@ -76,7 +58,7 @@ struct Report {
   std::vector<ParityResult> parity;
   std::string kiln_version;
   std::map<std::string, std::string> options;
-  ModelSection model;
+  ModelInfo model;
   StageTimes stages;
   analysis::InferenceEvidence analysis;
   std::vector<passes::PassRun> passes;

@@ -12,13 +12,13 @@ constexpr int kSchemaVersion = 1;
 
 using nlohmann::json;
 
-json tensors_json(const std::vector<TensorSummary>& tensors) {
+json tensors_json(const std::vector<TensorInfo>& tensors) {
   json out = json::array();
-  for (const auto& t : tensors) out.push_back({{"name", t.name}, {"type", t.type}});
+  for (const auto& t : tensors) out.push_back({{"name", t.name}, {"type", type_text(t)}});
   return out;
 }
 
-json model_json(const ModelSection& m) {
+json model_json(const ModelInfo& m) {
   return {{"path", m.path},
           {"sha256", m.sha256},
           {"file_bytes", m.file_bytes},
@@ -28,6 +28,7 @@ json model_json(const ModelSection& m) {
           {"inputs", tensors_json(m.inputs)},
           {"outputs", tensors_json(m.outputs)},
           {"nodes", m.nodes},
+          {"op_histogram", m.op_histogram},
           {"parameters", m.parameters},
           {"parameter_bytes", m.parameter_bytes}};
 }

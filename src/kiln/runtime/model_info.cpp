@@ -1,14 +1,33 @@
-// inspect_model: import and summarise a model without compiling it.
+// inspect_model() and the model summaries it shares with the Session's report.
 #include "kiln/model_info.h"
 
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/ir/printer.h"
+#include "kiln/runtime/model_summary.h"
 
 namespace kiln {
 
-namespace {
+std::string type_text(const TensorInfo& info) {
+  std::string s = dtype_name(info.dtype);
+  if (!info.rank_known) return s + "[?...]";
+  s += "[";
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (i) s += ",";
+    s += info.shape[i] >= 0 ? std::to_string(info.shape[i]) : (info.dim_names[i].empty() ? "?" : info.dim_names[i]);
+  }
+  return s + "]";
+}
 
-TensorInfo declared_info(const ir::Value& v) {
+Result<ModelInfo> inspect_model(const std::string& path, bool with_ir_text) {
+  KILN_ASSIGN_OR_RETURN(ir::Model model, frontend::import_onnx_file(path));
+  ModelInfo info = runtime::summarize_model(model, with_ir_text);
+  info.path = path;
+  return info;
+}
+
+namespace runtime {
+
+TensorInfo tensor_info(const ir::Value& v) {
   TensorInfo info;
   info.name = v.name;
   info.dtype = v.type.dtype;
@@ -21,23 +40,20 @@ TensorInfo declared_info(const ir::Value& v) {
   return info;
 }
 
-}  // namespace
-
-Result<ModelInfo> inspect_model(const std::string& path, bool with_ir_text) {
-  KILN_ASSIGN_OR_RETURN(ir::Model model, frontend::import_onnx_file(path));
+ModelInfo summarize_model(const ir::Model& model, bool with_ir_text) {
   ModelInfo info;
-  info.path = path;
+  info.path = model.source_path;
   info.sha256 = model.sha256;
   info.file_bytes = model.file_bytes;
   info.ir_version = model.ir_version;
   info.producer = model.producer_name + (model.producer_version.empty() ? "" : " " + model.producer_version);
   for (const auto& [domain, version] : model.opset_imports) info.opset_imports[domain.empty() ? "ai.onnx" : domain] = version;
   info.metadata = model.metadata;
-  for (const ir::Value* v : model.graph->inputs) info.inputs.push_back(declared_info(*v));
-  for (const ir::Value* v : model.graph->outputs) info.outputs.push_back(declared_info(*v));
+  for (const ir::Value* v : model.graph->inputs) info.inputs.push_back(tensor_info(*v));
+  for (const ir::Value* v : model.graph->outputs) info.outputs.push_back(tensor_info(*v));
   for (const auto& node : model.graph->nodes())
     ++info.op_histogram[node->domain.empty() ? node->op_type : node->domain + "." + node->op_type];
-  info.nodes = static_cast<int64_t>(model.graph->nodes().size());
+  info.nodes = ir::count_nodes(*model.graph);
   const ir::ParameterStats params = ir::parameter_stats(*model.graph);
   info.parameter_tensors = params.count;
   info.parameters = params.elements;
@@ -46,4 +62,5 @@ Result<ModelInfo> inspect_model(const std::string& path, bool with_ir_text) {
   return info;
 }
 
+}  // namespace runtime
 }  // namespace kiln

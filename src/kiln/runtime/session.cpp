@@ -15,6 +15,7 @@
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
 #include "kiln/runtime/input_binding.h"
+#include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
 
 namespace kiln {
@@ -29,20 +30,6 @@ std::string join(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
   return s;
-}
-
-TensorInfo tensor_info(const ir::Value& v) {
-  TensorInfo info;
-  info.name = v.name;
-  info.dtype = v.type.dtype;
-  info.rank_known = v.type.shape.has_value();
-  if (v.type.shape) {
-    for (const ir::Dim& d : v.type.shape->dims()) {
-      info.shape.push_back(d.is_static() ? d.value() : -1);
-      info.dim_names.push_back(d.is_symbol() ? d.symbol_name() : "");
-    }
-  }
-  return info;
 }
 
 }  // namespace
@@ -70,19 +57,8 @@ struct Session::Impl {
 Status Session::Impl::import_model(const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
-  report::ModelSection& m = report.model;
-  m.path = path;
-  m.sha256 = model.sha256;
-  m.file_bytes = model.file_bytes;
-  m.ir_version = model.ir_version;
-  m.producer = model.producer_name + (model.producer_version.empty() ? "" : " " + model.producer_version);
-  for (const auto& [domain, version] : model.opset_imports) m.opset_imports[domain.empty() ? "ai.onnx" : domain] = version;
-  for (const ir::Value* v : model.graph->inputs) m.inputs.push_back({v->name, v->type.to_string()});
-  for (const ir::Value* v : model.graph->outputs) m.outputs.push_back({v->name, v->type.to_string()});
-  m.nodes = ir::count_nodes(*model.graph);
-  const ir::ParameterStats params = ir::parameter_stats(*model.graph);
-  m.parameters = params.elements;
-  m.parameter_bytes = params.bytes;
+  report.model = runtime::summarize_model(model, false);
+  report.model.path = path;
   report.stages.import_ms = ms_since(start);
   return Status::ok();
 }
@@ -90,8 +66,8 @@ Status Session::Impl::import_model(const std::string& path) {
 Status Session::Impl::analyse() {
   const auto start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(report.analysis, analysis::infer_types(*model.graph, ops::OpRegistry::global()));
-  for (const ir::Value* v : model.graph->inputs) inputs.push_back(tensor_info(*v));
-  for (const ir::Value* v : model.graph->outputs) outputs.push_back(tensor_info(*v));
+  for (const ir::Value* v : model.graph->inputs) inputs.push_back(runtime::tensor_info(*v));
+  for (const ir::Value* v : model.graph->outputs) outputs.push_back(runtime::tensor_info(*v));
   report.stages.analysis_ms = ms_since(start);
   return Status::ok();
 }
