@@ -75,7 +75,7 @@ Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node
   if (std::find(domains.begin(), domains.end(), node.domain) == domains.end())
     return unsupported_operator("domain '" + domain_name + "' is not supported (operator " + node.op_type +
                                 ", node '" + node.name + "')");
-  return unsupported_operator("unknown operator " + node.op_type + " (domain " + domain_name + ") in node '" +
+  return unsupported_operator("operator " + node.op_type + " (domain " + domain_name + ") is not implemented by Kiln; node '" +
                               node.name + "'");
 }
 
