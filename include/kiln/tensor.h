@@ -92,6 +92,12 @@ class Tensor {
   void* data_ = nullptr;
 };
 
+// A tensor of pseudo-random values from `seed` (same seed, same values): floats uniform in [-1, 1),
+// integers in [0, 10), bools 0/1, strings "s<k>". Undefined tensor for an impossible shape.
+Tensor random_tensor(DType dtype, std::vector<int64_t> shape, uint64_t seed);
+// Element `index` of a numeric or bool tensor as double (NaN for strings and out-of-range indexes).
+double element_as_double(const Tensor& tensor, int64_t index);
+
 // Product of dims; -1 when a dim is negative or the product overflows int64.
 int64_t shape_element_count(const std::vector<int64_t>& shape);
 // "[1,3,224,224]"

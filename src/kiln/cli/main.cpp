@@ -1,2 +1,17 @@
-// Entry point of the `kiln` command-line tool.
-int main() { return 0; }
+// Entry point of the `kiln` command-line tool: dispatches to one subcommand.
+#include <CLI/CLI.hpp>
+
+#include "kiln/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: compile and run ONNX models with evidence of every stage"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", KILN_VERSION);
+  int exit_code = 0;
+  auto set_exit = [&](int code) { exit_code = code; };
+  kiln::cli::add_inspect_command(app, set_exit);
+  kiln::cli::add_compile_command(app, set_exit);
+  kiln::cli::add_run_command(app, set_exit);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

@@ -1,0 +1,90 @@
+// Shared CLI helpers.
+#include "kiln/cli/cli_common.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace kiln::cli {
+
+void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
+  cmd.add_option("--threads", flags.threads, "Kernel threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--providers", flags.providers, "Providers in order of preference")->delimiter(',');
+  cmd.add_option("--allow-fallback", flags.allow_fallback,
+                 "Providers nodes may fall back to (default: none, fail closed)")
+      ->delimiter(',');
+  cmd.add_flag("--no-optimize", flags.no_optimize, "Skip the optimisation pass pipeline");
+  cmd.add_option("--disable-pass", flags.disabled_passes, "Skip a named pass (repeatable)");
+  cmd.add_option("--shape", flags.shapes, "Concrete input shape to plan for, NAME=1x3x224x224 (repeatable)");
+}
+
+Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return invalid_argument("--shape '" + text + "' must look like NAME=1x3x224x224");
+  std::vector<int64_t> dims;
+  const std::string spec = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos <= spec.size() && !spec.empty()) {
+    const size_t next = spec.find('x', pos);
+    const std::string part = spec.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 12)
+      return invalid_argument("--shape '" + text + "': dim '" + part + "' is not a non-negative integer");
+    dims.push_back(std::stoll(part));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return std::make_pair(text.substr(0, eq), dims);
+}
+
+Result<SessionOptions> to_options(const SessionFlags& flags) {
+  SessionOptions options;
+  options.threads = flags.threads;
+  options.providers = flags.providers;
+  options.allow_fallback = flags.allow_fallback;
+  options.optimize = !flags.no_optimize;
+  options.disabled_passes = flags.disabled_passes;
+  for (const std::string& s : flags.shapes) {
+    KILN_ASSIGN_OR_RETURN(auto parsed, parse_shape_flag(s));
+    options.input_shapes[parsed.first] = parsed.second;
+  }
+  return options;
+}
+
+int report_error(const Status& status) {
+  std::cerr << "error (" << status_code_name(status.code()) << "): " << status.message() << "\n";
+  return 10 + static_cast<int>(status.code());
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text << "\n";
+    if (!out.good()) {
+      std::remove(tmp.c_str());
+      return invalid_argument("cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return invalid_argument("cannot write '" + path + "': " + ec.message());
+  }
+  return Status::ok();
+}
+
+std::string describe(const TensorInfo& info) {
+  std::string s = dtype_name(info.dtype);
+  if (!info.rank_known) return s + "[?...]";
+  s += "[";
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (i) s += ",";
+    s += info.shape[i] >= 0 ? std::to_string(info.shape[i]) : (info.dim_names[i].empty() ? "?" : info.dim_names[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace kiln::cli

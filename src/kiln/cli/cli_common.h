@@ -1,0 +1,41 @@
+// Pieces every `kiln` subcommand shares: session options flags, --shape parsing, error reporting
+// with classified exit codes. Built only on the public API (include/kiln).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/session.h"
+#include "kiln/status.h"
+
+namespace kiln::cli {
+
+// Raw flag values bound by add_session_flags(), turned into SessionOptions by to_options().
+struct SessionFlags {
+  int threads = 0;
+  std::vector<std::string> providers = {"cpu_ref"};
+  std::vector<std::string> allow_fallback;
+  bool no_optimize = false;
+  std::vector<std::string> disabled_passes;
+  std::vector<std::string> shapes;  // name=1x3x224x224
+};
+
+void add_session_flags(CLI::App& cmd, SessionFlags& flags);
+Result<SessionOptions> to_options(const SessionFlags& flags);
+
+// "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.
+Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text);
+
+// Prints "error (<code>): <message>" to stderr and returns the process exit code for `status`:
+// 10 + the StatusCode's value, so scripts can tell an invalid model from a bad input.
+int report_error(const Status& status);
+
+// Writes `text` to `path` atomically (temp file + rename).
+Status write_text_file(const std::string& path, const std::string& text);
+
+// "float[N,3,224,224]" for a TensorInfo.
+std::string describe(const TensorInfo& info);
+
+}  // namespace kiln::cli

@@ -1,0 +1,13 @@
+// The `kiln` subcommands; each file registers one on the CLI11 app and reports its exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace kiln::cli {
+
+void add_inspect_command(CLI::App& app, std::function<void(int)> set_exit);
+void add_compile_command(CLI::App& app, std::function<void(int)> set_exit);
+void add_run_command(CLI::App& app, std::function<void(int)> set_exit);
+
+}  // namespace kiln::cli

@@ -1,0 +1,43 @@
+// `kiln compile MODEL`: runs the pipeline up to the memory plan, prints the evidence summary and
+// optionally writes the JSON report.
+#include <iostream>
+
+#include "kiln/cli/cli_common.h"
+#include "kiln/cli/commands.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct CompileArgs {
+  std::string model;
+  std::string report_path;
+  SessionFlags flags;
+};
+
+int run_compile(const CompileArgs& args) {
+  auto options = to_options(args.flags);
+  if (!options.is_ok()) return report_error(options.status());
+  auto session = Session::load(args.model, options.value());
+  if (!session.is_ok()) return report_error(session.status());
+  std::cout << session.value()->report_summary() << "\n";
+  if (!args.report_path.empty()) {
+    Status written = write_text_file(args.report_path, session.value()->report_json());
+    if (!written.is_ok()) return report_error(written);
+    std::cout << "report     " << args.report_path << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* cmd = app.add_subcommand("compile", "Import, analyse, optimise, partition and plan a model; report the evidence");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
+  add_session_flags(*cmd, args->flags);
+  cmd->callback([args, set_exit] { set_exit(run_compile(*args)); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,58 @@
+// Partitioner: places every node on a provider by asking each provider's capability query, in the
+// policy's order, then the allowed fallback providers. The result is data (PartitionMap) that the
+// report prints: node -> provider, every decline with its reason, the partitions and boundaries.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/partition/fallback_policy.h"
+#include "kiln/providers/provider.h"
+#include "kiln/status.h"
+
+namespace kiln::partition {
+
+struct Decline {
+  std::string provider;
+  std::string reason;
+};
+
+struct Assignment {
+  const ir::Node* node = nullptr;
+  std::string node_name;
+  std::string op_type;
+  std::string provider;
+  bool fallback = false;          // placed on an allowed fallback provider
+  std::vector<Decline> declined;  // providers asked before this one, with their reasons
+};
+
+// A maximal run of consecutive (in schedule order) nodes on one provider.
+struct Partition {
+  std::string provider;
+  int64_t first_node = 0;
+  int64_t node_count = 0;
+};
+
+struct PartitionMap {
+  std::string policy;
+  std::vector<Assignment> assignments;  // one per node, in graph order
+  std::vector<Partition> partitions;
+  int64_t fallback_nodes = 0;
+  int64_t boundary_edges = 0;  // values produced on one provider and read on another
+
+  double fallback_share() const {
+    return assignments.empty() ? 0.0 : static_cast<double>(fallback_nodes) / static_cast<double>(assignments.size());
+  }
+};
+
+using ProviderList = std::vector<std::shared_ptr<const providers::Provider>>;
+
+// Places the nodes of `graph`. `available` must hold every provider the policy names.
+// UnsupportedOperator (naming the node, op and every provider's reason) when a node has no home
+// under the policy; the message says which --allow-fallback would place it, if any would.
+Result<PartitionMap> partition_graph(const ir::Graph& graph, const FallbackPolicy& policy,
+                                     const ProviderList& available);
+
+}  // namespace kiln::partition

@@ -1,0 +1,26 @@
+// PassContext: what every graph-rewrite pass may read besides the graph itself: the operator
+// registry (for evaluating nodes) and the limits the passes respect.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/status.h"
+
+namespace kiln::passes {
+
+struct PassContext {
+  // Ops that constant folding may evaluate (ops::OpRegistry::global() in the compiler; tests pass
+  // a small local registry).
+  const ops::OpRegistry& registry;
+  // Constant folding leaves a node unfolded when its outputs together would exceed this many bytes.
+  int64_t max_folded_bytes = int64_t{64} << 20;
+};
+
+// Every pass has this signature: it rewrites the top-level graph (subgraph bodies are left as they
+// are, and no value they read by name is removed or renamed) and returns whether it changed anything.
+using PassFunction = std::function<Result<bool>(ir::Graph& graph, const PassContext& ctx)>;
+
+}  // namespace kiln::passes

@@ -1,0 +1,25 @@
+// The pass table. Dead code goes first so that a node nothing reads is never evaluated by folding;
+// the pass manager repeats the whole list until a round changes nothing.
+#include "kiln/passes/pass_table.h"
+
+#include "kiln/passes/common_subexpression_elimination.h"
+#include "kiln/passes/constant_folding.h"
+#include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/identity_elimination.h"
+#include "kiln/passes/shape_folding.h"
+
+namespace kiln::passes {
+
+const std::vector<PassInfo>& pass_table() {
+  static const std::vector<PassInfo> table = {
+      {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code},
+      {"identity_elimination", "bypass Identity and inference-mode Dropout", eliminate_identities},
+      {"shape_folding", "replace Shape and Size of statically shaped values by constants", fold_shapes},
+      {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
+      {"common_subexpression_elimination", "merge identical nodes and identical constants",
+       eliminate_common_subexpressions},
+  };
+  return table;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,39 @@
+// The table of providers this build knows.
+#include <functional>
+#include <map>
+
+#include "kiln/providers/cpu_ref/cpu_ref_provider.h"
+#include "kiln/providers/provider.h"
+
+namespace kiln::providers {
+
+namespace {
+
+using Factory = std::function<std::shared_ptr<const Provider>()>;
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> table = {
+      {"cpu_ref", [] { return std::make_shared<CpuRefProvider>(ops::OpRegistry::global()); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> available_providers() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : factories()) names.push_back(name);
+  return names;
+}
+
+Result<std::shared_ptr<const Provider>> make_provider(const std::string& name) {
+  auto it = factories().find(name);
+  if (it == factories().end()) {
+    std::string known;
+    for (const auto& n : available_providers()) known += (known.empty() ? "" : ", ") + n;
+    return Status(StatusCode::kUnsupportedTarget, "unknown provider '" + name + "' (available: " + known + ")");
+  }
+  return it->second();
+}
+
+}  // namespace kiln::providers

@@ -1,0 +1,102 @@
+// The evidence report: what every pipeline stage did, as plain data. report_json.cpp turns it into
+// the JSON documented in docs/REPORT.md; report_summary.cpp into the CLI's short summary.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/analysis/type_inference.h"
+#include "kiln/partition/partitioner.h"
+
+namespace kiln::report {
+
+struct TensorSummary {
+  std::string name;
+  std::string type;  // "float[N,3,224,224]"
+};
+
+struct ModelSection {
+  std::string path;
+  std::string sha256;
+  int64_t file_bytes = 0;
+  int64_t ir_version = 0;
+  std::string producer;
+  std::map<std::string, int64_t> opset_imports;
+  std::vector<TensorSummary> inputs;
+  std::vector<TensorSummary> outputs;
+  int64_t nodes = 0;
+  int64_t parameters = 0;  // initializer elements
+  int64_t parameter_bytes = 0;
+};
+
+struct PassLogEntry {
+  std::string name;
+  int round = 0;
+  double ms = 0;
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+  bool changed = false;
+};
+
+struct KernelUse {
+  std::string op_type;
+  std::string provider;
+  int64_t count = 0;
+};
+
+struct MemorySection {
+  std::vector<std::vector<int64_t>> input_shapes;  // what the plan was built for
+  int64_t arena_bytes = 0;  // planned peak
+  int64_t naive_bytes = 0;  // no reuse
+  int64_t buffers = 0;
+  int64_t reused_buffers = 0;
+  int64_t dynamic_values = 0;
+  int64_t output_bytes = 0;
+};
+
+struct OpTime {
+  std::string op_type;
+  int64_t calls = 0;
+  double ms = 0;
+};
+
+struct RunSection {
+  int64_t runs = 0;
+  int64_t plans_built = 0;  // one per distinct input-shape signature
+  double first_run_ms = 0;
+  std::vector<double> latencies_ms;  // every run, in order
+  std::vector<OpTime> op_times;      // summed over runs, slowest first
+};
+
+struct StageTimes {
+  double import_ms = 0;
+  double analysis_ms = 0;
+  double passes_ms = 0;
+  double partition_ms = 0;
+  double plan_ms = 0;
+  double load_ms = 0;  // all of the above
+};
+
+struct Report {
+  std::string kiln_version;
+  std::map<std::string, std::string> options;
+  ModelSection model;
+  StageTimes stages;
+  analysis::InferenceEvidence analysis;
+  std::vector<PassLogEntry> passes;
+  int64_t nodes_after_passes = 0;
+  partition::PartitionMap partition;
+  std::vector<KernelUse> kernels;
+  MemorySection memory;
+  RunSection run;
+};
+
+std::string to_json(const Report& report, int indent = 2);
+std::string to_summary(const Report& report);
+
+// Median of a list of latencies (0 when empty).
+double median(std::vector<double> values);
+
+}  // namespace kiln::report

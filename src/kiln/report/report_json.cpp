@@ -1,0 +1,131 @@
+// Report -> JSON (schema: docs/REPORT.md). Bump kSchemaVersion on any incompatible change.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "kiln/report/report.h"
+
+namespace kiln::report {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+using nlohmann::json;
+
+json tensors_json(const std::vector<TensorSummary>& tensors) {
+  json out = json::array();
+  for (const auto& t : tensors) out.push_back({{"name", t.name}, {"type", t.type}});
+  return out;
+}
+
+json model_json(const ModelSection& m) {
+  return {{"path", m.path},
+          {"sha256", m.sha256},
+          {"file_bytes", m.file_bytes},
+          {"ir_version", m.ir_version},
+          {"producer", m.producer},
+          {"opset_imports", m.opset_imports},
+          {"inputs", tensors_json(m.inputs)},
+          {"outputs", tensors_json(m.outputs)},
+          {"nodes", m.nodes},
+          {"parameters", m.parameters},
+          {"parameter_bytes", m.parameter_bytes}};
+}
+
+json analysis_json(const analysis::InferenceEvidence& a) {
+  return {{"nodes", a.nodes},
+          {"values_static", a.values_with_static_shape},
+          {"values_symbolic", a.values_with_symbolic_shape},
+          {"values_unknown_rank", a.values_without_shape},
+          {"values_propagated", a.values_propagated},
+          {"symbols", a.symbols},
+          {"unresolved", a.unresolved}};
+}
+
+json passes_json(const std::vector<PassLogEntry>& passes) {
+  json out = json::array();
+  for (const auto& p : passes)
+    out.push_back({{"name", p.name},
+                   {"round", p.round},
+                   {"ms", p.ms},
+                   {"nodes_before", p.nodes_before},
+                   {"nodes_after", p.nodes_after},
+                   {"changed", p.changed}});
+  return out;
+}
+
+json partition_json(const partition::PartitionMap& p) {
+  json nodes = json::array();
+  json declined = json::array();
+  for (const auto& a : p.assignments) {
+    nodes.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", a.provider}, {"fallback", a.fallback}});
+    for (const auto& d : a.declined)
+      declined.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", d.provider}, {"reason", d.reason}});
+  }
+  json parts = json::array();
+  for (const auto& part : p.partitions)
+    parts.push_back({{"provider", part.provider}, {"first_node", part.first_node}, {"nodes", part.node_count}});
+  return {{"policy", p.policy},          {"nodes", nodes},
+          {"declined", declined},        {"partitions", parts},
+          {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
+          {"boundary_edges", p.boundary_edges}};
+}
+
+json run_json(const RunSection& r) {
+  json ops = json::array();
+  for (const auto& o : r.op_times) ops.push_back({{"op", o.op_type}, {"calls", o.calls}, {"ms", o.ms}});
+  std::vector<double> steady(r.latencies_ms.begin() + std::min<size_t>(1, r.latencies_ms.size()), r.latencies_ms.end());
+  return {{"runs", r.runs},
+          {"plans_built", r.plans_built},
+          {"first_run_ms", r.first_run_ms},
+          {"steady_median_ms", median(steady)},
+          {"steady_min_ms", steady.empty() ? 0.0 : *std::min_element(steady.begin(), steady.end())},
+          {"latencies_ms", r.latencies_ms},
+          {"op_times", ops}};
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string to_json(const Report& report, int indent) {
+  json kernels = json::array();
+  for (const auto& k : report.kernels)
+    kernels.push_back({{"op", k.op_type}, {"provider", k.provider}, {"count", k.count}});
+  const MemorySection& m = report.memory;
+  json doc = {
+      {"schema_version", kSchemaVersion},
+      {"kiln_version", report.kiln_version},
+      {"options", report.options},
+      {"model", model_json(report.model)},
+      {"stages_ms",
+       {{"import", report.stages.import_ms},
+        {"analysis", report.stages.analysis_ms},
+        {"passes", report.stages.passes_ms},
+        {"partition", report.stages.partition_ms},
+        {"plan", report.stages.plan_ms},
+        {"load", report.stages.load_ms}}},
+      {"analysis", analysis_json(report.analysis)},
+      {"passes", passes_json(report.passes)},
+      {"nodes_after_passes", report.nodes_after_passes},
+      {"partition", partition_json(report.partition)},
+      {"kernels", kernels},
+      {"memory",
+       {{"input_shapes", m.input_shapes},
+        {"arena_bytes", m.arena_bytes},
+        {"naive_bytes", m.naive_bytes},
+        {"buffers", m.buffers},
+        {"reused_buffers", m.reused_buffers},
+        {"dynamic_values", m.dynamic_values},
+        {"output_bytes", m.output_bytes}}},
+      {"run", run_json(report.run)},
+  };
+  return doc.dump(indent);
+}
+
+}  // namespace kiln::report

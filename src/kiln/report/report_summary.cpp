@@ -1,0 +1,55 @@
+// Report -> the few lines the CLI prints after compile and run.
+#include <cstdio>
+#include <sstream>
+
+#include "kiln/report/report.h"
+
+namespace kiln::report {
+
+namespace {
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string ms(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f ms", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string to_summary(const Report& r) {
+  std::ostringstream s;
+  s << "model      " << r.model.path << " (sha256 " << r.model.sha256.substr(0, 16) << "..., " << r.model.nodes
+    << " nodes, " << r.model.parameters << " parameters)\n";
+  s << "analysis   " << r.analysis.values_with_static_shape << " static, " << r.analysis.values_with_symbolic_shape
+    << " symbolic, " << r.analysis.values_without_shape << " unknown-rank values; " << r.analysis.values_propagated
+    << " values propagated\n";
+  int64_t changed = 0;
+  for (const auto& p : r.passes) changed += p.changed ? 1 : 0;
+  s << "passes     " << r.passes.size() << " pass runs (" << changed << " changed the graph): " << r.model.nodes
+    << " -> " << r.nodes_after_passes << " nodes\n";
+  s << "partition  " << r.partition.policy << "; ";
+  for (size_t i = 0; i < r.partition.partitions.size() && i < 4; ++i)
+    s << (i ? ", " : "") << r.partition.partitions[i].provider << " x" << r.partition.partitions[i].node_count;
+  s << "; fallback " << r.partition.fallback_nodes << " nodes (" << r.partition.fallback_share() * 100 << "%)\n";
+  s << "kernels    " << r.kernels.size() << " distinct (op, provider) kernels\n";
+  s << "memory     arena " << mib(r.memory.arena_bytes) << " planned peak vs " << mib(r.memory.naive_bytes)
+    << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "
+    << r.memory.dynamic_values << " dynamic\n";
+  s << "times      import " << ms(r.stages.import_ms) << ", analysis " << ms(r.stages.analysis_ms) << ", passes "
+    << ms(r.stages.passes_ms) << ", partition " << ms(r.stages.partition_ms) << ", plan " << ms(r.stages.plan_ms)
+    << ", load total " << ms(r.stages.load_ms);
+  if (r.run.runs > 0) {
+    std::vector<double> steady(r.run.latencies_ms.begin() + 1, r.run.latencies_ms.end());
+    s << "\nrun        " << r.run.runs << " runs: first " << ms(r.run.first_run_ms);
+    if (!steady.empty()) s << ", steady median " << ms(median(steady));
+  }
+  return s.str();
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,135 @@
+// Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
+#include "kiln/runtime/execution_plan.h"
+
+#include "kiln/analysis/lifetimes.h"
+#include "kiln/analysis/type_inference.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+Status specialise_inputs(ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_shapes) {
+  if (input_shapes.size() != graph.inputs.size())
+    return invalid_argument("expected " + std::to_string(graph.inputs.size()) + " input shapes, got " +
+                            std::to_string(input_shapes.size()));
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    ir::Value* in = graph.inputs[i];
+    const ir::TensorType concrete{in->type.dtype, ir::Shape::from_static(input_shapes[i])};
+    auto merged = analysis::merge_types(in->type, concrete, "input '" + in->name + "'");
+    if (!merged.is_ok()) return invalid_argument(merged.status().message());
+    in->type = merged.value();
+  }
+  return Status::ok();
+}
+
+const providers::Provider* provider_named(const partition::ProviderList& providers, const std::string& name) {
+  for (const auto& p : providers)
+    if (p->name() == name) return p.get();
+  return nullptr;
+}
+
+// Slot of every graph input, constant and graph output; values produced by nodes get theirs later.
+void assign_boundary_slots(const ir::Graph& graph, ExecutionPlan& plan, std::map<const ir::Value*, int>& slot_of) {
+  auto add = [&](const ir::Value* v, ValueSlot::Kind kind, size_t io_index) {
+    ValueSlot slot;
+    slot.kind = kind;
+    slot.value = v;
+    slot.dtype = v->type.dtype;
+    slot.io_index = io_index;
+    if (v->type.has_static_shape()) slot.shape = v->type.shape->static_dims();
+    if (kind == ValueSlot::Kind::kOutput && (!v->type.has_static_shape() || v->type.dtype == DType::kString))
+      ++plan.dynamic_values;
+    slot_of[v] = static_cast<int>(plan.slots.size());
+    plan.slots.push_back(std::move(slot));
+  };
+  for (size_t i = 0; i < graph.inputs.size(); ++i) add(graph.inputs[i], ValueSlot::Kind::kInput, i);
+  for (const auto& v : graph.values())
+    if (v->is_constant()) add(v.get(), ValueSlot::Kind::kConstant, 0);
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const ir::Value* v = graph.outputs[i];
+    if (!slot_of.count(v)) add(v, ValueSlot::Kind::kOutput, i);
+    plan.output_slots.push_back(slot_of[v]);
+  }
+}
+
+// Arena slots for intermediates with static shapes; dynamic slots for the rest.
+void plan_intermediates(const ir::Graph& graph, ExecutionPlan& plan, std::map<const ir::Value*, int>& slot_of) {
+  std::vector<memory::BufferRequest> requests;
+  std::vector<int> request_slots;
+  for (const analysis::Lifetime& life : analysis::compute_lifetimes(graph)) {
+    const ir::Value* v = life.value;
+    if (slot_of.count(v)) continue;
+    ValueSlot slot;
+    slot.value = v;
+    slot.dtype = v->type.dtype;
+    const bool planned = v->type.has_static_shape() && v->type.dtype != DType::kString &&
+                         v->type.dtype != DType::kUndefined;
+    slot.kind = planned ? ValueSlot::Kind::kArena : ValueSlot::Kind::kDynamic;
+    if (planned) {
+      slot.shape = v->type.shape->static_dims();
+      requests.push_back({static_cast<int64_t>(shape_element_count(slot.shape) * dtype_size(slot.dtype)),
+                          life.first_step, life.last_step});
+      request_slots.push_back(static_cast<int>(plan.slots.size()));
+    } else {
+      ++plan.dynamic_values;
+    }
+    slot_of[v] = static_cast<int>(plan.slots.size());
+    plan.slots.push_back(std::move(slot));
+  }
+  plan.memory = memory::plan_memory(requests);
+  for (size_t i = 0; i < request_slots.size(); ++i) plan.slots[request_slots[i]].offset = plan.memory.offsets[i];
+}
+
+Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partition,
+                   const partition::ProviderList& providers, const ops::OpRegistry& registry, ExecutionPlan& plan,
+                   std::map<const ir::Value*, int>& slot_of) {
+  const auto& nodes = graph.nodes();
+  if (partition.assignments.size() != nodes.size())
+    return internal_error("partition map has " + std::to_string(partition.assignments.size()) +
+                          " assignments for " + std::to_string(nodes.size()) + " nodes");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& node = *nodes[i];
+    Step step;
+    step.node = &node;
+    step.provider = partition.assignments[i].provider;
+    KILN_ASSIGN_OR_RETURN(step.def, ops::resolve_op(registry, node));
+    const providers::Provider* provider = provider_named(providers, step.provider);
+    if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
+    KILN_ASSIGN_OR_RETURN(step.kernel, provider->kernel_for(node));
+    for (const ir::Value* in : node.inputs) {
+      if (in && !slot_of.count(in)) return internal_error(node.describe() + " reads '" + in->name + "', which has no slot");
+      step.inputs.push_back(in ? slot_of[in] : -1);
+    }
+    for (const ir::Value* out : node.outputs) {
+      const int slot = out ? slot_of[out] : -1;
+      step.outputs.push_back(slot);
+      if (slot >= 0 && (plan.slots[slot].kind == ValueSlot::Kind::kDynamic ||
+                        (plan.slots[slot].kind == ValueSlot::Kind::kOutput && !out->type.has_static_shape())))
+        step.dynamic_outputs = true;
+      if (slot >= 0 && plan.slots[slot].dtype == DType::kString) step.dynamic_outputs = true;
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
+                                                  const partition::ProviderList& providers,
+                                                  const ops::OpRegistry& registry,
+                                                  const std::vector<std::vector<int64_t>>& input_shapes) {
+  auto plan = std::make_unique<ExecutionPlan>();
+  plan->graph = compiled.clone();
+  plan->input_shapes = input_shapes;
+  KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes));
+  auto inferred = analysis::infer_types(*plan->graph, registry);
+  if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
+  std::map<const ir::Value*, int> slot_of;
+  assign_boundary_slots(*plan->graph, *plan, slot_of);
+  plan_intermediates(*plan->graph, *plan, slot_of);
+  KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
+  return plan;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,64 @@
+// ExecutionPlan: a graph specialised to concrete input shapes, lowered to a linear schedule of
+// kernels over one planned arena. Built once per input-shape signature; a new shape is a re-plan,
+// not a rebuild of the compiled graph.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/memory/memory_planner.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/partition/partitioner.h"
+#include "kiln/status.h"
+
+namespace kiln::runtime {
+
+// Where a value's tensor lives during a run.
+struct ValueSlot {
+  enum class Kind {
+    kInput,     // the caller's tensor, bound without a copy
+    kConstant,  // an initializer, bound without a copy
+    kArena,     // planned offset in the arena
+    kOutput,    // owning tensor handed to the caller
+    kDynamic,   // shape known only at run time (or string data): allocated when produced
+  };
+  Kind kind = Kind::kArena;
+  const ir::Value* value = nullptr;
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;  // concrete unless kDynamic
+  int64_t offset = 0;          // kArena only
+  size_t io_index = 0;         // kInput / kOutput: position among graph inputs / outputs
+};
+
+struct Step {
+  const ir::Node* node = nullptr;
+  const ops::OpDef* def = nullptr;  // for run-time shape rules of dynamic outputs
+  ops::Kernel kernel;
+  std::string provider;
+  std::vector<int> inputs;   // slot index, -1 for an omitted input
+  std::vector<int> outputs;  // slot index, -1 for an omitted output
+  bool dynamic_outputs = false;
+};
+
+struct ExecutionPlan {
+  std::unique_ptr<ir::Graph> graph;  // the specialised copy the steps point into
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<ValueSlot> slots;
+  std::vector<Step> steps;
+  std::vector<int> output_slots;  // one per graph output
+  memory::MemoryPlan memory;
+  int64_t dynamic_values = 0;
+};
+
+// Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a
+// shape contradicts the graph), re-infers every type, and plans kernels and memory. `partition`
+// must have been computed on `compiled` (assignments in node order).
+Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
+                                                  const partition::ProviderList& providers,
+                                                  const ops::OpRegistry& registry,
+                                                  const std::vector<std::vector<int64_t>>& input_shapes);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,36 @@
+// Executor: runs an ExecutionPlan's steps in order over its arena. Inputs and constants are bound
+// without copies; intermediates are views into the arena; outputs are owning tensors handed to the
+// caller. Not thread-safe: one run at a time per Executor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kiln/runtime/execution_plan.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::runtime {
+
+struct StepTiming {
+  const ir::Node* node = nullptr;
+  double ms = 0;
+};
+
+class Executor {
+ public:
+  // `inputs` holds one tensor per graph input, in order, with the shapes the plan was built for.
+  // When `timings` is non-null it receives one entry per step.
+  Result<std::vector<Tensor>> run(const ExecutionPlan& plan, const std::vector<Tensor>& inputs,
+                                  std::vector<StepTiming>* timings = nullptr);
+  int64_t arena_capacity() const { return arena_bytes_; }
+
+ private:
+  Status ensure_arena(int64_t bytes);
+
+  std::shared_ptr<void> arena_;
+  int64_t arena_bytes_ = 0;
+};
+
+}  // namespace kiln::runtime

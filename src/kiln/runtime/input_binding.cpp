@@ -1,0 +1,96 @@
+// Input validation and ordering.
+#include "kiln/runtime/input_binding.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+std::string input_names(const ir::Graph& graph) {
+  std::string s;
+  for (const ir::Value* v : graph.inputs) s += (s.empty() ? "" : ", ") + v->name;
+  return s;
+}
+
+// Checks `shape` against the declared type of `input`, binding its symbols in `symbols`.
+Status check_shape(const ir::Value& input, const std::vector<int64_t>& shape, std::map<std::string, int64_t>& symbols) {
+  if (!input.type.shape) return Status::ok();
+  const ir::Shape& declared = *input.type.shape;
+  if (declared.rank() != shape.size())
+    return invalid_argument("input '" + input.name + "' has rank " + std::to_string(shape.size()) + " (shape " +
+                            shape_to_string(shape) + ") but the model expects rank " + std::to_string(declared.rank()) +
+                            " " + input.type.to_string());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const ir::Dim& d = declared[i];
+    if (d.is_static() && d.value() != shape[i])
+      return invalid_argument("input '" + input.name + "' dim " + std::to_string(i) + " is " + std::to_string(shape[i]) +
+                              " but the model requires " + std::to_string(d.value()) + " " + input.type.to_string());
+    if (d.is_symbol()) {
+      auto [it, fresh] = symbols.emplace(d.symbol_name(), shape[i]);
+      if (!fresh && it->second != shape[i])
+        return invalid_argument("input '" + input.name + "' dim " + std::to_string(i) + " ('" + d.symbol_name() +
+                                "') is " + std::to_string(shape[i]) + " but another input binds '" + d.symbol_name() +
+                                "' to " + std::to_string(it->second));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::vector<Tensor>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  for (const auto& [name, tensor] : inputs) {
+    const ir::Value* v = graph.find_value(name);
+    if (!v || !graph.is_graph_input(v))
+      return invalid_argument("unknown input '" + name + "' (model inputs: " + input_names(graph) + ")");
+  }
+  std::vector<Tensor> ordered;
+  std::map<std::string, int64_t> symbols;
+  for (const ir::Value* in : graph.inputs) {
+    auto it = inputs.find(in->name);
+    if (it == inputs.end())
+      return invalid_argument("missing input '" + in->name + "' of type " + in->type.to_string());
+    const Tensor& t = it->second;
+    if (!t.defined()) return invalid_argument("input '" + in->name + "' is an empty (undefined) tensor");
+    if (t.dtype() != in->type.dtype)
+      return invalid_argument("input '" + in->name + "' has dtype " + dtype_name(t.dtype()) + " but the model expects " +
+                              dtype_name(in->type.dtype));
+    if (t.dtype() != DType::kString && !t.raw_data() && t.element_count() > 0)
+      return invalid_argument("input '" + in->name + "' has no data");
+    KILN_RETURN_IF_ERROR(check_shape(*in, t.shape(), symbols));
+    ordered.push_back(t);
+  }
+  return ordered;
+}
+
+Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& graph,
+                                                           const std::map<std::string, std::vector<int64_t>>& given) {
+  for (const auto& [name, shape] : given) {
+    const ir::Value* v = graph.find_value(name);
+    if (!v || !graph.is_graph_input(v))
+      return invalid_argument("input shape given for unknown input '" + name + "' (model inputs: " + input_names(graph) +
+                              ")");
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  std::map<std::string, int64_t> symbols;
+  for (const ir::Value* in : graph.inputs) {
+    auto it = given.find(in->name);
+    if (it != given.end()) {
+      KILN_RETURN_IF_ERROR(check_shape(*in, it->second, symbols));
+      shapes.push_back(it->second);
+      continue;
+    }
+    if (!in->type.shape)
+      return invalid_argument("input '" + in->name + "' has unknown rank; give its shape (--shape " + in->name +
+                              "=1x3x224x224 or SessionOptions::input_shapes)");
+    std::vector<int64_t> shape;
+    for (const ir::Dim& d : in->type.shape->dims()) {
+      auto bound = d.is_symbol() ? symbols.find(d.symbol_name()) : symbols.end();
+      shape.push_back(d.is_static() ? d.value() : bound != symbols.end() ? bound->second : 1);
+    }
+    KILN_RETURN_IF_ERROR(check_shape(*in, shape, symbols));
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+}  // namespace kiln::runtime

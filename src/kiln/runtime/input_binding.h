@@ -1,0 +1,23 @@
+// Checks the caller's named input tensors against the model's inputs (names, dtypes, ranks,
+// concrete dims, consistent symbolic dims) and orders them as the graph lists its inputs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::runtime {
+
+// InvalidArgument naming the input at fault.
+Result<std::vector<Tensor>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Tensor>& inputs);
+
+// The input shapes to plan for at load time: `given` where named, the declared shape otherwise,
+// with symbolic dims set to 1. InvalidArgument for unknown names, contradicting shapes, unknown ranks.
+Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& graph,
+                                                           const std::map<std::string, std::vector<int64_t>>& given);
+
+}  // namespace kiln::runtime

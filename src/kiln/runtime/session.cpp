@@ -1,0 +1,210 @@
+// kiln::Session: the pipeline import -> analysis -> passes -> partition -> plan, then runs.
+// Each stage is one call below, in order, and records its evidence in the report.
+#include "kiln/session.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "kiln/analysis/type_inference.h"
+#include "kiln/frontend/onnx/importer.h"
+#include "kiln/ir/verifier.h"
+#include "kiln/partition/partitioner.h"
+#include "kiln/report/report.h"
+#include "kiln/runtime/executor.h"
+#include "kiln/runtime/input_binding.h"
+#include "kiln/runtime/op_profile.h"
+#include "kiln/runtime/pass_pipeline.h"
+
+namespace kiln {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
+  return s;
+}
+
+TensorInfo tensor_info(const ir::Value& v) {
+  TensorInfo info;
+  info.name = v.name;
+  info.dtype = v.type.dtype;
+  info.rank_known = v.type.shape.has_value();
+  if (v.type.shape) {
+    for (const ir::Dim& d : v.type.shape->dims()) {
+      info.shape.push_back(d.is_static() ? d.value() : -1);
+      info.dim_names.push_back(d.is_symbol() ? d.symbol_name() : "");
+    }
+  }
+  return info;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  SessionOptions options;
+  ir::Model model;
+  partition::ProviderList providers;
+  partition::PartitionMap partition;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::ExecutionPlan>> plans;
+  runtime::Executor executor;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  report::Report report;
+
+  Status import_model(const std::string& path);
+  Status analyse();
+  Status optimise();
+  Status place();
+  Result<const runtime::ExecutionPlan*> plan_for(const std::vector<std::vector<int64_t>>& shapes);
+  void record_plan(const runtime::ExecutionPlan& plan);
+  void record_options();
+};
+
+Status Session::Impl::import_model(const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
+  report::ModelSection& m = report.model;
+  m.path = path;
+  m.sha256 = model.sha256;
+  m.file_bytes = model.file_bytes;
+  m.ir_version = model.ir_version;
+  m.producer = model.producer_name + (model.producer_version.empty() ? "" : " " + model.producer_version);
+  for (const auto& [domain, version] : model.opset_imports) m.opset_imports[domain.empty() ? "ai.onnx" : domain] = version;
+  for (const ir::Value* v : model.graph->inputs) m.inputs.push_back({v->name, v->type.to_string()});
+  for (const ir::Value* v : model.graph->outputs) m.outputs.push_back({v->name, v->type.to_string()});
+  m.nodes = static_cast<int64_t>(model.graph->nodes().size());
+  const ir::ParameterStats params = ir::parameter_stats(*model.graph);
+  m.parameters = params.elements;
+  m.parameter_bytes = params.bytes;
+  report.stages.import_ms = ms_since(start);
+  return Status::ok();
+}
+
+Status Session::Impl::analyse() {
+  const auto start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(report.analysis, analysis::infer_types(*model.graph, ops::OpRegistry::global()));
+  for (const ir::Value* v : model.graph->inputs) inputs.push_back(tensor_info(*v));
+  for (const ir::Value* v : model.graph->outputs) outputs.push_back(tensor_info(*v));
+  report.stages.analysis_ms = ms_since(start);
+  return Status::ok();
+}
+
+Status Session::Impl::optimise() {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.optimize) {
+    KILN_ASSIGN_OR_RETURN(report.passes,
+                          runtime::run_pass_pipeline(*model.graph, ops::OpRegistry::global(), options.disabled_passes));
+  }
+  report.nodes_after_passes = static_cast<int64_t>(model.graph->nodes().size());
+  report.stages.passes_ms = ms_since(start);
+  return Status::ok();
+}
+
+Status Session::Impl::place() {
+  const auto start = std::chrono::steady_clock::now();
+  partition::FallbackPolicy policy{options.providers, options.allow_fallback};
+  for (const auto* names : {&policy.preferred, &policy.allowed_fallback}) {
+    for (const std::string& name : *names) {
+      KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name));
+      providers.push_back(std::move(provider));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(partition, partition::partition_graph(*model.graph, policy, providers));
+  report.partition = partition;
+  std::map<std::pair<std::string, std::string>, int64_t> uses;
+  for (const auto& a : partition.assignments) ++uses[{a.op_type, a.provider}];
+  for (const auto& [key, count] : uses) report.kernels.push_back({key.first, key.second, count});
+  report.stages.partition_ms = ms_since(start);
+  return Status::ok();
+}
+
+void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
+  report::MemorySection& m = report.memory;
+  m.input_shapes = plan.input_shapes;
+  m.arena_bytes = plan.memory.arena_bytes;
+  m.naive_bytes = plan.memory.naive_bytes;
+  m.buffers = plan.memory.buffers;
+  m.reused_buffers = plan.memory.reused_buffers;
+  m.dynamic_values = plan.dynamic_values;
+  m.output_bytes = 0;
+  for (int s : plan.output_slots) {
+    const runtime::ValueSlot& slot = plan.slots[s];
+    m.output_bytes += shape_element_count(slot.shape) * static_cast<int64_t>(dtype_size(slot.dtype));
+  }
+}
+
+Result<const runtime::ExecutionPlan*> Session::Impl::plan_for(const std::vector<std::vector<int64_t>>& shapes) {
+  auto it = plans.find(shapes);
+  if (it != plans.end()) return it->second.get();
+  const auto start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(auto plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes));
+  record_plan(*plan);
+  report.stages.plan_ms = ms_since(start);
+  report.run.plans_built += 1;
+  return plans.emplace(shapes, std::move(plan)).first->second.get();
+}
+
+void Session::Impl::record_options() {
+  report.kiln_version = KILN_VERSION;
+  report.options = {{"threads", std::to_string(options.threads)},
+                    {"providers", join(options.providers)},
+                    {"allow_fallback", join(options.allow_fallback)},
+                    {"optimize", options.optimize ? "true" : "false"},
+                    {"disabled_passes", join(options.disabled_passes)}};
+}
+
+Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
+  if (options.threads < 0) return invalid_argument("threads must be >= 0, got " + std::to_string(options.threads));
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->record_options();
+  const auto start = std::chrono::steady_clock::now();
+  KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  KILN_RETURN_IF_ERROR(impl->analyse());
+  KILN_RETURN_IF_ERROR(impl->optimise());
+  KILN_RETURN_IF_ERROR(impl->place());
+  KILN_ASSIGN_OR_RETURN(auto load_shapes,
+                        runtime::load_time_shapes(*impl->model.graph, options.input_shapes));
+  KILN_RETURN_IF_ERROR(impl->plan_for(load_shapes).status());
+  impl->report.stages.load_ms = ms_since(start);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+
+Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, runtime::bind_inputs(*impl_->model.graph, inputs));
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor& t : ordered) shapes.push_back(t.shape());
+  KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, impl_->plan_for(shapes));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<runtime::StepTiming> timings;
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> results, impl_->executor.run(*plan, ordered, &timings));
+  const double elapsed = ms_since(start);
+  report::RunSection& r = impl_->report.run;
+  if (r.runs == 0) r.first_run_ms = elapsed;
+  r.runs += 1;
+  r.latencies_ms.push_back(elapsed);
+  runtime::accumulate_op_times(timings, r.op_times);
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < results.size(); ++i) named[impl_->model.graph->outputs[i]->name] = std::move(results[i]);
+  return named;
+}
+
+std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
+std::string Session::report_summary() const { return report::to_summary(impl_->report); }
+
+}  // namespace kiln

@@ -1,0 +1,145 @@
+// Tests of the inference driver with a small local registry: propagation of types and known
+// values, symbolic dims, declared-type contradictions, unknown operators.
+#include <gtest/gtest.h>
+
+#include "kiln/analysis/lifetimes.h"
+#include "kiln/analysis/type_inference.h"
+
+namespace kiln::analysis {
+namespace {
+
+// "Same": output type = input type. "ShapeOf": int64 [rank], value known when the shape is static.
+// "Twice": doubles an int64 tensor (a kernel, so propagation runs it).
+ops::OpRegistry test_registry() {
+  ops::OpRegistry r;
+  r.add({"", "Same", 1,
+         [](ops::InferenceContext& ctx) {
+           ctx.set_output_type(0, ctx.input_type(0));
+           return Status::ok();
+         },
+         [](ops::KernelContext&) { return Status::ok(); }});
+  r.add({"", "ShapeOf", 1,
+         [](ops::InferenceContext& ctx) {
+           const auto& t = ctx.input_type(0);
+           if (!t.shape) return ctx.error("needs a known rank");
+           ctx.set_output_type(0, ir::make_type(DType::kInt64, {static_cast<int64_t>(t.shape->rank())}));
+           if (t.shape->is_static()) {
+             const auto dims = t.shape->static_dims();
+             ctx.set_output_value(0, Tensor::from_vector<int64_t>(DType::kInt64, {static_cast<int64_t>(dims.size())}, dims));
+           }
+           return Status::ok();
+         },
+         [](ops::KernelContext&) { return Status::ok(); }});
+  r.add({"", "Twice", 1,
+         [](ops::InferenceContext& ctx) {
+           ctx.set_output_type(0, ctx.input_type(0));
+           return Status::ok();
+         },
+         [](ops::KernelContext& ctx) {
+           const Tensor* in = ctx.input(0);
+           for (int64_t i = 0; i < in->element_count(); ++i)
+             ctx.output(0)->data<int64_t>()[i] = 2 * in->data<int64_t>()[i];
+           return Status::ok();
+         }});
+  return r;
+}
+
+TEST(TypeInference, SymbolicDimsFlowAndEvidenceCountsThem) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::TensorType{DType::kFloat, ir::Shape({ir::Dim::symbol("N"), ir::Dim(3)})});
+  ir::Value* y = g.add_value("y");
+  g.inputs = {x};
+  g.add_node("Same", {x}, {y}, "same", "", 1);
+  g.outputs = {y};
+  auto ev = infer_types(g, reg);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(y->type.to_string(), "float[N,3]");
+  EXPECT_EQ(ev.value().symbols, std::vector<std::string>{"N"});
+  EXPECT_EQ(ev.value().values_with_symbolic_shape, 2);
+}
+
+TEST(TypeInference, KnownValuesPropagateThroughKernels) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 5}));
+  ir::Value* s = g.add_value("s");
+  ir::Value* d = g.add_value("d");
+  g.inputs = {x};
+  g.add_node("ShapeOf", {x}, {s}, "shape", "", 1);
+  g.add_node("Twice", {s}, {d}, "twice", "", 1);
+  g.outputs = {d};
+  auto ev = infer_types(g, reg);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev.value().values_propagated, 2);
+  EXPECT_EQ(d->type.to_string(), "int64[2]");
+}
+
+TEST(TypeInference, DeclaredTypeContradictionNamesNode) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 3}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 4}));
+  g.inputs = {x};
+  g.add_node("Same", {x}, {y}, "mismatch", "", 1);
+  g.outputs = {y};
+  auto ev = infer_types(g, reg);
+  ASSERT_FALSE(ev.is_ok());
+  EXPECT_EQ(ev.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(ev.status().message().find("Same 'mismatch'"), std::string::npos) << ev.status().message();
+  EXPECT_NE(ev.status().message().find("declared float[2,4]"), std::string::npos) << ev.status().message();
+}
+
+TEST(TypeInference, DeclaredDtypeContradictionIsError) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2}));
+  ir::Value* y = g.add_value("y", ir::TensorType{DType::kInt32, std::nullopt});
+  g.inputs = {x};
+  g.add_node("Same", {x}, {y}, "n", "", 1);
+  g.outputs = {y};
+  EXPECT_EQ(infer_types(g, reg).status().code(), StatusCode::kInvalidModel);
+}
+
+TEST(TypeInference, DeclaredStaticDimRefinesSymbolic) {
+  auto merged = merge_types(ir::make_type(DType::kFloat, {4, 3}),
+                            ir::TensorType{DType::kFloat, ir::Shape({ir::Dim::symbol("N"), ir::Dim(3)})}, "v");
+  ASSERT_TRUE(merged.is_ok());
+  EXPECT_EQ(merged.value().to_string(), "float[4,3]");
+}
+
+TEST(TypeInference, UnknownOperatorIsUnsupported) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2}));
+  ir::Value* y = g.add_value("y");
+  g.inputs = {x};
+  g.add_node("Frobnicate", {x}, {y}, "weird", "", 1);
+  g.outputs = {y};
+  auto ev = infer_types(g, reg);
+  EXPECT_EQ(ev.status().code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(ev.status().message().find("Frobnicate"), std::string::npos);
+  EXPECT_NE(ev.status().message().find("weird"), std::string::npos);
+}
+
+TEST(Lifetimes, LastUseIsLastReader) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x");
+  ir::Value* a = g.add_value("a");
+  ir::Value* b = g.add_value("b");
+  ir::Value* c = g.add_value("c");
+  g.inputs = {x};
+  g.add_node("Same", {x}, {a}, "n0");
+  g.add_node("Same", {a}, {b}, "n1");
+  g.add_node("Twice", {a, b}, {c}, "n2");
+  g.outputs = {c};
+  auto lifetimes = compute_lifetimes(g);
+  ASSERT_EQ(lifetimes.size(), 2u);  // c is a graph output: not in the arena
+  EXPECT_EQ(lifetimes[0].value, a);
+  EXPECT_EQ(lifetimes[0].first_step, 0);
+  EXPECT_EQ(lifetimes[0].last_step, 2);
+  EXPECT_EQ(lifetimes[1].last_step, 2);
+}
+
+}  // namespace
+}  // namespace kiln::analysis

@@ -1,0 +1,128 @@
+// Tests of the `kiln` tool as a user runs it: subcommands, files written, exit codes and messages
+// for bad input, and no partial output on failure.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/model_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run_kiln(const std::string& args) {
+  CommandResult r;
+  const std::string cmd = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string small_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{3}});
+  b.output("y", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{3}});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Neg", {"r"}, {"y"}, "neg");
+  return b.save(dir.file("small.onnx"));
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(Cli, HelpOnEverySubcommand) {
+  for (const char* sub : {"", "inspect ", "compile ", "run "}) {
+    CommandResult r = run_kiln(std::string(sub) + "--help");
+    EXPECT_EQ(r.exit_code, 0) << sub << r.output;
+    EXPECT_NE(r.output.find("Usage"), std::string::npos) << sub;
+  }
+}
+
+TEST(Cli, InspectShowsInputsOpsAndParameters) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("inspect " + small_model(dir) + " --ir");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("x: float[N,3]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Relu 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ai.onnx=17"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("= Neg 'neg'(%r)"), std::string::npos) << r.output;
+}
+
+TEST(Cli, CompileWritesReport) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("compile " + small_model(dir) + " --report " + dir.file("r.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("partition"), std::string::npos);
+  std::ifstream in(dir.file("r.json"));
+  auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["schema_version"], 1);
+  EXPECT_EQ(report["partition"]["nodes"].size(), 2u);
+}
+
+TEST(Cli, RunWritesOutputsAndReport) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("run " + small_model(dir) + " --input x=random:3 --shape x=2x3 --output-dir " +
+                             dir.file("out") + " --report " + dir.file("r.json") + " --iterations 3 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("out/y.npy")));
+  EXPECT_NE(r.output.find("y: float[2,3]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("steady median"), std::string::npos) << r.output;
+  std::ifstream in(dir.file("r.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["run"]["runs"], 3);
+}
+
+TEST(Cli, BadInputsFailWithClassifiedErrorAndNoOutputFile) {
+  ScratchDir dir("cli");
+  const std::string model = small_model(dir);
+  write_bytes(dir.file("bad.npy"), std::string("\x93NUMPY\x01\x00\x10\x00{'descr': garbage", 26));
+  write_bytes(dir.file("random.onnx"), std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x12\x05hello", 17));
+  std::string truncated;
+  {
+    std::ifstream in(model, std::ios::binary);
+    truncated.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  write_bytes(dir.file("truncated.onnx"), truncated.substr(0, truncated.size() / 2));
+  struct Case {
+    std::string args;
+    std::string code;
+    std::string text;
+  };
+  const std::vector<Case> cases = {
+      {"run " + model + " --input x=" + dir.file("bad.npy"), "invalid_argument", "bad.npy"},
+      {"run " + model, "invalid_argument", "missing input 'x'"},
+      {"run " + model + " --input q=random", "invalid_argument", "'q'"},
+      {"run " + model + " --input x=random --shape x=2x4", "invalid_argument", "dim 1"},
+      {"run " + dir.file("truncated.onnx") + " --input x=random", "invalid_model", ""},
+      {"run " + dir.file("random.onnx") + " --input x=random", "invalid_model", ""},
+      {"run " + dir.file("missing.onnx") + " --input x=random", "not_found", "missing.onnx"},
+      {"run " + model + " --input x=random --providers tpu", "unsupported_target", "tpu"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = run_kiln(c.args + " --output-dir " + dir.file("out") + " --report " + dir.file("r.json"));
+    EXPECT_GE(r.exit_code, 10) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find("error (" + c.code + ")"), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.text), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out/y.npy"))) << c.args;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json"))) << c.args;
+  }
+}
+
+}  // namespace
+}  // namespace kiln

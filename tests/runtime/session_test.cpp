@@ -1,0 +1,160 @@
+// Tests of the public Session API end to end on small models written by ModelBuilder: results,
+// re-planning for new shapes, the report, and every input error the API classifies.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+// y[N,4] = Relu(x[N,4]) + bias
+std::string relu_bias_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {std::string("N"), int64_t{4}});
+  b.output("y", kFloat, {std::string("N"), int64_t{4}});
+  b.float_initializer("bias", {4}, {0.5f, -1.0f, 2.0f, 0.0f});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Add", {"r", "bias"}, {"y"}, "add_bias");
+  return b.save(dir.file("relu_bias.onnx"));
+}
+
+Tensor batch(int64_t n) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < n * 4; ++i) v.push_back(static_cast<float>(i % 3) - 1.0f);  // -1, 0, 1, ...
+  return Tensor::from_vector<float>(DType::kFloat, {n, 4}, v);
+}
+
+TEST(Session, RunsAndComputesExpectedValues) {
+  ScratchDir dir("session");
+  auto session = Session::load(relu_bias_model(dir));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"x", batch(2)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const Tensor& y = out.value().at("y");
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{2, 4}));
+  const float bias[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+  const Tensor x = batch(2);
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_FLOAT_EQ(y.data<float>()[i], std::max(0.0f, x.data<float>()[i]) + bias[i % 4]);
+}
+
+TEST(Session, ReplansForEachNewInputShapeAndReportsIt) {
+  ScratchDir dir("session");
+  auto session = Session::load(relu_bias_model(dir));
+  ASSERT_TRUE(session.is_ok());
+  ASSERT_TRUE(session.value()->run({{"x", batch(2)}}).is_ok());
+  ASSERT_TRUE(session.value()->run({{"x", batch(5)}}).is_ok());
+  ASSERT_TRUE(session.value()->run({{"x", batch(2)}}).is_ok());
+  auto report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_EQ(report["run"]["runs"], 3);
+  EXPECT_EQ(report["run"]["plans_built"], 3);  // load-time (N=1), N=2, N=5
+  EXPECT_EQ(report["memory"]["input_shapes"][0], nlohmann::json::array({5, 4}));
+  EXPECT_EQ(report["model"]["inputs"][0]["type"], "float[N,4]");
+  EXPECT_EQ(report["partition"]["nodes"].size(), 2u);
+  EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu_ref");
+  EXPECT_EQ(report["partition"]["fallback_nodes"], 0);
+  EXPECT_FALSE(report["model"]["sha256"].get<std::string>().empty());
+  EXPECT_TRUE(report["passes"].is_array());
+}
+
+struct BadInputCase {
+  const char* label;
+  std::map<std::string, Tensor> inputs;
+  const char* expected_text;
+};
+
+TEST(Session, BadInputsAreClassifiedAndNamed) {
+  ScratchDir dir("session");
+  auto session = Session::load(relu_bias_model(dir));
+  ASSERT_TRUE(session.is_ok());
+  const std::vector<BadInputCase> cases = {
+      {"missing", {}, "missing input 'x'"},
+      {"unknown", {{"x", batch(1)}, {"z", batch(1)}}, "unknown input 'z'"},
+      {"dtype", {{"x", Tensor::allocate(DType::kInt64, {1, 4})}}, "dtype int64"},
+      {"rank", {{"x", Tensor::allocate(DType::kFloat, {4})}}, "rank 1"},
+      {"dim", {{"x", Tensor::allocate(DType::kFloat, {1, 5})}}, "dim 1 is 5"},
+      {"undefined", {{"x", Tensor()}}, "undefined"},
+  };
+  for (const auto& c : cases) {
+    auto out = session.value()->run(c.inputs);
+    ASSERT_FALSE(out.is_ok()) << c.label;
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << c.label;
+    EXPECT_NE(out.status().message().find(c.expected_text), std::string::npos) << c.label << ": " << out.status().message();
+  }
+}
+
+TEST(Session, InconsistentSymbolAcrossInputsIsRejected) {
+  ScratchDir dir("session");
+  ModelBuilder b;
+  b.input("a", kFloat, {std::string("N")}).input("b", kFloat, {std::string("N")});
+  b.output("c", kFloat, {std::string("N")});
+  b.node("Add", {"a", "b"}, {"c"}, "add");
+  auto session = Session::load(b.save(dir.file("add.onnx")));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"a", Tensor::allocate(DType::kFloat, {2})}, {"b", Tensor::allocate(DType::kFloat, {3})}});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("'N'"), std::string::npos) << out.status().message();
+}
+
+TEST(Session, LoadErrorsAreClassified) {
+  ScratchDir dir("session");
+  EXPECT_EQ(Session::load(dir.file("absent.onnx")).status().code(), StatusCode::kNotFound);
+
+  SessionOptions bad_provider;
+  bad_provider.providers = {"tpu"};
+  EXPECT_EQ(Session::load(relu_bias_model(dir), bad_provider).status().code(), StatusCode::kUnsupportedTarget);
+
+  SessionOptions bad_shape;
+  bad_shape.input_shapes["nope"] = {1, 4};
+  EXPECT_EQ(Session::load(relu_bias_model(dir), bad_shape).status().code(), StatusCode::kInvalidArgument);
+
+  SessionOptions bad_threads;
+  bad_threads.threads = -2;
+  EXPECT_EQ(Session::load(relu_bias_model(dir), bad_threads).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Session, UnknownOperatorNamesOpAndNode) {
+  ScratchDir dir("session");
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{2}}).output("y", kFloat, {int64_t{2}});
+  b.node("Frobnicate", {"x"}, {"y"}, "frob_node");
+  auto session = Session::load(b.save(dir.file("unknown.onnx")));
+  ASSERT_FALSE(session.is_ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(session.status().message().find("Frobnicate"), std::string::npos) << session.status().message();
+  EXPECT_NE(session.status().message().find("frob_node"), std::string::npos) << session.status().message();
+}
+
+TEST(Session, OpFromUnsupportedDomainIsUnsupported) {
+  ScratchDir dir("session");
+  ModelBuilder b;
+  auto* extra = b.proto().add_opset_import();
+  extra->set_domain("com.example");
+  extra->set_version(1);
+  b.input("x", kFloat, {int64_t{2}}).output("y", kFloat, {int64_t{2}});
+  b.node("Custom", {"x"}, {"y"}, "custom_node", "com.example");
+  auto session = Session::load(b.save(dir.file("domain.onnx")));
+  EXPECT_EQ(session.status().code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(session.status().message().find("com.example"), std::string::npos) << session.status().message();
+}
+
+TEST(Session, DeclaredOutputShapeContradictingInferenceIsInvalidModel) {
+  ScratchDir dir("session");
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}}).output("y", kFloat, {int64_t{2}, int64_t{4}});
+  b.node("Relu", {"x"}, {"y"}, "relu_bad_decl");
+  auto session = Session::load(b.save(dir.file("decl.onnx")));
+  ASSERT_FALSE(session.is_ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(session.status().message().find("relu_bad_decl"), std::string::npos) << session.status().message();
+}
+
+}  // namespace
+}  // namespace kiln
