@@ -1,0 +1,109 @@
+// Parity with PyTorch on real model exports: each model written by bench/models/export.py
+// (--variant test, into ${KILN_BINARY_DIR}/models) runs its reference input through a default
+// Session and must match PyTorch's saved output within 1e-4 * max(1, max|reference|).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kiln/session.h"
+#include "kiln/tensor_io.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kRelativeTolerance = 1e-4;
+constexpr const char* kExportHint =
+    "the parity models are missing; export them with `make models`, or from the source directory run "
+    "`/usr/bin/python3 bench/models/export.py --variant test --out <build dir>/models`";
+
+fs::path model_dir(const std::string& model) { return fs::path(KILN_BINARY_DIR) / "models" / model; }
+
+std::vector<std::string> value_names(const nlohmann::json& values) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.push_back(v.at("name").get<std::string>());
+  return names;
+}
+
+struct Difference {
+  double max_abs_error = 0;  // +inf when Kiln produced a NaN or Inf the reference does not have
+  double reference_scale = 0;
+};
+
+Difference compare(const Tensor& got, const Tensor& want) {
+  Difference d;
+  const float* g = got.data<float>();
+  const float* w = want.data<float>();
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const double err = std::fabs(static_cast<double>(g[i]) - static_cast<double>(w[i]));
+    d.max_abs_error = std::max(d.max_abs_error, std::isfinite(err) ? err : std::numeric_limits<double>::infinity());
+    d.reference_scale = std::max(d.reference_scale, std::fabs(static_cast<double>(w[i])));
+  }
+  return d;
+}
+
+std::string format(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << std::scientific << v;
+  return s.str();
+}
+
+void check_parity(const std::string& model) {
+  const fs::path dir = model_dir(model);
+  std::ifstream meta_file(dir / "meta.json");
+  ASSERT_TRUE(meta_file.good() && fs::exists(dir / "model.onnx")) << "no " << (dir / "meta.json") << ": " << kExportHint;
+  const nlohmann::json meta = nlohmann::json::parse(meta_file);
+
+  std::map<std::string, Tensor> inputs;
+  for (const std::string& name : value_names(meta.at("inputs"))) {
+    auto input = read_tensor_file((dir / ("input_" + name + ".npy")).string());
+    ASSERT_TRUE(input.is_ok()) << input.status().to_string() << " (" << kExportHint << ")";
+    inputs[name] = std::move(input).value();
+  }
+  auto session = Session::load((dir / "model.onnx").string());
+  ASSERT_TRUE(session.is_ok()) << model << ": " << session.status().to_string();
+  auto outputs = session.value()->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << model << ": " << outputs.status().to_string();
+
+  for (const std::string& name : value_names(meta.at("outputs"))) {
+    auto reference = read_tensor_file((dir / ("output_" + name + ".npy")).string());
+    ASSERT_TRUE(reference.is_ok()) << reference.status().to_string() << " (" << kExportHint << ")";
+    ASSERT_EQ(reference.value().dtype(), DType::kFloat) << name;
+    const auto found = outputs.value().find(name);
+    ASSERT_NE(found, outputs.value().end()) << model << ": no output '" << name << "'";
+    const Tensor& got = found->second;
+    ASSERT_EQ(got.dtype(), DType::kFloat) << model << ": output '" << name << "'";
+    ASSERT_EQ(got.shape(), reference.value().shape())
+        << model << ": output '" << name << "' has shape " << shape_to_string(got.shape()) << ", PyTorch gave "
+        << shape_to_string(reference.value().shape());
+
+    const Difference d = compare(got, reference.value());
+    const double tolerance = kRelativeTolerance * std::max(1.0, d.reference_scale);
+    std::cout << "[parity] " << model << " " << name << shape_to_string(got.shape()) << ": max abs error "
+              << format(d.max_abs_error) << ", reference max|y| " << format(d.reference_scale) << ", tolerance "
+              << format(tolerance) << "\n";
+    testing::Test::RecordProperty(name + "_max_abs_error", format(d.max_abs_error));
+    testing::Test::RecordProperty(name + "_reference_max_abs", format(d.reference_scale));
+    EXPECT_LE(d.max_abs_error, tolerance) << model << ": output '" << name << "' differs from PyTorch";
+  }
+}
+
+TEST(ModelParity, ResNet50) { check_parity("resnet50"); }
+TEST(ModelParity, MobileNetV2) { check_parity("mobilenet_v2"); }
+TEST(ModelParity, SqueezeNet11) { check_parity("squeezenet1_1"); }
+TEST(ModelParity, VitB16) { check_parity("vit_b_16"); }
+TEST(ModelParity, BertEncoder) { check_parity("bert_encoder"); }
+TEST(ModelParity, Gpt2Decoder) { check_parity("gpt2_decoder"); }
+TEST(ModelParity, OcrDetector) { check_parity("ocr_det"); }
+
+}  // namespace
+}  // namespace kiln
