@@ -5,8 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
 KILN := $(BUILD_DIR)/kiln
-DEMO_MODEL := examples/squeezenet/model.onnx
-DEMO_INPUT := examples/squeezenet/input.npy
+DEMO := examples/squeezenet
 
 .PHONY: all deps build test demo models clean
 
@@ -31,9 +30,11 @@ models: deps $(BUILD_DIR)/models/.exported
 test: build models
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
+# SqueezeNet 1.1 exported by bench/models/export.py (see examples/README.md), checked against
+# PyTorch's own output for the same input.
 demo: build
-	$(KILN) inspect $(DEMO_MODEL)
-	$(KILN) run $(DEMO_MODEL) --input $$($(PYTHON) -c "import json;print(json.load(open('examples/squeezenet/meta.json'))['inputs'][0]['name'])")=$(DEMO_INPUT) \
+	$(KILN) inspect $(DEMO)/model.onnx
+	$(KILN) run $(DEMO)/model.onnx --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --output-dir $(BUILD_DIR)/demo --report $(BUILD_DIR)/demo/report.json --iterations 5
 
 clean:
