@@ -70,6 +70,25 @@ TEST(ShapeFolding, SymbolicOrUnknownShapesAreLeft) {
   EXPECT_EQ(ir::print_graph(g), before);
 }
 
+TEST(ShapeFolding, GatherOfStaticDimsFoldsUnderASymbolicBatch) {
+  ir::Graph g;
+  ir::Value* x = add_input(
+      g, "x", ir::TensorType{DType::kFloat, ir::Shape({ir::Dim::symbol("batch"), ir::Dim(32), ir::Dim(768)})});
+  ir::Value* shape = g.add_value("shape", ir::make_type(DType::kInt64, {3}));
+  ir::Value* hidden = g.add_value("hidden");
+  ir::Value* batch = g.add_value("batch");
+  g.add_node("Shape", {x}, {shape}, "shape", "", 13);
+  g.add_node("Gather", {shape, add_int64_scalar(g, "two", 2)}, {hidden}, "gather_hidden", "", 13);
+  g.add_node("Gather", {shape, add_int64_scalar(g, "zero", 0)}, {batch}, "gather_batch", "", 13);
+  g.outputs = {hidden, batch};
+  EXPECT_TRUE(changed_ok(fold_shapes(g, fake_context())));
+  ASSERT_TRUE(hidden->is_constant()) << ir::print_graph(g);
+  EXPECT_EQ(hidden->initializer->shape(), std::vector<int64_t>{});  // scalar index -> scalar
+  EXPECT_EQ(int64s_of(hidden), (std::vector<int64_t>{768}));
+  EXPECT_FALSE(batch->is_constant());  // the symbolic batch stays computed at run time
+  EXPECT_EQ(g.nodes().size(), 2u);     // Shape and the batch Gather remain
+}
+
 TEST(ShapeFolding, ShapeChainFeedingReshapeFoldsWithConstantFolding) {
   ir::Graph g;
   ir::Value* x = add_input(g, "x", ir::make_type(DType::kFloat, {2, 3, 4}));

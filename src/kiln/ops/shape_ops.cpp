@@ -8,6 +8,7 @@
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/shape_ops.h"
 
 namespace kiln::ops {
 namespace {
@@ -22,21 +23,13 @@ ir::TensorType int64_type(const std::vector<int64_t>& dims) { return ir::make_ty
 
 // ---- Shape and Size ----
 
-// The [start, end) range of dims Shape returns (start/end attributes since opset 15), clamped.
-std::pair<int64_t, int64_t> shape_range(const ir::Node& node, int64_t rank) {
-  auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  const int64_t start = clamp(node.attr_int("start", 0));
-  const int64_t end = clamp(node.attr_int("end", rank));
-  return {start, std::max(start, end)};
-}
-
 Status shape_infer(InferenceContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
   if (!in.shape) {
     ctx.set_output_type(0, ir::TensorType{DType::kInt64, ir::Shape({ir::Dim::unknown()})});
     return Status::ok();
   }
-  const auto [start, end] = shape_range(ctx.node(), static_cast<int64_t>(in.shape->rank()));
+  const auto [start, end] = shape_op_range(ctx.node(), static_cast<int64_t>(in.shape->rank()));
   ctx.set_output_type(0, int64_type({end - start}));
   std::vector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) {
@@ -50,7 +43,7 @@ Status shape_infer(InferenceContext& ctx) {
 
 Status shape_kernel(KernelContext& ctx) {
   const std::vector<int64_t>& shape = ctx.input(0)->shape();
-  const auto [start, end] = shape_range(ctx.node(), static_cast<int64_t>(shape.size()));
+  const auto [start, end] = shape_op_range(ctx.node(), static_cast<int64_t>(shape.size()));
   std::copy(shape.begin() + start, shape.begin() + end, ctx.output(0)->data<int64_t>());
   return Status::ok();
 }
@@ -336,6 +329,13 @@ void register_shape_ops(OpRegistry& r) {
   for (int v : {8, 13}) r.add({"", "Expand", v, with_required_inputs(2, expand_infer), expand_kernel});
   for (int v : {1, 13, 14, 16}) r.add({"", "Identity", v, with_required_inputs(1, identity_infer), copy_kernel});
   for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, with_required_inputs(1, dropout_infer), dropout_kernel});
+}
+
+std::pair<int64_t, int64_t> shape_op_range(const ir::Node& node, int64_t rank) {
+  auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const int64_t start = clamp(node.attr_int("start", 0));
+  const int64_t end = clamp(node.attr_int("end", rank));
+  return {start, std::max(start, end)};
 }
 
 }  // namespace kiln::ops

@@ -1,6 +1,6 @@
-// shape_folding: Shape and Size nodes whose input has a fully static type (as analysis inferred it)
-// become int64 constants, so the shape arithmetic that follows (Gather, Unsqueeze, Concat feeding a
-// Reshape) folds away in constant_folding.
+// shape_folding: Shape and Size nodes whose reported dims are static (as analysis inferred them),
+// and Gathers of Shape outputs that pick only static dims, become int64 constants, so the shape
+// arithmetic that follows (Unsqueeze, Concat feeding a Reshape) folds away in constant_folding.
 #pragma once
 
 #include "kiln/ir/graph.h"
