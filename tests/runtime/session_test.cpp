@@ -145,6 +145,45 @@ TEST(Session, OpFromUnsupportedDomainIsUnsupported) {
   EXPECT_NE(session.status().message().find("com.example"), std::string::npos) << session.status().message();
 }
 
+// y = If(flag) then Neg(r) else r, where r = Relu(x) is computed outside the branches: the
+// branch reads an arena value of the enclosing graph, and If's outputs are sized at run time.
+TEST(Session, IfBranchesReadEnclosingValues) {
+  ScratchDir dir("session");
+  ModelBuilder b(16);
+  b.input("x", kFloat, {int64_t{3}}).input("flag", onnx::TensorProto::BOOL, {});
+  b.output("y", kFloat, {int64_t{3}});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  onnx::NodeProto& if_node = b.node("If", {"flag"}, {"y"}, "choose");
+  auto branch = [&](const std::string& name, bool negate) {
+    onnx::AttributeProto* a = if_node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(name);
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(negate ? "Neg" : "Identity");
+    n->set_name(name + "_op");
+    n->add_input("r");
+    n->add_output(name + "_out");
+    auto* out = g->add_output();
+    out->set_name(name + "_out");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  };
+  branch("then_branch", true);
+  branch("else_branch", false);
+  auto session = Session::load(b.save(dir.file("if.onnx")));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {3}, {-1, 2, -3});
+  for (bool flag : {true, false}) {
+    auto out = session.value()->run({{"x", x}, {"flag", Tensor::from_vector<bool>(DType::kBool, {}, {flag})}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    const float* y = out.value().at("y").data<float>();
+    EXPECT_EQ(y[1], flag ? -2.0f : 2.0f);
+    EXPECT_EQ(y[0], 0.0f);
+  }
+}
+
 TEST(Session, DeclaredOutputShapeContradictingInferenceIsInvalidModel) {
   ScratchDir dir("session");
   ModelBuilder b;

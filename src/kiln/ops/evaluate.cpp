@@ -27,8 +27,29 @@ Result<std::vector<ir::TensorType>> infer_concrete_outputs(const OpDef& def, con
   return outputs;
 }
 
+namespace {
+
+// Ops whose kernel assigns its outputs: run it on undefined outputs and check it gave each one.
+Result<std::vector<Tensor>> evaluate_self_allocating(const OpDef& def, const ir::Node& node,
+                                                     const std::vector<const Tensor*>& inputs,
+                                                     const ValueScope* scope) {
+  std::vector<Tensor> outputs(node.outputs.size());
+  std::vector<Tensor*> output_ptrs(node.outputs.size(), nullptr);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (node.outputs[i]) output_ptrs[i] = &outputs[i];
+  KernelContext ctx(node, inputs, output_ptrs, scope);
+  KILN_RETURN_IF_ERROR(def.reference(ctx));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (node.outputs[i] && !outputs[i].defined())
+      return internal_error(node.describe() + ": kernel gave no value for output " + std::to_string(i));
+  return outputs;
+}
+
+}  // namespace
+
 Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node,
-                                          const std::vector<const Tensor*>& inputs) {
+                                          const std::vector<const Tensor*>& inputs, const ValueScope* scope) {
+  if (def.kernel_allocates_outputs) return evaluate_self_allocating(def, node, inputs, scope);
   KILN_ASSIGN_OR_RETURN(std::vector<ir::TensorType> types, infer_concrete_outputs(def, node, inputs));
   std::vector<Tensor> outputs(types.size());
   std::vector<Tensor*> output_ptrs(types.size(), nullptr);
@@ -40,7 +61,7 @@ Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node
                                 types[i].to_string());
     output_ptrs[i] = &outputs[i];
   }
-  KernelContext ctx(node, inputs, output_ptrs);
+  KernelContext ctx(node, inputs, output_ptrs, scope);
   KILN_RETURN_IF_ERROR(def.reference(ctx));
   return outputs;
 }

@@ -16,9 +16,11 @@ namespace kiln::ops {
 Result<std::vector<ir::TensorType>> infer_concrete_outputs(const OpDef& def, const ir::Node& node,
                                                            const std::vector<const Tensor*>& inputs);
 
-// Runs `node` on `inputs`; one tensor per node output (undefined for omitted outputs).
+// Runs `node` on `inputs`; one tensor per node output (undefined for omitted outputs). `scope`
+// holds the enclosing values the node's subgraphs read.
 Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node,
-                                          const std::vector<const Tensor*>& inputs);
+                                          const std::vector<const Tensor*>& inputs,
+                                          const ValueScope* scope = nullptr);
 
 // Convenience for tests: builds a one-node graph for `op_type` (ai.onnx) at `opset` with the given
 // attributes and `output_count` outputs, and evaluates it.

@@ -51,12 +51,17 @@ class InferenceContext {
   std::vector<std::optional<Tensor>> output_values_;
 };
 
+// Values visible by name to the subgraphs of a node (If/Loop/Scan bodies read enclosing values).
+using ValueScope = std::map<std::string, const Tensor*>;
+
 // What a kernel sees: input tensors (nullptr for omitted optional inputs) and output tensors already
-// allocated with the shapes the rule inferred for these inputs. Kernels never allocate outputs.
+// allocated with the shapes the rule inferred for these inputs. Kernels never allocate outputs,
+// except those of ops declared with OpDef::kernel_allocates_outputs, which assign *output(i).
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs)
-      : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  KernelContext(const ir::Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs,
+                const ValueScope* scope = nullptr)
+      : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), scope_(scope) {}
 
   const ir::Node& node() const { return node_; }
   int opset() const { return node_.opset_version; }
@@ -66,12 +71,19 @@ class KernelContext {
   // nullptr when the output is omitted by the model.
   Tensor* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
 
+  // Enclosing values the node's subgraphs may read, by name (empty for nodes without subgraphs).
+  const ValueScope& scope() const {
+    static const ValueScope kEmpty;
+    return scope_ ? *scope_ : kEmpty;
+  }
+
   Status error(const std::string& message) const { return invalid_argument(node_.describe() + ": " + message); }
 
  private:
   const ir::Node& node_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
+  const ValueScope* scope_;
 };
 
 using ShapeRule = std::function<Status(InferenceContext&)>;
@@ -83,6 +95,9 @@ struct OpDef {
   int since_version = 1;   // first opset version this definition covers (until the next one's)
   ShapeRule infer;         // required
   Kernel reference;        // required: plain, exact cpu_ref kernel
+  // Output shapes known only by running the op (control flow): the rule gives what it can, and
+  // the kernel assigns each output tensor itself.
+  bool kernel_allocates_outputs = false;
 };
 
 class OpRegistry {

@@ -52,8 +52,16 @@ void assign_boundary_slots(const ir::Graph& graph, ExecutionPlan& plan, std::map
   }
 }
 
+// True when the value's producer is an op whose kernel allocates its own outputs (control flow).
+bool produced_by_self_allocating_op(const ir::Value* v, const ops::OpRegistry& registry) {
+  if (!v->producer) return false;
+  auto def = ops::resolve_op(registry, *v->producer);
+  return def.is_ok() && def.value()->kernel_allocates_outputs;
+}
+
 // Arena slots for intermediates with static shapes; dynamic slots for the rest.
-void plan_intermediates(const ir::Graph& graph, ExecutionPlan& plan, std::map<const ir::Value*, int>& slot_of) {
+void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry, ExecutionPlan& plan,
+                        std::map<const ir::Value*, int>& slot_of) {
   std::vector<memory::BufferRequest> requests;
   std::vector<int> request_slots;
   for (const analysis::Lifetime& life : analysis::compute_lifetimes(graph)) {
@@ -63,7 +71,7 @@ void plan_intermediates(const ir::Graph& graph, ExecutionPlan& plan, std::map<co
     slot.value = v;
     slot.dtype = v->type.dtype;
     const bool planned = v->type.has_static_shape() && v->type.dtype != DType::kString &&
-                         v->type.dtype != DType::kUndefined;
+                         v->type.dtype != DType::kUndefined && !produced_by_self_allocating_op(v, registry);
     slot.kind = planned ? ValueSlot::Kind::kArena : ValueSlot::Kind::kDynamic;
     if (planned) {
       slot.shape = v->type.shape->static_dims();
@@ -108,6 +116,12 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
         step.dynamic_outputs = true;
       if (slot >= 0 && plan.slots[slot].dtype == DType::kString) step.dynamic_outputs = true;
     }
+    for (const std::string& name : ir::names_captured_by(node)) {
+      const ir::Value* v = graph.find_value(name);
+      if (!v || !slot_of.count(v))
+        return internal_error(node.describe() + ": its subgraph reads '" + name + "', which has no slot");
+      step.captured.emplace_back(name, slot_of[v]);
+    }
     plan.steps.push_back(std::move(step));
   }
   return Status::ok();
@@ -127,7 +141,7 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
   std::map<const ir::Value*, int> slot_of;
   assign_boundary_slots(*plan->graph, *plan, slot_of);
-  plan_intermediates(*plan->graph, *plan, slot_of);
+  plan_intermediates(*plan->graph, registry, *plan, slot_of);
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
   return plan;
 }

@@ -41,6 +41,8 @@ struct Step {
   std::vector<int> inputs;   // slot index, -1 for an omitted input
   std::vector<int> outputs;  // slot index, -1 for an omitted output
   bool dynamic_outputs = false;
+  // Enclosing values the node's subgraphs read, by name, with their slots.
+  std::vector<std::pair<std::string, int>> captured;
 };
 
 struct ExecutionPlan {

@@ -54,12 +54,20 @@ Status run_step(const Step& step, std::vector<Tensor>& tensors) {
   std::vector<const Tensor*> in;
   in.reserve(step.inputs.size());
   for (int s : step.inputs) in.push_back(s >= 0 ? &tensors[s] : nullptr);
-  if (step.dynamic_outputs) KILN_RETURN_IF_ERROR(allocate_dynamic_outputs(step, in, tensors));
+  const bool self_allocating = step.def->kernel_allocates_outputs;
+  if (step.dynamic_outputs && !self_allocating) KILN_RETURN_IF_ERROR(allocate_dynamic_outputs(step, in, tensors));
   std::vector<Tensor*> out;
   out.reserve(step.outputs.size());
   for (int s : step.outputs) out.push_back(s >= 0 ? &tensors[s] : nullptr);
-  ops::KernelContext ctx(*step.node, std::move(in), std::move(out));
-  return step.kernel(ctx);
+  ops::ValueScope scope;
+  for (const auto& [name, slot] : step.captured) scope[name] = &tensors[slot];
+  ops::KernelContext ctx(*step.node, std::move(in), std::move(out), &scope);
+  KILN_RETURN_IF_ERROR(step.kernel(ctx));
+  if (self_allocating)
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      if (step.outputs[k] >= 0 && !tensors[step.outputs[k]].defined())
+        return internal_error(step.node->describe() + ": kernel gave no value for output " + std::to_string(k));
+  return Status::ok();
 }
 
 }  // namespace
