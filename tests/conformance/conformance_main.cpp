@@ -1,6 +1,8 @@
 // kiln_conformance: runs ONNX's backend test data through kiln::Session and prints, per suite,
-// "<suite>: N passed, N failed, N unsupported". Exits non-zero when a case fails that
-// known_failures.txt does not list.
+// "<suite>: N passed, N failed, N unsupported". expected.txt is the ratchet: it records the pass
+// count of each suite and lists every case that does not pass, with its reason. The runner exits
+// non-zero when a suite passes fewer cases than recorded or a case that is not listed does not
+// pass; --write-expected regenerates the file from a run.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,14 +26,15 @@ struct Options {
   std::vector<std::string> suites;
   std::string filter;  // substring a case name must contain
   std::string csv;
-  std::string known_failures = KILN_CONFORMANCE_DIR "/known_failures.txt";
+  std::string expected = KILN_CONFORMANCE_DIR "/expected.txt";
+  std::string write_expected;  // regenerate the expectations here
   int case_timeout_s = 300;
   bool verbose = false;
 };
 
 constexpr const char* kUsage =
     "usage: kiln_conformance [--suite NAME]... [--filter TEXT] [--csv FILE] [--data-root DIR]\n"
-    "                        [--known-failures FILE] [--case-timeout SECONDS] [--verbose]\n"
+    "                        [--expected FILE] [--write-expected FILE] [--case-timeout SECONDS] [--verbose]\n"
     "suites: node, pytorch-converted, pytorch-operator, simple (default: all)\n";
 
 bool parse_args(int argc, char** argv, Options& o) {
@@ -42,7 +46,8 @@ bool parse_args(int argc, char** argv, Options& o) {
     else if (arg == "--filter" && has_value) o.filter = argv[++i];
     else if (arg == "--csv" && has_value) o.csv = argv[++i];
     else if (arg == "--data-root" && has_value) o.data_root = argv[++i];
-    else if (arg == "--known-failures" && has_value) o.known_failures = argv[++i];
+    else if (arg == "--expected" && has_value) o.expected = argv[++i];
+    else if (arg == "--write-expected" && has_value) o.write_expected = argv[++i];
     else if (arg == "--case-timeout" && has_value) o.case_timeout_s = std::max(1, std::atoi(argv[++i]));
     else return false;
   }
@@ -50,17 +55,53 @@ bool parse_args(int argc, char** argv, Options& o) {
   return true;
 }
 
-// "suite/case" -> reason, from lines "suite/case  reason"; '#' starts a comment line.
-std::map<std::string, std::string> read_known_failures(const std::string& path) {
-  std::map<std::string, std::string> known;
+struct Expectations {
+  std::map<std::string, int> min_passed;        // suite -> passed cases recorded
+  std::map<std::string, std::string> not_passing;  // "suite/case" -> "status  reason"
+};
+
+// Lines "passed <suite> <N>" and "<suite>/<case>  <status>  <reason>"; '#' starts a comment line.
+Expectations read_expectations(const std::string& path) {
+  Expectations e;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const size_t space = line.find_first_of(" \t");
-    known[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", space));
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "passed") {
+      std::string suite;
+      int count = 0;
+      words >> suite >> count;
+      e.min_passed[suite] = count;
+    } else {
+      const size_t rest = line.find_first_not_of(" \t", first.size());
+      e.not_passing[first] = rest == std::string::npos ? "" : line.substr(rest);
+    }
   }
-  return known;
+  return e;
+}
+
+struct CaseRecord {
+  std::string id;
+  CaseResult result;
+};
+
+void write_expectations(const std::string& path, const std::map<std::string, int>& passed,
+                        const std::vector<CaseRecord>& records) {
+  std::ofstream out(path);
+  out << "# Conformance expectations (ONNX backend test data, Debian libonnx-testdata), written by\n"
+         "# kiln_conformance --write-expected. `passed <suite> <N>`: make test fails when a suite passes\n"
+         "# fewer cases. Every case that does not pass is listed with its status and reason; a case that\n"
+         "# is not listed must pass.\n";
+  for (const auto& [suite, count] : passed) out << "passed " << suite << " " << count << "\n";
+  for (const CaseRecord& r : records) {
+    if (r.result.status == CaseStatus::kPass) continue;
+    std::string reason = r.result.reason;
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    out << r.id << "  " << case_status_name(r.result.status) << "  " << reason << "\n";
+  }
 }
 
 std::string csv_field(const std::string& text) {
@@ -103,7 +144,7 @@ int main(int argc, char** argv) {
     std::printf("no ONNX test data at %s (install libonnx-testdata); skipping\n", o.data_root.c_str());
     return 77;
   }
-  const auto known = read_known_failures(o.known_failures);
+  const Expectations expected = read_expectations(o.expected);
   std::ofstream csv;
   if (!o.csv.empty()) {
     if (fs::path(o.csv).has_parent_path()) fs::create_directories(fs::path(o.csv).parent_path());
@@ -112,6 +153,8 @@ int main(int argc, char** argv) {
   }
   Counts total;
   std::vector<std::string> unexpected, fixed;
+  std::vector<CaseRecord> records;
+  std::map<std::string, int> passed_by_suite;
   for (const std::string& suite : o.suites) {
     const fs::path suite_dir = fs::path(o.data_root) / suite;
     if (!fs::is_directory(suite_dir)) {
@@ -124,17 +167,25 @@ int main(int argc, char** argv) {
       counts.add(r.status);
       total.add(r.status);
       const std::string id = suite + "/" + name;
-      const bool listed = known.count(id) != 0;
-      if (r.status == CaseStatus::kFail && !listed) unexpected.push_back(id + ": " + r.reason);
-      if (r.status != CaseStatus::kFail && listed) fixed.push_back(id);
+      const bool listed = expected.not_passing.count(id) != 0;
+      if (r.status != CaseStatus::kPass && !listed)
+        unexpected.push_back(id + " (" + case_status_name(r.status) + "): " + r.reason);
+      if (r.status == CaseStatus::kPass && listed) fixed.push_back(id);
+      records.push_back({id, r});
       if (csv.is_open()) csv << suite << "," << name << "," << case_status_name(r.status) << "," << csv_field(r.reason) << "\n";
       if (o.verbose) std::printf("%-12s %s %s\n", case_status_name(r.status), id.c_str(), r.reason.c_str());
     }
     print_counts(suite, counts);
+    passed_by_suite[suite] = counts.passed;
+    auto recorded = expected.min_passed.find(suite);
+    if (o.filter.empty() && recorded != expected.min_passed.end() && counts.passed < recorded->second)
+      unexpected.push_back(suite + ": " + std::to_string(counts.passed) + " passed, fewer than the " +
+                           std::to_string(recorded->second) + " recorded in expected.txt");
     std::fflush(stdout);
   }
   print_counts("total", total);
-  for (const auto& id : fixed) std::printf("listed in known_failures.txt but did not fail: %s\n", id.c_str());
-  for (const auto& line : unexpected) std::printf("FAILED %s\n", line.c_str());
+  if (!o.write_expected.empty()) write_expectations(o.write_expected, passed_by_suite, records);
+  for (const auto& id : fixed) std::printf("now passes (run --write-expected to raise the ratchet): %s\n", id.c_str());
+  for (const auto& line : unexpected) std::printf("REGRESSION %s\n", line.c_str());
   return unexpected.empty() ? 0 : 1;
 }
