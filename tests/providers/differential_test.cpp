@@ -1,0 +1,58 @@
+// The differential harness on the providers this build has: cpu_ref must run every standard case
+// (the cases themselves are valid), and a provider with a wrong kernel must be caught.
+#include <gtest/gtest.h>
+
+#include "kiln/providers/cpu_ref/cpu_ref_provider.h"
+#include "support/differential.h"
+#include "support/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
+  for (const std::string& name : providers::available_providers()) {
+    auto provider = providers::make_provider(name);
+    ASSERT_TRUE(provider.is_ok());
+    int compared = 0;
+    for (const OpCase& c : standard_op_cases()) {
+      for (uint64_t seed : {1u, 2u}) {
+        DifferentialResult r = check_against_reference(*provider.value(), c, seed);
+        EXPECT_NE(r.verdict, Verdict::kMismatch) << name << " " << c.label() << ": " << r.detail;
+        compared += r.verdict == Verdict::kMatch;
+      }
+    }
+    EXPECT_GT(compared, 0) << name << " declined every case";
+  }
+}
+
+// cpu_ref with one kernel replaced: Relu that forgets to clamp.
+class BrokenReluProvider final : public providers::Provider {
+ public:
+  std::string name() const override { return "broken"; }
+  providers::Capability supports(const ir::Node& node) const override {
+    return node.op_type == "Relu" ? providers::Capability::yes() : providers::Capability::no("only Relu");
+  }
+  Result<ops::Kernel> kernel_for(const ir::Node&) const override {
+    return ops::Kernel([](ops::KernelContext& ctx) {
+      const Tensor* x = ctx.input(0);
+      Tensor* y = ctx.output(0);
+      for (int64_t i = 0; i < x->element_count(); ++i)
+        y->data<float>()[i] = x->dtype() == DType::kFloat ? x->data<float>()[i] : 0.0f;
+      return Status::ok();
+    });
+  }
+};
+
+TEST(Differential, CatchesAWrongKernelAndReportsDeclines) {
+  BrokenReluProvider broken;
+  DifferentialResult relu = check_against_reference(broken, {"Relu", 17, {{DType::kFloat, {64}}}}, 3);
+  EXPECT_EQ(relu.verdict, Verdict::kMismatch);
+  EXPECT_NE(relu.detail.find("output 0["), std::string::npos) << relu.detail;
+  DifferentialResult add =
+      check_against_reference(broken, {"Add", 17, {{DType::kFloat, {2}}, {DType::kFloat, {2}}}}, 3);
+  EXPECT_EQ(add.verdict, Verdict::kDeclined);
+  EXPECT_EQ(add.detail, "only Relu");
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,129 @@
+// The differential harness: checks any provider's kernels against the reference provider
+// (cpu_ref) on seeded random inputs, with per-dtype tolerances. Every provider's test calls
+// check_against_reference() over standard_op_cases() (tests/support/op_cases.h) and its own cases.
+#pragma once
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/evaluate.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/providers/provider.h"
+
+namespace kiln::testing {
+
+struct TensorSpec {
+  DType dtype = DType::kFloat;
+  std::vector<int64_t> shape;
+};
+
+struct OpCase {
+  OpCase(std::string op_type, int op_opset, std::vector<TensorSpec> input_specs,
+         std::map<std::string, ir::Attribute> attrs = {}, size_t output_count = 1)
+      : op(std::move(op_type)), opset(op_opset), inputs(std::move(input_specs)), attributes(std::move(attrs)),
+        outputs(output_count) {}
+
+  std::string op;
+  int opset = 17;
+  std::vector<TensorSpec> inputs;  // random data from the seed
+  std::map<std::string, ir::Attribute> attributes;
+  size_t outputs = 1;
+
+  std::string label() const {
+    std::string s = op + "(";
+    for (size_t i = 0; i < inputs.size(); ++i)
+      s += (i ? ", " : "") + std::string(dtype_name(inputs[i].dtype)) + shape_to_string(inputs[i].shape);
+    return s + ")";
+  }
+};
+
+// |got - want| <= abs + rel * |want|, NaN equals NaN; integers and bools compare exactly.
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+
+inline Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat: return {1e-5, 1e-4};
+    case DType::kDouble: return {1e-12, 1e-10};
+    case DType::kFloat16: return {1e-3, 1e-2};
+    case DType::kBFloat16: return {1e-2, 2e-2};
+    default: return {0, 0};
+  }
+}
+
+enum class Verdict { kMatch, kMismatch, kDeclined };
+
+struct DifferentialResult {
+  Verdict verdict = Verdict::kMatch;
+  std::string detail;  // the first mismatch, the provider's reason for declining, or an error
+};
+
+namespace detail {
+
+inline std::string compare_outputs(const Tensor& got, const Tensor& want, size_t index) {
+  const std::string where = "output " + std::to_string(index);
+  if (got.dtype() != want.dtype() || got.shape() != want.shape())
+    return where + ": got " + dtype_name(got.dtype()) + shape_to_string(got.shape()) + ", reference " +
+           dtype_name(want.dtype()) + shape_to_string(want.shape());
+  const Tolerance tol = tolerance_for(want.dtype());
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const double g = element_as_double(got, i), w = element_as_double(want, i);
+    if (std::isnan(g) && std::isnan(w)) continue;
+    if (g == w) continue;
+    if (!(std::fabs(g - w) <= tol.abs + tol.rel * std::fabs(w)))
+      return where + "[" + std::to_string(i) + "]: got " + std::to_string(g) + ", reference " + std::to_string(w);
+  }
+  return "";
+}
+
+}  // namespace detail
+
+// Runs `c` through `provider` and through cpu_ref on the same inputs (random from `seed`) and
+// compares every output. kDeclined when the provider's capability query refuses the node.
+inline DifferentialResult check_against_reference(const providers::Provider& provider, const OpCase& c,
+                                                  uint64_t seed) {
+  ir::Graph graph;
+  std::vector<Tensor> data;
+  std::vector<ir::Value*> ins, outs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    data.push_back(random_tensor(c.inputs[i].dtype, c.inputs[i].shape, seed + i));
+    ins.push_back(graph.add_value("in" + std::to_string(i), ir::make_type(c.inputs[i].dtype, c.inputs[i].shape)));
+  }
+  for (size_t i = 0; i < c.outputs; ++i) outs.push_back(graph.add_value("out" + std::to_string(i)));
+  ir::Node* node = graph.add_node(c.op, ins, outs, "case", "", c.opset);
+  node->attributes = c.attributes;
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : data) inputs.push_back(&t);
+
+  auto def = ops::resolve_op(ops::OpRegistry::global(), *node);
+  if (!def.is_ok()) return {Verdict::kMismatch, def.status().to_string()};
+  auto reference = ops::evaluate_node(*def.value(), *node, inputs);
+  if (!reference.is_ok()) return {Verdict::kMismatch, "reference failed: " + reference.status().to_string()};
+  auto types = ops::infer_concrete_outputs(*def.value(), *node, inputs);
+  if (!types.is_ok()) return {Verdict::kMismatch, types.status().to_string()};
+  for (size_t i = 0; i < outs.size(); ++i) outs[i]->type = types.value()[i];
+
+  const providers::Capability cap = provider.supports(*node);
+  if (!cap.supported) return {Verdict::kDeclined, cap.reason};
+  auto kernel = provider.kernel_for(*node);
+  if (!kernel.is_ok()) return {Verdict::kMismatch, kernel.status().to_string()};
+  std::vector<Tensor> got;
+  std::vector<Tensor*> got_ptrs;
+  for (const ir::TensorType& t : types.value()) got.push_back(Tensor::allocate(t.dtype, t.shape->static_dims()));
+  for (Tensor& t : got) got_ptrs.push_back(&t);
+  ops::KernelContext ctx(*node, inputs, got_ptrs);
+  Status ran = kernel.value()(ctx);
+  if (!ran.is_ok()) return {Verdict::kMismatch, "provider kernel failed: " + ran.to_string()};
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string diff = detail::compare_outputs(got[i], reference.value()[i], i);
+    if (!diff.empty()) return {Verdict::kMismatch, diff};
+  }
+  return {};
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,48 @@
+// The standard op cases of the differential harness: the operators of the benchmark models over
+// several shapes (odd sizes, broadcasting, batches) and dtypes. Providers run all of them.
+#pragma once
+
+#include <vector>
+
+#include "support/differential.h"
+
+namespace kiln::testing {
+
+inline std::vector<OpCase> standard_op_cases() {
+  using A = ir::Attribute;
+  std::vector<OpCase> cases;
+  const std::vector<std::vector<int64_t>> shapes = {{1}, {7}, {3, 5}, {2, 3, 17}, {2, 4, 9, 9}};
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Neg", "Abs", "HardSwish", "Softplus"})
+    for (const auto& s : shapes)
+      for (DType d : {DType::kFloat, DType::kDouble}) cases.push_back({op, 17, {{d, s}}});
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {2, 3, 4}}}});
+    cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {4}}}});
+    cases.push_back({op, 17, {{DType::kFloat, {2, 1, 4}}, {DType::kFloat, {3, 1}}}});
+    cases.push_back({op, 17, {{DType::kInt64, {5, 6}}, {DType::kInt64, {6}}}});
+  }
+  cases.push_back({"MatMul", 17, {{DType::kFloat, {3, 17}}, {DType::kFloat, {17, 5}}}});
+  cases.push_back({"MatMul", 17, {{DType::kFloat, {2, 4, 33, 16}}, {DType::kFloat, {2, 4, 16, 9}}}});
+  cases.push_back({"MatMul", 17, {{DType::kFloat, {2, 7, 64}}, {DType::kFloat, {64, 48}}}});
+  cases.push_back({"Gemm", 13, {{DType::kFloat, {5, 8}}, {DType::kFloat, {6, 8}}, {DType::kFloat, {6}}},
+                   {{"transB", A::of_int(1)}, {"alpha", A::of_float(0.5f)}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {1, 3, 11, 13}}, {DType::kFloat, {8, 3, 3, 3}}, {DType::kFloat, {8}}},
+                   {{"pads", A::of_ints({1, 1, 1, 1})}, {"strides", A::of_ints({2, 1})}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {2, 6, 9, 9}}, {DType::kFloat, {6, 1, 3, 3}}},
+                   {{"group", A::of_int(6)}, {"dilations", A::of_ints({2, 2})}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {1, 16, 7, 7}}, {DType::kFloat, {32, 16, 1, 1}}}});
+  cases.push_back({"MaxPool", 12, {{DType::kFloat, {1, 4, 10, 10}}},
+                   {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"pads", A::of_ints({1, 1, 1, 1})}}});
+  cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 4, 10, 10}}},
+                   {{"kernel_shape", A::of_ints({2, 2})}, {"strides", A::of_ints({2, 2})}}});
+  cases.push_back({"GlobalAveragePool", 1, {{DType::kFloat, {2, 5, 6, 7}}}});
+  for (int64_t axis : {-1, 1}) {
+    cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
+    cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});
+  }
+  cases.push_back({"LayerNormalization", 17, {{DType::kFloat, {2, 5, 32}}, {DType::kFloat, {32}}, {DType::kFloat, {32}}}});
+  cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});
+  return cases;
+}
+
+}  // namespace kiln::testing
