@@ -14,6 +14,7 @@
 #include "kiln/parity.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln {
 
@@ -34,8 +35,10 @@ struct SessionOptions {
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name
-// in dim_names ("" for concrete or anonymous dims).
+// in dim_names ("" for concrete or anonymous dims). Sequences and optionals have kind kSequence /
+// kOptional, dtype the element's dtype (when the element is a tensor) and no shape.
 struct TensorInfo {
+  Value::Kind kind = Value::Kind::kTensor;
   std::string name;
   DType dtype = DType::kUndefined;
   std::vector<int64_t> shape;
@@ -60,8 +63,11 @@ class Session {
 
   // Runs the model. Every model input must be given, with the declared dtype and rank and dims
   // that agree with the model's concrete dims (InvalidArgument naming the input otherwise).
-  // Returns one tensor per model output, by name.
+  // Returns one tensor per model output, by name; InvalidArgument when an output is a sequence or
+  // optional (use run_values).
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+  // run() for models whose inputs or outputs are sequences or optionals.
+  Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs);
 
   // Adds a parity check (see parity.h) to the report's parity section.
   void record_parity(const ParityResult& parity);

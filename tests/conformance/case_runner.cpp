@@ -48,30 +48,42 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& ste
   return files;
 }
 
+// A value read from a file, with the element type the model declares where the file cannot say
+// (bfloat16 stored as uint16 bits, empty sequences).
+Value as_declared(const Value& v, const TensorInfo& info) {
+  switch (v.kind()) {
+    case Value::Kind::kTensor: return as_declared_dtype(v.tensor(), info.dtype);
+    case Value::Kind::kSequence:
+      return v.elements().empty() ? Value::sequence(info.dtype, {}) : v;
+    case Value::Kind::kOptional: return v.has_element() ? Value::optional_of(as_declared(v.element(), info)) : v;
+  }
+  return v;
+}
+
 // Reads <stem>_K.pb files; their values are declared by `infos` (by position).
-Result<std::vector<Tensor>> read_tensors(const fs::path& dir, const std::string& stem,
-                                         const std::vector<TensorInfo>& infos) {
+Result<std::vector<Value>> read_values(const fs::path& dir, const std::string& stem,
+                                       const std::vector<TensorInfo>& infos) {
   std::vector<fs::path> files = numbered_files(dir, stem);
   if (files.size() != infos.size())
     return invalid_argument(dir.filename().string() + " has " + std::to_string(files.size()) + " " + stem +
                             " files but the model has " + std::to_string(infos.size()) + " " + stem + "s");
-  std::vector<Tensor> tensors;
+  std::vector<Value> values;
   for (size_t k = 0; k < files.size(); ++k) {
-    KILN_ASSIGN_OR_RETURN(Tensor t, io::read_tensor_pb(files[k].string()));
-    tensors.push_back(as_declared_dtype(t, infos[k].dtype));
+    KILN_ASSIGN_OR_RETURN(Value v, io::read_value_pb(files[k].string(), infos[k].kind));
+    values.push_back(as_declared(v, infos[k]));
   }
-  return tensors;
+  return values;
 }
 
 CaseResult run_data_set(Session& session, const fs::path& set) {
   const std::string where = set.filename().string() + ": ";
-  Result<std::vector<Tensor>> inputs = read_tensors(set, "input", session.inputs());
+  Result<std::vector<Value>> inputs = read_values(set, "input", session.inputs());
   if (!inputs.is_ok()) return fail(where + inputs.status().to_string());
-  Result<std::vector<Tensor>> wanted = read_tensors(set, "output", session.outputs());
+  Result<std::vector<Value>> wanted = read_values(set, "output", session.outputs());
   if (!wanted.is_ok()) return fail(where + wanted.status().to_string());
-  std::map<std::string, Tensor> feeds;
+  std::map<std::string, Value> feeds;
   for (size_t k = 0; k < inputs->size(); ++k) feeds[session.inputs()[k].name] = (*inputs)[k];
-  Result<std::map<std::string, Tensor>> got = session.run(feeds);
+  Result<std::map<std::string, Value>> got = session.run_values(feeds);
   if (!got.is_ok() && got.status().code() == StatusCode::kUnsupportedOperator)
     return {CaseStatus::kUnsupported, where + got.status().message()};  // e.g. a data-dependent mode
   if (!got.is_ok()) return fail(where + "run failed: " + got.status().to_string());
@@ -79,7 +91,7 @@ CaseResult run_data_set(Session& session, const fs::path& set) {
     const std::string& name = session.outputs()[k].name;
     auto it = got->find(name);
     if (it == got->end()) return fail(where + "output '" + name + "' is missing");
-    if (auto diff = compare_tensors(it->second, (*wanted)[k]))
+    if (auto diff = compare_values(it->second, (*wanted)[k]))
       return fail(where + "output " + std::to_string(k) + " '" + name + "': " + *diff);
   }
   return {CaseStatus::kPass, ""};

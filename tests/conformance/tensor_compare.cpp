@@ -82,4 +82,26 @@ Tensor as_declared_dtype(const Tensor& tensor, DType declared) {
   return copy;
 }
 
+std::optional<std::string> compare_values(const Value& got, const Value& want) {
+  if (got.kind() != want.kind()) return "got a " + got.describe() + ", want a " + want.describe();
+  switch (want.kind()) {
+    case Value::Kind::kTensor: return compare_tensors(got.tensor(), want.tensor());
+    case Value::Kind::kSequence: {
+      if (got.elements().size() != want.elements().size())
+        return "sequence has " + std::to_string(got.elements().size()) + " elements, want " +
+               std::to_string(want.elements().size());
+      for (size_t i = 0; i < want.elements().size(); ++i)
+        if (auto diff = compare_tensors(got.elements()[i], want.elements()[i]))
+          return "element " + std::to_string(i) + ": " + *diff;
+      return std::nullopt;
+    }
+    case Value::Kind::kOptional:
+      if (got.has_element() != want.has_element())
+        return std::string("optional is ") + (got.has_element() ? "full" : "empty") + ", want " +
+               (want.has_element() ? "full" : "empty");
+      return got.has_element() ? compare_values(got.element(), want.element()) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kiln::conformance

@@ -6,11 +6,16 @@
 #include <string>
 
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln::conformance {
 
 // nullopt when `got` matches `want`, else why not ("wrong value at index 3 (got 1.5, want 2)").
 std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want);
+
+// compare_tensors for sequences (same length, element by element) and optionals (both empty, or
+// equal elements).
+std::optional<std::string> compare_values(const Value& got, const Value& want);
 
 // ONNX's test data stores bfloat16 values as UINT16 bits: a uint16 tensor whose value is declared
 // bfloat16 is reinterpreted (same bits) as bfloat16; any other tensor is returned as is.

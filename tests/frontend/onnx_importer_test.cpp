@@ -285,13 +285,29 @@ TEST(OnnxImporter, DanglingInputIsInvalidModelNamingNodeAndValue) {
   expect_error(import_model(dir, m), StatusCode::kInvalidModel, {"'relu1'", "'nowhere'"});
 }
 
-TEST(OnnxImporter, SequenceInputIsUnsupportedNamingTheValue) {
+TEST(OnnxImporter, SequenceAndOptionalInputsAreTyped) {
   onnx::ModelProto m = relu_model();
   auto* seq = m.mutable_graph()->add_input();
   seq->set_name("items");
   seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  auto* opt = m.mutable_graph()->add_input();
+  opt->set_name("maybe");
+  opt->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(7);
   ScratchDir dir("frontend");
-  expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"input 'items'", "sequence"});
+  auto model = import_model(dir, m);
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  EXPECT_EQ(model.value().graph->find_value("items")->type.to_string(), "seq(float)");
+  EXPECT_EQ(model.value().graph->find_value("maybe")->type.to_string(), "optional(int64)");
+}
+
+TEST(OnnxImporter, MapInputIsUnsupportedNamingTheValue) {
+  onnx::ModelProto m = relu_model();
+  auto* map = m.mutable_graph()->add_input();
+  map->set_name("table");
+  map->mutable_type()->mutable_map_type()->set_key_type(7);
+  map->mutable_type()->mutable_map_type()->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
+  ScratchDir dir("frontend");
+  expect_error(import_model(dir, m), StatusCode::kUnsupportedOperator, {"input 'table'", "map"});
 }
 
 TEST(OnnxImporter, SparseConstantIsUnsupported) {

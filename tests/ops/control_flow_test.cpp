@@ -39,7 +39,7 @@ TEST(ControlFlow, IfRunsTheChosenBranchWithEnclosingValues) {
   // then: outer_x + outer_x; else: outer_x + outer_y (both read the enclosing scope)
   node->attributes["then_branch"] = ir::Attribute::of_graph(add_body({}, "outer_x", "outer_x", {"sum"}, &g));
   node->attributes["else_branch"] = ir::Attribute::of_graph(add_body({}, "outer_x", "outer_y", {"sum"}, &g));
-  const Tensor x = floats({2}, {1, 2}), y = floats({2}, {10, 20});
+  const Value x = floats({2}, {1, 2}), y = floats({2}, {10, 20});
   const ValueScope scope = {{"outer_x", &x}, {"outer_y", &y}};
   Tensor yes = Tensor::from_vector<bool>(DType::kBool, {}, {true}), no = Tensor::from_vector<bool>(DType::kBool, {}, {false});
   auto then_result = run(g, *node, {&yes}, scope);
@@ -65,7 +65,7 @@ TEST(ControlFlow, LoopCarriesStateAndStacksScanOutputs) {
   // body(i, cond, acc) -> (cond, acc + step, acc + step): step is read from the enclosing scope.
   auto body = add_body({"i", "cond_in", "acc_in"}, "acc_in", "step", {"cond_in", "sum", "sum"}, &g);
   node->attributes["body"] = ir::Attribute::of_graph(body);
-  const Tensor step = floats({2}, {1, 10});
+  const Value step = floats({2}, {1, 10});
   Tensor trips = Tensor::from_vector<int64_t>(DType::kInt64, {}, {3});
   Tensor start = floats({2}, {0, 0});
   auto result = run(g, *node, {&trips, nullptr, &start}, {{"step", &step}});

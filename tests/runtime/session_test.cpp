@@ -184,6 +184,33 @@ TEST(Session, IfBranchesReadEnclosingValues) {
   }
 }
 
+// seq_out = SequenceInsert(seq_in, x): sequences in and out through run_values; run() refuses.
+TEST(Session, SequencesFlowThroughRunValues) {
+  ScratchDir dir("session");
+  ModelBuilder b(17);
+  auto* in = b.graph().add_input();
+  in->set_name("seq_in");
+  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  b.input("x", kFloat, {int64_t{2}});
+  auto* out = b.graph().add_output();
+  out->set_name("seq_out");
+  out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  b.node("SequenceInsert", {"seq_in", "x"}, {"seq_out"}, "insert");
+  auto session = Session::load(b.save(dir.file("seq.onnx")));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {2}, {1, 2});
+  auto result = session.value()->run_values({{"seq_in", Value::sequence(DType::kFloat, {x})}, {"x", x}});
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(result.value().at("seq_out").elements().size(), 2u);
+
+  auto wrong_kind = session.value()->run_values({{"seq_in", x}, {"x", x}});
+  EXPECT_EQ(wrong_kind.status().code(), StatusCode::kInvalidArgument);
+  auto wrong_dtype = session.value()->run_values(
+      {{"seq_in", Value::sequence(DType::kInt64, {Tensor::allocate(DType::kInt64, {1})})}, {"x", x}});
+  EXPECT_EQ(wrong_dtype.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_dtype.status().message().find("seq_in"), std::string::npos);
+}
+
 TEST(Session, DeclaredOutputShapeContradictingInferenceIsInvalidModel) {
   ScratchDir dir("session");
   ModelBuilder b;

@@ -45,6 +45,7 @@ void propagate_values(const ops::OpDef& def, const ir::Node& node, const std::ve
   if (ops::is_nondeterministic(node) || node.has_subgraph()) return;
   for (size_t i = 0; i < node.inputs.size(); ++i)
     if (node.inputs[i] && !values[i]) return;
+  if (def.accepts_containers) return;
   for (const ir::TensorType& t : ctx.output_types()) {
     if (!t.has_static_shape() || shape_element_count(t.shape->static_dims()) > kMaxPropagatedElements) return;
   }
@@ -54,13 +55,63 @@ void propagate_values(const ops::OpDef& def, const ir::Node& node, const std::ve
     if (node.outputs[i] && outputs.value()[i].defined()) known.set(node.outputs[i], std::move(outputs.value()[i]));
 }
 
-Status infer_node(ir::Node& node, const ops::OpRegistry& registry, KnownValues& known) {
+Status infer_graph(ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known);
+
+// ONNX lets body inputs go untyped when the node's inputs say what they are: Loop bodies take
+// (iteration int64, cond bool, carried...), Scan-9+ bodies (states..., scan elements...),
+// SequenceMap bodies one element of each sequence input (or the tensor input itself).
+ir::TensorType body_input_type(const ir::Node& node, size_t i) {
+  auto node_input = [&](size_t k) -> ir::TensorType {
+    const ir::Value* v = node.input(k);
+    return v ? v->type : ir::TensorType{};
+  };
+  if (node.op_type == "Loop") {
+    if (i == 0) return ir::make_type(DType::kInt64, {});
+    if (i == 1) return ir::make_type(DType::kBool, {});
+    return node_input(i);
+  }
+  if (node.op_type == "Scan" && node.opset_version >= 9) {
+    const ir::TensorType t = node_input(i);
+    const size_t states = node.inputs.size() - static_cast<size_t>(node.attr_int("num_scan_inputs", 0));
+    return i < states ? t : ir::TensorType{t.dtype};  // a scan element: the dtype, rank one less
+  }
+  if (node.op_type == "SequenceMap") {
+    const ir::TensorType t = node_input(i);
+    return !t.is_tensor() && t.element ? *t.element : t;
+  }
+  return {};
+}
+
+// Types inside the node's subgraphs first (the node's rule reads its bodies' output types): values
+// a subgraph reads from the enclosing scope take their types from there.
+Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const ops::OpRegistry& registry) {
+  Status status;
+  ir::for_each_subgraph(node, [&](ir::Graph& sub) {
+    if (!status.is_ok()) return;
+    for (size_t i = 0; i < sub.inputs.size(); ++i)
+      if (!sub.inputs[i]->type.is_known()) sub.inputs[i]->type = body_input_type(node, i);
+    for (const std::string& name : sub.outer_scope_reads()) {
+      ir::Value* captured = sub.find_value(name);
+      const ir::Value* outer = enclosing.find_value_in_scope(name);
+      if (captured && outer && outer->type.is_known()) captured->type = outer->type;
+    }
+    KnownValues sub_known;
+    status = infer_graph(sub, registry, sub_known).with_context(node.describe() + " subgraph '" + sub.name() + "'");
+  });
+  return status;
+}
+
+Status infer_node(ir::Node& node, const ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known) {
+  if (node.has_subgraph()) KILN_RETURN_IF_ERROR(infer_subgraphs(node, graph, registry));
   KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(registry, node));
   std::vector<const ir::TensorType*> types;
   std::vector<const Tensor*> values;
   for (const ir::Value* in : node.inputs) {
-    if (in && in->type.dtype == DType::kUndefined)
+    if (in && !in->type.is_known())
       return invalid_model(node.describe() + ": input '" + in->name + "' has no known type");
+    if (in && !in->type.is_tensor() && !def->accepts_containers)
+      return unsupported_operator(node.describe() + ": input '" + in->name + "' is a " + in->type.to_string() +
+                                  ", which this operator does not take");
     types.push_back(in ? &in->type : nullptr);
     values.push_back(known.find(in));
   }
@@ -107,6 +158,17 @@ void collect_evidence(const ir::Graph& graph, size_t propagated, InferenceEviden
 
 Result<ir::TensorType> merge_types(const ir::TensorType& declared, const ir::TensorType& inferred,
                                    const std::string& what) {
+  if (!declared.is_known()) return inferred;
+  if (!inferred.is_known()) return declared;
+  if (declared.kind != inferred.kind)
+    return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string());
+  if (!declared.is_tensor()) {
+    // Containers: the element types must agree; the inferred element refines the declared one.
+    KILN_ASSIGN_OR_RETURN(ir::TensorType element, merge_types(*declared.element, *inferred.element, what));
+    ir::TensorType merged = inferred;
+    merged.element = std::make_shared<const ir::TensorType>(std::move(element));
+    return merged;
+  }
   ir::TensorType merged = inferred;
   if (declared.dtype != DType::kUndefined && inferred.dtype != DType::kUndefined && declared.dtype != inferred.dtype)
     return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string());
@@ -126,12 +188,20 @@ Result<ir::TensorType> merge_types(const ir::TensorType& declared, const ir::Ten
   return merged;
 }
 
+namespace {
+
+Status infer_graph(ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known) {
+  for (const ir::Value* in : graph.inputs)
+    if (!in->type.is_known()) return invalid_model("graph input '" + in->name + "' has no element type");
+  for (const auto& node : graph.nodes()) KILN_RETURN_IF_ERROR(infer_node(*node, graph, registry, known));
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<InferenceEvidence> infer_types(ir::Graph& graph, const ops::OpRegistry& registry) {
   KnownValues known;
-  for (const ir::Value* in : graph.inputs)
-    if (in->type.dtype == DType::kUndefined)
-      return invalid_model("graph input '" + in->name + "' has no element type");
-  for (const auto& node : graph.nodes()) KILN_RETURN_IF_ERROR(infer_node(*node, registry, known));
+  KILN_RETURN_IF_ERROR(infer_graph(graph, registry, known));
   InferenceEvidence evidence;
   collect_evidence(graph, known.propagated_count(), evidence);
   return evidence;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/ir/shape.h"
 #include "kiln/tensor.h"
 
 namespace kiln::ir {
@@ -13,7 +14,7 @@ namespace kiln::ir {
 class Graph;
 
 struct Attribute {
-  enum class Kind { kInt, kFloat, kString, kTensor, kGraph, kInts, kFloats, kStrings, kTensors, kGraphs };
+  enum class Kind { kInt, kFloat, kString, kTensor, kGraph, kInts, kFloats, kStrings, kTensors, kGraphs, kType };
 
   Kind kind = Kind::kInt;
   int64_t i = 0;
@@ -26,6 +27,7 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<Tensor> tensors;
   std::vector<std::shared_ptr<Graph>> graphs;
+  std::shared_ptr<const TensorType> type;  // kType (ONNX TYPE_PROTO, e.g. Optional's 'type')
 
   static Attribute of_int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.i = v; return a; }
   static Attribute of_float(float v) { Attribute a; a.kind = Kind::kFloat; a.f = v; return a; }
@@ -34,6 +36,12 @@ struct Attribute {
   static Attribute of_floats(std::vector<float> v) { Attribute a; a.kind = Kind::kFloats; a.floats = std::move(v); return a; }
   static Attribute of_tensor(Tensor v) { Attribute a; a.kind = Kind::kTensor; a.t = std::move(v); return a; }
   static Attribute of_graph(std::shared_ptr<Graph> v) { Attribute a; a.kind = Kind::kGraph; a.g = std::move(v); return a; }
+  static Attribute of_type(TensorType v) {
+    Attribute a;
+    a.kind = Kind::kType;
+    a.type = std::make_shared<const TensorType>(std::move(v));
+    return a;
+  }
 };
 
 const char* attribute_kind_name(Attribute::Kind kind);

@@ -313,6 +313,7 @@ const char* attribute_kind_name(Attribute::Kind kind) {
     case Attribute::Kind::kStrings: return "strings";
     case Attribute::Kind::kTensors: return "tensors";
     case Attribute::Kind::kGraphs: return "graphs";
+    case Attribute::Kind::kType: return "type";
   }
   return "unknown";
 }

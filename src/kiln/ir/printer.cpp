@@ -52,6 +52,7 @@ std::string print_attribute(const Attribute& attr, int indent) {
     case Attribute::Kind::kFloats: return join(attr.floats);
     case Attribute::Kind::kStrings: return join(attr.strings);
     case Attribute::Kind::kTensors: return "<" + std::to_string(attr.tensors.size()) + " tensors>";
+    case Attribute::Kind::kType: return attr.type ? attr.type->to_string() : "?";
     case Attribute::Kind::kGraphs: {
       std::string s;
       for (const auto& g : attr.graphs)

@@ -38,10 +38,34 @@ std::string Shape::to_string() const {
   return s + "]";
 }
 
+TensorType TensorType::sequence_of(TensorType element_type) {
+  TensorType t;
+  t.kind = Kind::kSequence;
+  t.element = std::make_shared<const TensorType>(std::move(element_type));
+  return t;
+}
+
+TensorType TensorType::optional_of(TensorType element_type) {
+  TensorType t;
+  t.kind = Kind::kOptional;
+  t.element = std::make_shared<const TensorType>(std::move(element_type));
+  return t;
+}
+
 std::string TensorType::to_string() const {
+  if (!is_tensor()) {
+    const std::string inner = element ? element->to_string() : "?";
+    return (kind == Kind::kSequence ? "seq(" : "optional(") + inner + ")";
+  }
   std::string s = dtype_name(dtype);
   if (shape) s += shape->to_string();
   return s;
+}
+
+bool TensorType::operator==(const TensorType& other) const {
+  if (kind != other.kind || dtype != other.dtype || shape != other.shape) return false;
+  if (!element || !other.element) return element == other.element;
+  return *element == *other.element;
 }
 
 }  // namespace kiln::ir

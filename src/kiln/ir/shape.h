@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,13 +55,30 @@ class Shape {
   std::vector<Dim> dims_;
 };
 
+// The type of a value: a tensor (dtype + shape), or a sequence or optional of an element type.
 struct TensorType {
-  DType dtype = DType::kUndefined;
-  std::optional<Shape> shape;  // nullopt: rank unknown
+  enum class Kind { kTensor, kSequence, kOptional };
 
-  bool has_static_shape() const { return shape && shape->is_static(); }
-  std::string to_string() const;  // "float[N,3]", "int64[?]" or "float" (unknown rank)
-  bool operator==(const TensorType& other) const { return dtype == other.dtype && shape == other.shape; }
+  TensorType() = default;
+  TensorType(DType tensor_dtype, std::optional<Shape> tensor_shape = std::nullopt)  // NOLINT: implicit from a dtype
+      : dtype(tensor_dtype), shape(std::move(tensor_shape)) {}
+
+  DType dtype = DType::kUndefined;  // tensors only
+  std::optional<Shape> shape;       // tensors only; nullopt: rank unknown
+  Kind kind = Kind::kTensor;
+  std::shared_ptr<const TensorType> element;  // sequences and optionals
+
+  static TensorType sequence_of(TensorType element_type);
+  static TensorType optional_of(TensorType element_type);
+
+  bool is_tensor() const { return kind == Kind::kTensor; }
+  // A tensor with a dtype, or a container whose element type is known.
+  bool is_known() const { return is_tensor() ? dtype != DType::kUndefined : element != nullptr; }
+  bool has_static_shape() const { return is_tensor() && shape && shape->is_static(); }
+  // "float[N,3]", "int64[?]", "float" (unknown rank), "seq(float[2])", "optional(seq(int64))".
+  std::string to_string() const;
+  bool operator==(const TensorType& other) const;
+  bool operator!=(const TensorType& other) const { return !(*this == other); }
 };
 
 inline TensorType make_type(DType dtype, const std::vector<int64_t>& dims) {

@@ -70,9 +70,8 @@ Status if_kernel(KernelContext& ctx) {
     return ctx.error("cond must be a single bool");
   const bool take_then = cond->data<bool>()[0];
   KILN_ASSIGN_OR_RETURN(const ir::Graph* branch, subgraph_attribute(ctx.node(), take_then ? "then_branch" : "else_branch"));
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> results, run_subgraph(*branch, {}, ctx.scope()));
-  for (size_t i = 0; i < ctx.output_count(); ++i)
-    if (Tensor* out = ctx.output(i)) *out = results[i].clone();
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, run_subgraph(*branch, {}, ctx.scope()));
+  for (size_t i = 0; i < ctx.output_count(); ++i) KILN_RETURN_IF_ERROR(ctx.set_output(i, std::move(results[i])));
   return Status::ok();
 }
 
@@ -117,26 +116,30 @@ Status loop_kernel(KernelContext& ctx) {
     cond = c->data<bool>()[0];
   }
   const size_t carried = ctx.input_count() - 2;
-  std::vector<Tensor> state;
+  std::vector<Value> state;
   for (size_t i = 0; i < carried; ++i) {
-    if (!ctx.input(i + 2)) return ctx.error("loop-carried input " + std::to_string(i) + " is missing");
-    state.push_back(*ctx.input(i + 2));
+    if (ctx.input_value(i + 2)) state.push_back(*ctx.input_value(i + 2));
+    else if (ctx.input(i + 2)) state.push_back(*ctx.input(i + 2));
+    else return ctx.error("loop-carried input " + std::to_string(i) + " is missing");
   }
   const size_t scans = ctx.output_count() - carried;
   std::vector<std::vector<Tensor>> scan_slices(scans);
   for (int64_t i = 0; i < trip_count && cond; ++i) {
-    std::vector<Tensor> body_inputs = {Tensor::from_vector<int64_t>(DType::kInt64, {}, {i}),
-                                       Tensor::from_vector<bool>(DType::kBool, {}, {cond})};
+    std::vector<Value> body_inputs = {Tensor::from_vector<int64_t>(DType::kInt64, {}, {i}),
+                                      Tensor::from_vector<bool>(DType::kBool, {}, {cond})};
     body_inputs.insert(body_inputs.end(), state.begin(), state.end());
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, run_subgraph(*body, body_inputs, ctx.scope()));
-    if (out[0].dtype() != DType::kBool || out[0].element_count() != 1)
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, run_subgraph(*body, body_inputs, ctx.scope()));
+    const Tensor& cond_out = out[0].tensor();
+    if (!out[0].is_tensor() || cond_out.dtype() != DType::kBool || cond_out.element_count() != 1)
       return ctx.error("body's cond output must be a single bool");
-    cond = out[0].data<bool>()[0];
+    cond = cond_out.data<bool>()[0];
     for (size_t k = 0; k < carried; ++k) state[k] = out[k + 1];
-    for (size_t k = 0; k < scans; ++k) scan_slices[k].push_back(out[carried + 1 + k]);
+    for (size_t k = 0; k < scans; ++k) {
+      if (!out[carried + 1 + k].is_tensor()) return ctx.error("scan outputs must be tensors");
+      scan_slices[k].push_back(out[carried + 1 + k].tensor());
+    }
   }
-  for (size_t k = 0; k < carried; ++k)
-    if (Tensor* o = ctx.output(k)) *o = state[k].clone();
+  for (size_t k = 0; k < carried; ++k) KILN_RETURN_IF_ERROR(ctx.set_output(k, owned(state[k])));
   for (size_t k = 0; k < scans; ++k) {
     Tensor* o = ctx.output(carried + k);
     if (!o) continue;
@@ -195,12 +198,14 @@ Status scan_once(const ir::Graph& body, const ScanLayout& l, std::vector<Tensor>
   }
   std::vector<std::vector<Tensor>> slices(l.scan_outputs);
   for (int64_t t = 0; t < length; ++t) {
-    std::vector<Tensor> body_inputs = states;
+    std::vector<Value> body_inputs(states.begin(), states.end());
     for (size_t j = 0; j < l.scan_inputs; ++j)
       body_inputs.push_back(take_along(scan_inputs[j], axes[j], l.input_directions[j] ? length - 1 - t : t));
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, run_subgraph(body, body_inputs, ctx.scope()));
-    for (size_t k = 0; k < l.states; ++k) states[k] = out[k];
-    for (size_t k = 0; k < l.scan_outputs; ++k) slices[k].push_back(out[l.states + k]);
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, run_subgraph(body, body_inputs, ctx.scope()));
+    for (const Value& v : out)
+      if (!v.is_tensor()) return ctx.error("Scan bodies must produce tensors");
+    for (size_t k = 0; k < l.states; ++k) states[k] = out[k].tensor();
+    for (size_t k = 0; k < l.scan_outputs; ++k) slices[k].push_back(out[l.states + k].tensor());
   }
   results = states;
   for (size_t k = 0; k < l.scan_outputs; ++k) {
@@ -263,16 +268,15 @@ Status scan_kernel(KernelContext& ctx) {
       results.push_back(std::move(stacked));
     }
   }
-  for (size_t i = 0; i < ctx.output_count(); ++i)
-    if (Tensor* o = ctx.output(i)) *o = results[i].clone();
+  for (size_t i = 0; i < ctx.output_count(); ++i) KILN_RETURN_IF_ERROR(ctx.set_output(i, owned(results[i])));
   return Status::ok();
 }
 
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& r) {
-  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "If", v, if_infer, if_kernel, true});
-  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "Loop", v, loop_infer, loop_kernel, true});
+  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "If", v, if_infer, if_kernel, true, true});
+  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "Loop", v, loop_infer, loop_kernel, true, true});
   for (int v : {8, 9, 11, 16}) r.add(OpDef{"", "Scan", v, scan_infer, scan_kernel, true});
 }
 

@@ -29,34 +29,43 @@ Result<std::vector<ir::TensorType>> infer_concrete_outputs(const OpDef& def, con
 
 namespace {
 
-// Ops whose kernel assigns its outputs: run it on undefined outputs and check it gave each one.
-Result<std::vector<Tensor>> evaluate_self_allocating(const OpDef& def, const ir::Node& node,
-                                                     const std::vector<const Tensor*>& inputs,
-                                                     const ValueScope* scope) {
-  std::vector<Tensor> outputs(node.outputs.size());
-  std::vector<Tensor*> output_ptrs(node.outputs.size(), nullptr);
+bool has_container_input(const std::vector<const Value*>& inputs) {
+  for (const Value* v : inputs)
+    if (v && !v->is_tensor()) return true;
+  return false;
+}
+
+// Ops whose kernel assigns its outputs (and any op given a sequence or optional): run it on
+// undefined outputs and check it gave each one.
+Result<std::vector<Value>> evaluate_self_allocating(const OpDef& def, const ir::Node& node,
+                                                    const std::vector<const Value*>& inputs, const ValueScope* scope) {
+  std::vector<Value> outputs(node.outputs.size());
+  std::vector<Value*> output_ptrs(node.outputs.size(), nullptr);
   for (size_t i = 0; i < outputs.size(); ++i)
     if (node.outputs[i]) output_ptrs[i] = &outputs[i];
   KernelContext ctx(node, inputs, output_ptrs, scope);
   KILN_RETURN_IF_ERROR(def.reference(ctx));
   for (size_t i = 0; i < outputs.size(); ++i)
-    if (node.outputs[i] && !outputs[i].defined())
+    if (node.outputs[i] && outputs[i].is_tensor() && !outputs[i].tensor().defined())
       return internal_error(node.describe() + ": kernel gave no value for output " + std::to_string(i));
   return outputs;
 }
 
 }  // namespace
 
-Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node,
-                                          const std::vector<const Tensor*>& inputs, const ValueScope* scope) {
-  if (def.kernel_allocates_outputs) return evaluate_self_allocating(def, node, inputs, scope);
-  KILN_ASSIGN_OR_RETURN(std::vector<ir::TensorType> types, infer_concrete_outputs(def, node, inputs));
-  std::vector<Tensor> outputs(types.size());
-  std::vector<Tensor*> output_ptrs(types.size(), nullptr);
+Result<std::vector<Value>> evaluate_node_values(const OpDef& def, const ir::Node& node,
+                                                const std::vector<const Value*>& inputs, const ValueScope* scope) {
+  if (def.kernel_allocates_outputs || has_container_input(inputs))
+    return evaluate_self_allocating(def, node, inputs, scope);
+  std::vector<const Tensor*> tensors;
+  for (const Value* v : inputs) tensors.push_back(v ? &v->tensor() : nullptr);
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::TensorType> types, infer_concrete_outputs(def, node, tensors));
+  std::vector<Value> outputs(types.size());
+  std::vector<Value*> output_ptrs(types.size(), nullptr);
   for (size_t i = 0; i < types.size(); ++i) {
     if (!node.outputs[i]) continue;
     outputs[i] = Tensor::allocate(types[i].dtype, types[i].shape->static_dims());
-    if (!outputs[i].defined())
+    if (!outputs[i].tensor().defined())
       return allocation_failure(node.describe() + ": cannot allocate output " + std::to_string(i) + " of type " +
                                 types[i].to_string());
     output_ptrs[i] = &outputs[i];
@@ -64,6 +73,24 @@ Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node
   KernelContext ctx(node, inputs, output_ptrs, scope);
   KILN_RETURN_IF_ERROR(def.reference(ctx));
   return outputs;
+}
+
+Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node,
+                                          const std::vector<const Tensor*>& inputs, const ValueScope* scope) {
+  std::vector<Value> values;
+  values.reserve(inputs.size());
+  for (const Tensor* t : inputs) values.emplace_back(t ? *t : Tensor());
+  std::vector<const Value*> value_ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) value_ptrs.push_back(inputs[i] ? &values[i] : nullptr);
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> outputs, evaluate_node_values(def, node, value_ptrs, scope));
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].is_tensor())
+      return invalid_argument(node.describe() + ": output " + std::to_string(i) + " is a " + outputs[i].describe() +
+                              ", not a tensor");
+    tensors.push_back(std::move(outputs[i].tensor()));
+  }
+  return tensors;
 }
 
 Result<std::vector<Tensor>> evaluate_op(const std::string& op_type, const std::vector<const Tensor*>& inputs,

@@ -16,8 +16,13 @@ namespace kiln::ops {
 Result<std::vector<ir::TensorType>> infer_concrete_outputs(const OpDef& def, const ir::Node& node,
                                                            const std::vector<const Tensor*>& inputs);
 
-// Runs `node` on `inputs`; one tensor per node output (undefined for omitted outputs). `scope`
-// holds the enclosing values the node's subgraphs read.
+// Runs `node` on `inputs` (tensors, sequences, optionals); one value per node output (an undefined
+// tensor for omitted outputs). `scope` holds the enclosing values the node's subgraphs read.
+Result<std::vector<Value>> evaluate_node_values(const OpDef& def, const ir::Node& node,
+                                                const std::vector<const Value*>& inputs,
+                                                const ValueScope* scope = nullptr);
+
+// evaluate_node_values for tensors only; InvalidArgument when an output is not a tensor.
 Result<std::vector<Tensor>> evaluate_node(const OpDef& def, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs,
                                           const ValueScope* scope = nullptr);

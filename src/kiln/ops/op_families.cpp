@@ -18,6 +18,7 @@ void register_all_op_families(OpRegistry& r) {
   register_data_movement_ops(r);
   register_generator_ops(r);
   register_control_flow_ops(r);
+  register_sequence_ops(r);
 }
 
 }  // namespace kiln::ops

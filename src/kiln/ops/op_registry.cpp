@@ -8,6 +8,25 @@
 
 namespace kiln::ops {
 
+KernelContext::KernelContext(const ir::Node& node, std::vector<const Value*> inputs, std::vector<Value*> outputs,
+                             const ValueScope* scope)
+    : node_(node), input_values_(std::move(inputs)), output_values_(std::move(outputs)), scope_(scope) {
+  for (const Value* v : input_values_) inputs_.push_back(v && v->is_tensor() ? &v->tensor() : nullptr);
+  for (Value* v : output_values_) outputs_.push_back(v ? &v->tensor() : nullptr);
+}
+
+Status KernelContext::set_output(size_t i, Value value) const {
+  if (i < output_values_.size()) {
+    if (output_values_[i]) *output_values_[i] = std::move(value);
+    return Status::ok();
+  }
+  if (!value.is_tensor())
+    return internal_error(node_.describe() + ": output " + std::to_string(i) + " is a " + value.describe() +
+                          ", which a tensor-only context cannot hold");
+  if (Tensor* out = output(i)) *out = std::move(value.tensor());
+  return Status::ok();
+}
+
 const OpRegistry& OpRegistry::global() {
   static const OpRegistry registry = [] {
     OpRegistry r;

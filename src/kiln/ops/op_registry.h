@@ -12,6 +12,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln::ops {
 
@@ -52,16 +53,22 @@ class InferenceContext {
 };
 
 // Values visible by name to the subgraphs of a node (If/Loop/Scan bodies read enclosing values).
-using ValueScope = std::map<std::string, const Tensor*>;
+using ValueScope = std::map<std::string, const Value*>;
 
 // What a kernel sees: input tensors (nullptr for omitted optional inputs) and output tensors already
 // allocated with the shapes the rule inferred for these inputs. Kernels never allocate outputs,
-// except those of ops declared with OpDef::kernel_allocates_outputs, which assign *output(i).
+// except those of ops declared with OpDef::kernel_allocates_outputs, which assign their outputs
+// (set_output). Ops that accept sequences and optionals (OpDef::accepts_containers) read them
+// with input_value(); input() is nullptr for a non-tensor input.
 class KernelContext {
  public:
+  // Tensor-only context (constant folding, op tests).
   KernelContext(const ir::Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs,
                 const ValueScope* scope = nullptr)
       : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), scope_(scope) {}
+  // Context over values (the executor, subgraphs): tensors are the values' tensors.
+  KernelContext(const ir::Node& node, std::vector<const Value*> inputs, std::vector<Value*> outputs,
+                const ValueScope* scope = nullptr);
 
   const ir::Node& node() const { return node_; }
   int opset() const { return node_.opset_version; }
@@ -70,6 +77,11 @@ class KernelContext {
   const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   // nullptr when the output is omitted by the model.
   Tensor* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+  // The input as a value (nullptr when omitted, or when this context holds only tensors).
+  const Value* input_value(size_t i) const { return i < input_values_.size() ? input_values_[i] : nullptr; }
+  // Assigns output i (for kernels that allocate their outputs); a sequence or optional needs a
+  // value context. Omitted outputs are skipped.
+  Status set_output(size_t i, Value value) const;
 
   // Enclosing values the node's subgraphs may read, by name (empty for nodes without subgraphs).
   const ValueScope& scope() const {
@@ -83,6 +95,8 @@ class KernelContext {
   const ir::Node& node_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
+  std::vector<const Value*> input_values_;
+  std::vector<Value*> output_values_;
   const ValueScope* scope_;
 };
 
@@ -95,9 +109,11 @@ struct OpDef {
   int since_version = 1;   // first opset version this definition covers (until the next one's)
   ShapeRule infer;         // required
   Kernel reference;        // required: plain, exact cpu_ref kernel
-  // Output shapes known only by running the op (control flow): the rule gives what it can, and
-  // the kernel assigns each output tensor itself.
+  // Output shapes known only by running the op (control flow, sequences): the rule gives what it
+  // can, and the kernel assigns each output itself.
   bool kernel_allocates_outputs = false;
+  // Takes or gives sequences and optionals; other ops refuse them at analysis.
+  bool accepts_containers = false;
 };
 
 class OpRegistry {

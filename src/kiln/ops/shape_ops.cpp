@@ -282,6 +282,13 @@ Status expand_kernel(KernelContext& ctx) {
 
 // ---- Identity and Dropout ----
 
+// Identity passes sequences and optionals through unchanged (since opset 14 and 16).
+Status identity_kernel(KernelContext& ctx) {
+  const Value* in = ctx.input_value(0);
+  if (in && !in->is_tensor()) return ctx.set_output(0, *in);
+  return copy_kernel(ctx);
+}
+
 Status identity_infer(InferenceContext& ctx) {
   ctx.set_output_type(0, ctx.input_type(0));
   return Status::ok();
@@ -327,7 +334,8 @@ void register_shape_ops(OpRegistry& r) {
   for (int v : {1, 11, 13}) r.add({"", "Squeeze", v, with_required_inputs(1, squeeze_infer), copy_kernel});
   for (int v : {1, 11, 13}) r.add({"", "Unsqueeze", v, with_required_inputs(1, unsqueeze_infer), copy_kernel});
   for (int v : {8, 13}) r.add({"", "Expand", v, with_required_inputs(2, expand_infer), expand_kernel});
-  for (int v : {1, 13, 14, 16}) r.add({"", "Identity", v, with_required_inputs(1, identity_infer), copy_kernel});
+  for (int v : {1, 13, 14, 16})
+    r.add({"", "Identity", v, with_required_inputs(1, identity_infer), identity_kernel, false, v >= 14});
   for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, with_required_inputs(1, dropout_infer), dropout_kernel});
 }
 

@@ -12,8 +12,11 @@ namespace kiln::ops {
 
 // Binds `inputs` to body.inputs by position, reads names the body does not define from `scope`,
 // runs the body's nodes in order and returns its outputs. Errors name the failing node.
-Result<std::vector<Tensor>> run_subgraph(const ir::Graph& body, const std::vector<Tensor>& inputs,
-                                         const ValueScope& scope);
+Result<std::vector<Value>> run_subgraph(const ir::Graph& body, const std::vector<Value>& inputs,
+                                        const ValueScope& scope);
+
+// `v` with its own storage: tensors that view memory owned elsewhere (an arena) are copied.
+Value owned(const Value& v);
 
 // The graph held by attribute `key` of the node; InvalidModel naming the node when absent.
 Result<const ir::Graph*> subgraph_attribute(const ir::Node& node, const std::string& key);

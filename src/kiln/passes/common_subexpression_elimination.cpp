@@ -62,6 +62,7 @@ bool attributes_equal(const ir::Attribute& a, const ir::Attribute& b) {
     case Kind::kFloats: return floats_equal(a.floats, b.floats);
     case Kind::kStrings: return a.strings == b.strings;
     case Kind::kTensors: return tensor_lists_equal(a.tensors, b.tensors);
+    case Kind::kType: return a.type && b.type && *a.type == *b.type;
     case Kind::kGraph:
     case Kind::kGraphs: return false;
   }

@@ -14,6 +14,7 @@ Status specialise_inputs(ir::Graph& graph, const std::vector<std::vector<int64_t
                             std::to_string(input_shapes.size()));
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     ir::Value* in = graph.inputs[i];
+    if (!in->type.is_tensor()) continue;  // sequences and optionals keep their declared type
     const ir::TensorType concrete{in->type.dtype, ir::Shape::from_static(input_shapes[i])};
     auto merged = analysis::merge_types(in->type, concrete, "input '" + in->name + "'");
     if (!merged.is_ok()) return invalid_argument(merged.status().message());
@@ -104,6 +105,9 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
     const providers::Provider* provider = provider_named(providers, step.provider);
     if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
     KILN_ASSIGN_OR_RETURN(step.kernel, provider->kernel_for(node));
+    step.self_allocating = step.def->kernel_allocates_outputs;
+    for (const ir::Value* out : node.outputs)
+      if (out && !out->type.is_tensor()) step.self_allocating = true;
     for (const ir::Value* in : node.inputs) {
       if (in && !slot_of.count(in)) return internal_error(node.describe() + " reads '" + in->name + "', which has no slot");
       step.inputs.push_back(in ? slot_of[in] : -1);

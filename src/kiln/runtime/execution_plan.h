@@ -41,13 +41,15 @@ struct Step {
   std::vector<int> inputs;   // slot index, -1 for an omitted input
   std::vector<int> outputs;  // slot index, -1 for an omitted output
   bool dynamic_outputs = false;
+  // The kernel assigns its outputs: control flow, and any op that gives sequences or optionals.
+  bool self_allocating = false;
   // Enclosing values the node's subgraphs read, by name, with their slots.
   std::vector<std::pair<std::string, int>> captured;
 };
 
 struct ExecutionPlan {
   std::unique_ptr<ir::Graph> graph;  // the specialised copy the steps point into
-  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<std::vector<int64_t>> input_shapes;  // empty for sequence and optional inputs
   std::vector<ValueSlot> slots;
   std::vector<Step> steps;
   std::vector<int> output_slots;  // one per graph output

@@ -5,25 +5,26 @@
 #include <new>
 
 #include "kiln/ops/evaluate.h"
+#include "kiln/ops/subgraph_runner.h"
 
 namespace kiln::runtime {
 
 namespace {
 
-// Tensors for every slot that exists before the first step runs.
-Status bind_slots(const ExecutionPlan& plan, const std::vector<Tensor>& inputs, std::byte* arena,
-                  std::vector<Tensor>& tensors) {
-  tensors.assign(plan.slots.size(), Tensor());
+// Values for every slot that exists before the first step runs.
+Status bind_slots(const ExecutionPlan& plan, const std::vector<Value>& inputs, std::byte* arena,
+                  std::vector<Value>& values) {
+  values.assign(plan.slots.size(), Value());
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const ValueSlot& slot = plan.slots[i];
     switch (slot.kind) {
-      case ValueSlot::Kind::kInput: tensors[i] = inputs[slot.io_index]; break;
-      case ValueSlot::Kind::kConstant: tensors[i] = *slot.value->initializer; break;
-      case ValueSlot::Kind::kArena: tensors[i] = Tensor::view(slot.dtype, slot.shape, arena + slot.offset); break;
+      case ValueSlot::Kind::kInput: values[i] = inputs[slot.io_index]; break;
+      case ValueSlot::Kind::kConstant: values[i] = *slot.value->initializer; break;
+      case ValueSlot::Kind::kArena: values[i] = Tensor::view(slot.dtype, slot.shape, arena + slot.offset); break;
       case ValueSlot::Kind::kOutput:
         if (slot.value->type.has_static_shape() && slot.dtype != DType::kString) {
-          tensors[i] = Tensor::allocate(slot.dtype, slot.shape);
-          if (!tensors[i].defined())
+          values[i] = Tensor::allocate(slot.dtype, slot.shape);
+          if (!values[i].tensor().defined())
             return allocation_failure("cannot allocate output '" + slot.value->name + "' of shape " +
                                       shape_to_string(slot.shape));
         }
@@ -35,38 +36,42 @@ Status bind_slots(const ExecutionPlan& plan, const std::vector<Tensor>& inputs, 
 }
 
 // Allocates the outputs of a step whose shapes are only known now, from its real inputs.
-Status allocate_dynamic_outputs(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>& tensors) {
-  KILN_ASSIGN_OR_RETURN(std::vector<ir::TensorType> types, ops::infer_concrete_outputs(*step.def, *step.node, in));
+Status allocate_dynamic_outputs(const Step& step, const std::vector<const Value*>& in, std::vector<Value>& values) {
+  std::vector<const Tensor*> tensors;
+  for (const Value* v : in) tensors.push_back(v ? &v->tensor() : nullptr);
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::TensorType> types, ops::infer_concrete_outputs(*step.def, *step.node, tensors));
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     if (step.outputs[k] < 0) continue;
-    Tensor& t = tensors[step.outputs[k]];
-    const std::vector<int64_t> shape = types[k].shape->static_dims();
-    if (t.defined() && t.dtype() == types[k].dtype && t.shape() == shape) continue;
-    t = Tensor::allocate(types[k].dtype, shape);
+    Tensor t = Tensor::allocate(types[k].dtype, types[k].shape->static_dims());
     if (!t.defined())
       return allocation_failure(step.node->describe() + ": cannot allocate output " + std::to_string(k) + " of type " +
                                 types[k].to_string());
+    values[step.outputs[k]] = std::move(t);
   }
   return Status::ok();
 }
 
-Status run_step(const Step& step, std::vector<Tensor>& tensors) {
-  std::vector<const Tensor*> in;
+Status run_step(const Step& step, std::vector<Value>& values) {
+  std::vector<const Value*> in;
   in.reserve(step.inputs.size());
-  for (int s : step.inputs) in.push_back(s >= 0 ? &tensors[s] : nullptr);
-  const bool self_allocating = step.def->kernel_allocates_outputs;
-  if (step.dynamic_outputs && !self_allocating) KILN_RETURN_IF_ERROR(allocate_dynamic_outputs(step, in, tensors));
-  std::vector<Tensor*> out;
+  for (int s : step.inputs) in.push_back(s >= 0 ? &values[s] : nullptr);
+  if (step.self_allocating) {
+    for (int s : step.outputs)
+      if (s >= 0) values[s] = Value();
+  } else if (step.dynamic_outputs) {
+    KILN_RETURN_IF_ERROR(allocate_dynamic_outputs(step, in, values));
+  }
+  std::vector<Value*> out;
   out.reserve(step.outputs.size());
-  for (int s : step.outputs) out.push_back(s >= 0 ? &tensors[s] : nullptr);
+  for (int s : step.outputs) out.push_back(s >= 0 ? &values[s] : nullptr);
   ops::ValueScope scope;
-  for (const auto& [name, slot] : step.captured) scope[name] = &tensors[slot];
+  for (const auto& [name, slot] : step.captured) scope[name] = &values[slot];
   ops::KernelContext ctx(*step.node, std::move(in), std::move(out), &scope);
   KILN_RETURN_IF_ERROR(step.kernel(ctx));
-  if (self_allocating)
-    for (size_t k = 0; k < step.outputs.size(); ++k)
-      if (step.outputs[k] >= 0 && !tensors[step.outputs[k]].defined())
-        return internal_error(step.node->describe() + ": kernel gave no value for output " + std::to_string(k));
+  if (step.self_allocating)
+    for (int s : step.outputs)
+      if (s >= 0 && values[s].is_tensor() && !values[s].tensor().defined())
+        return internal_error(step.node->describe() + ": kernel gave no value for an output");
   return Status::ok();
 }
 
@@ -81,29 +86,29 @@ Status Executor::ensure_arena(int64_t bytes) {
   return Status::ok();
 }
 
-Result<std::vector<Tensor>> Executor::run(const ExecutionPlan& plan, const std::vector<Tensor>& inputs,
-                                          std::vector<StepTiming>* timings) {
+Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
+                                         std::vector<StepTiming>* timings) {
   KILN_RETURN_IF_ERROR(ensure_arena(plan.memory.arena_bytes));
-  std::vector<Tensor> tensors;
-  KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), tensors));
+  std::vector<Value> values;
+  KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), values));
   for (const Step& step : plan.steps) {
     const auto start = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(run_step(step, tensors));
+    KILN_RETURN_IF_ERROR(run_step(step, values));
     if (timings) {
       const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
       timings->push_back({step.node, elapsed.count()});
     }
   }
-  std::vector<Tensor> outputs;
-  for (int s : plan.output_slots) {
-    const ValueSlot& slot = plan.slots[s];
-    // Outputs that alias an input, a constant or another output are copied so the caller owns them.
-    const bool owned = slot.kind == ValueSlot::Kind::kOutput || slot.kind == ValueSlot::Kind::kDynamic;
-    outputs.push_back(owned ? tensors[s] : tensors[s].clone());
+  // Outputs that alias an input, a constant, the arena or another output are copied so the caller
+  // owns each one.
+  std::vector<Value> outputs;
+  for (size_t i = 0; i < plan.output_slots.size(); ++i) {
+    const int s = plan.output_slots[i];
+    const ValueSlot::Kind kind = plan.slots[s].kind;
+    bool shared = kind != ValueSlot::Kind::kOutput && kind != ValueSlot::Kind::kDynamic;
+    for (size_t j = 0; j < i; ++j) shared = shared || plan.output_slots[j] == s;
+    outputs.push_back(shared && values[s].is_tensor() ? Value(values[s].tensor().clone()) : ops::owned(values[s]));
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (plan.output_slots[i] == plan.output_slots[j]) outputs[i] = outputs[i].clone();
   return outputs;
 }
 

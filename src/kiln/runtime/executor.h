@@ -10,6 +10,7 @@
 #include "kiln/runtime/execution_plan.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln::runtime {
 
@@ -20,10 +21,10 @@ struct StepTiming {
 
 class Executor {
  public:
-  // `inputs` holds one tensor per graph input, in order, with the shapes the plan was built for.
+  // `inputs` holds one value per graph input, in order, with the shapes the plan was built for.
   // When `timings` is non-null it receives one entry per step.
-  Result<std::vector<Tensor>> run(const ExecutionPlan& plan, const std::vector<Tensor>& inputs,
-                                  std::vector<StepTiming>* timings = nullptr);
+  Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
+                                 std::vector<StepTiming>* timings = nullptr);
   int64_t arena_capacity() const { return arena_bytes_; }
 
  private:

@@ -35,21 +35,44 @@ Status check_shape(const ir::Value& input, const std::vector<int64_t>& shape, st
   return Status::ok();
 }
 
+// A sequence or optional input must match the declared container kind and element dtype.
+Status check_container(const ir::Value& input, const Value& value) {
+  const bool sequence = input.type.kind == ir::TensorType::Kind::kSequence;
+  const Value::Kind expected = sequence ? Value::Kind::kSequence : Value::Kind::kOptional;
+  if (value.kind() != expected)
+    return invalid_argument("input '" + input.name + "' is a " + value.describe() + " but the model expects " +
+                            input.type.to_string());
+  const ir::TensorType* element = input.type.element.get();
+  if (sequence && element && element->is_tensor() && element->dtype != DType::kUndefined &&
+      value.element_dtype() != element->dtype)
+    return invalid_argument("input '" + input.name + "' is a sequence of " + dtype_name(value.element_dtype()) +
+                            " but the model expects " + input.type.to_string());
+  return Status::ok();
+}
+
 }  // namespace
 
-Result<std::vector<Tensor>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Tensor>& inputs) {
+Result<std::vector<Value>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Value>& inputs) {
   for (const auto& [name, tensor] : inputs) {
     const ir::Value* v = graph.find_value(name);
     if (!v || !graph.is_graph_input(v))
       return invalid_argument("unknown input '" + name + "' (model inputs: " + input_names(graph) + ")");
   }
-  std::vector<Tensor> ordered;
+  std::vector<Value> ordered;
   std::map<std::string, int64_t> symbols;
   for (const ir::Value* in : graph.inputs) {
     auto it = inputs.find(in->name);
     if (it == inputs.end())
       return invalid_argument("missing input '" + in->name + "' of type " + in->type.to_string());
-    const Tensor& t = it->second;
+    if (!in->type.is_tensor()) {
+      KILN_RETURN_IF_ERROR(check_container(*in, it->second));
+      ordered.push_back(it->second);
+      continue;
+    }
+    if (!it->second.is_tensor())
+      return invalid_argument("input '" + in->name + "' is a " + it->second.describe() + " but the model expects " +
+                              in->type.to_string());
+    const Tensor& t = it->second.tensor();
     if (!t.defined()) return invalid_argument("input '" + in->name + "' is an empty (undefined) tensor");
     if (t.dtype() != in->type.dtype)
       return invalid_argument("input '" + in->name + "' has dtype " + dtype_name(t.dtype()) + " but the model expects " +
@@ -77,6 +100,10 @@ Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& grap
     if (it != given.end()) {
       KILN_RETURN_IF_ERROR(check_shape(*in, it->second, symbols));
       shapes.push_back(it->second);
+      continue;
+    }
+    if (!in->type.is_tensor()) {
+      shapes.emplace_back();  // sequences and optionals are planned as dynamic values
       continue;
     }
     if (!in->type.shape)

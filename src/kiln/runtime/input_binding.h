@@ -9,11 +9,12 @@
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln::runtime {
 
 // InvalidArgument naming the input at fault.
-Result<std::vector<Tensor>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Tensor>& inputs);
+Result<std::vector<Value>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Value>& inputs);
 
 // The input shapes to plan for at load time: `given` where named, the declared shape otherwise,
 // with symbolic dims set to 1. InvalidArgument for unknown names, contradicting shapes, unknown ranks.

@@ -8,6 +8,8 @@
 namespace kiln {
 
 std::string type_text(const TensorInfo& info) {
+  if (info.kind == Value::Kind::kSequence) return std::string("seq(") + dtype_name(info.dtype) + ")";
+  if (info.kind == Value::Kind::kOptional) return std::string("optional(") + dtype_name(info.dtype) + ")";
   std::string s = dtype_name(info.dtype);
   if (!info.rank_known) return s + "[?...]";
   s += "[";
@@ -30,6 +32,14 @@ namespace runtime {
 TensorInfo tensor_info(const ir::Value& v) {
   TensorInfo info;
   info.name = v.name;
+  if (!v.type.is_tensor()) {
+    info.kind = v.type.kind == ir::TensorType::Kind::kSequence ? Value::Kind::kSequence : Value::Kind::kOptional;
+    const ir::TensorType* element = v.type.element.get();
+    while (element && !element->is_tensor()) element = element->element.get();
+    info.dtype = element ? element->dtype : DType::kUndefined;
+    info.rank_known = false;
+    return info;
+  }
   info.dtype = v.type.dtype;
   info.rank_known = v.type.shape.has_value();
   if (v.type.shape)

@@ -163,20 +163,31 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 
 Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, runtime::bind_inputs(*impl_->model.graph, inputs));
+  KILN_ASSIGN_OR_RETURN(auto outputs, run_values({inputs.begin(), inputs.end()}));
+  std::map<std::string, Tensor> tensors;
+  for (auto& [name, value] : outputs) {
+    if (!value.is_tensor())
+      return invalid_argument("output '" + name + "' is a " + value.describe() + "; use Session::run_values");
+    tensors[name] = std::move(value.tensor());
+  }
+  return tensors;
+}
+
+Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*impl_->model.graph, inputs));
   std::vector<std::vector<int64_t>> shapes;
-  for (const Tensor& t : ordered) shapes.push_back(t.shape());
+  for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
   KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, impl_->plan_for(shapes));
   const auto start = std::chrono::steady_clock::now();
   std::vector<runtime::StepTiming> timings;
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> results, impl_->executor.run(*plan, ordered, &timings));
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, impl_->executor.run(*plan, ordered, &timings));
   const double elapsed = ms_since(start);
   report::RunSection& r = impl_->report.run;
   if (r.runs == 0) r.first_run_ms = elapsed;
   r.runs += 1;
   r.latencies_ms.push_back(elapsed);
   runtime::accumulate_op_times(timings, r.op_times);
-  std::map<std::string, Tensor> named;
+  std::map<std::string, Value> named;
   for (size_t i = 0; i < results.size(); ++i) named[impl_->model.graph->outputs[i]->name] = std::move(results[i]);
   return named;
 }

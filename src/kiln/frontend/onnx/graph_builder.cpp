@@ -26,12 +26,21 @@ Result<ir::Dim> dim_from_proto(const onnx::TensorShapeProto::Dimension& dim) {
   return ir::Dim::unknown();
 }
 
-// The declared type of value `what`; an unset type is unknown. Non-tensor types are refused.
+// The declared type of value `what`; an unset type is unknown. Tensors, sequences and optionals
+// are supported; maps and sparse tensors are refused.
 Result<ir::TensorType> type_from_proto(const onnx::TypeProto& type, const std::string& what) {
   if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ir::TensorType{};
+  if (type.value_case() == onnx::TypeProto::kSequenceType) {
+    KILN_ASSIGN_OR_RETURN(ir::TensorType element, type_from_proto(type.sequence_type().elem_type(), what));
+    return ir::TensorType::sequence_of(std::move(element));
+  }
+  if (type.value_case() == onnx::TypeProto::kOptionalType) {
+    KILN_ASSIGN_OR_RETURN(ir::TensorType element, type_from_proto(type.optional_type().elem_type(), what));
+    return ir::TensorType::optional_of(std::move(element));
+  }
   if (type.value_case() != onnx::TypeProto::kTensorType)
     return unsupported_operator(what + " has " + type_case_name(type.value_case()) +
-                                " type; Kiln runs only tensor-typed graph inputs and outputs");
+                                " type; Kiln runs tensors, sequences and optionals");
   const auto& tensor = type.tensor_type();
   if (!dtype_is_known(tensor.elem_type()))
     return invalid_model(what + " has unknown element type " + std::to_string(tensor.elem_type()));
@@ -127,9 +136,12 @@ Result<ir::Attribute> convert_attribute(const onnx::AttributeProto& a, const Imp
         out.graphs.push_back(std::move(g));
       }
       return out;
+    case A::TYPE_PROTO: {
+      KILN_ASSIGN_OR_RETURN(ir::TensorType type, type_from_proto(a.tp(), "attribute '" + a.name() + "'"));
+      return ir::Attribute::of_type(std::move(type));
+    }
     case A::SPARSE_TENSOR:
     case A::SPARSE_TENSORS:
-    case A::TYPE_PROTO:
     case A::TYPE_PROTOS:
       return unsupported_operator("attribute '" + a.name() + "' has kind " + A::AttributeType_Name(a.type()) +
                                   ", which Kiln does not support");
@@ -216,11 +228,11 @@ class GraphBuilder {
     }
   }
 
-  // Declared types of intermediate values; non-tensor ones stay unknown (their ops are refused later).
+  // Declared types of intermediate values.
   Status apply_value_info() {
     for (const auto& info : proto_.value_info()) {
       ir::Value* v = graph_->find_value(info.name());
-      if (!v || v->is_constant() || info.type().value_case() != onnx::TypeProto::kTensorType) continue;
+      if (!v || v->is_constant()) continue;
       KILN_ASSIGN_OR_RETURN(v->type, type_from_proto(info.type(), where("value '" + info.name() + "'")));
     }
     return Status::ok();

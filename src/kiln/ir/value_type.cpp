@@ -1,0 +1,16 @@
+// type_of(Value).
+#include "kiln/ir/value_type.h"
+
+namespace kiln::ir {
+
+TensorType type_of(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kTensor: return TensorType{value.tensor().dtype(), Shape::from_static(value.tensor().shape())};
+    case Value::Kind::kSequence: return TensorType::sequence_of(TensorType{value.element_dtype()});
+    case Value::Kind::kOptional:
+      return TensorType::optional_of(value.has_element() ? type_of(value.element()) : TensorType{});
+  }
+  return {};
+}
+
+}  // namespace kiln::ir
