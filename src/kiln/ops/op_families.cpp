@@ -19,6 +19,7 @@ void register_all_op_families(OpRegistry& r) {
   register_generator_ops(r);
   register_control_flow_ops(r);
   register_sequence_ops(r);
+  register_loss_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -21,6 +21,7 @@ void register_data_movement_ops(OpRegistry& r);      // data_movement.cpp
 void register_generator_ops(OpRegistry& r);          // generators.cpp
 void register_control_flow_ops(OpRegistry& r);       // control_flow.cpp
 void register_sequence_ops(OpRegistry& r);           // sequence.cpp
+void register_loss_ops(OpRegistry& r);               // losses.cpp
 
 void register_all_op_families(OpRegistry& r);
 
