@@ -20,6 +20,7 @@ void register_all_op_families(OpRegistry& r) {
   register_control_flow_ops(r);
   register_sequence_ops(r);
   register_loss_ops(r);
+  register_tensor_ops(r);
 }
 
 }  // namespace kiln::ops
