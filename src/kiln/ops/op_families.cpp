@@ -21,6 +21,8 @@ void register_all_op_families(OpRegistry& r) {
   register_sequence_ops(r);
   register_loss_ops(r);
   register_tensor_ops(r);
+  register_quantization_ops(r);
+  register_window_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -23,6 +23,8 @@ void register_control_flow_ops(OpRegistry& r);       // control_flow.cpp
 void register_sequence_ops(OpRegistry& r);           // sequence.cpp
 void register_loss_ops(OpRegistry& r);               // losses.cpp
 void register_tensor_ops(OpRegistry& r);             // tensor_ops.cpp
+void register_quantization_ops(OpRegistry& r);       // quantization.cpp
+void register_window_ops(OpRegistry& r);             // windows.cpp
 
 void register_all_op_families(OpRegistry& r);
 
