@@ -23,6 +23,7 @@ void register_all_op_families(OpRegistry& r) {
   register_tensor_ops(r);
   register_quantization_ops(r);
   register_window_ops(r);
+  register_string_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -25,6 +25,7 @@ void register_loss_ops(OpRegistry& r);               // losses.cpp
 void register_tensor_ops(OpRegistry& r);             // tensor_ops.cpp
 void register_quantization_ops(OpRegistry& r);       // quantization.cpp
 void register_window_ops(OpRegistry& r);             // windows.cpp
+void register_string_ops(OpRegistry& r);             // strings.cpp
 
 void register_all_op_families(OpRegistry& r);
 
