@@ -24,6 +24,7 @@ void register_all_op_families(OpRegistry& r) {
   register_quantization_ops(r);
   register_window_ops(r);
   register_string_ops(r);
+  register_training_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -1,9 +1,12 @@
 // Linear quantization: QuantizeLinear and DequantizeLinear (per tensor, and per axis since opset
-// 13) and DynamicQuantizeLinear. Rounding is to nearest with ties to even; results saturate.
+// 13), DynamicQuantizeLinear, and the integer products MatMulInteger, ConvInteger, QLinearMatMul
+// and QLinearConv (the float reference MatMul/Conv on exact centred values, then requantised).
+// Rounding is to nearest with ties to even; results saturate.
 #include <algorithm>
 #include <cmath>
 
 #include "kiln/ops/data_movement.h"
+#include "kiln/ops/evaluate.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -106,6 +109,101 @@ Status dynamic_quantize_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- integer and quantized products: the float reference MatMul/Conv on exact centred values ----
+
+// q - zero_point as doubles (exact for 8-bit data); the zero point is a scalar or a 1-D tensor
+// along `axis` of q (per row, column or output channel).
+Result<Tensor> centred(const KernelContext& ctx, const Tensor& q, const Tensor* zero, int64_t axis) {
+  Tensor out = Tensor::allocate(DType::kDouble, q.shape());
+  Broadcast b;
+  if (zero && zero->element_count() > 1) {
+    KILN_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, q.rank()));
+    if (zero->element_count() != q.shape()[a]) return ctx.error("zero point length does not match its axis");
+    b = Broadcast{q.shape()[a], shape_element_count(std::vector<int64_t>(q.shape().begin() + a + 1, q.shape().end()))};
+  }
+  for (int64_t i = 0; i < q.element_count(); ++i)
+    out.data<double>()[i] = element_as_double(q, i) - (zero ? element_as_double(*zero, b.at(i)) : 0.0);
+  return out;
+}
+
+// Runs ai.onnx `op_type` (MatMul or Conv, with this node's attributes) on double tensors.
+Result<Tensor> float_reference(const KernelContext& ctx, const std::string& op_type, const Tensor& a, const Tensor& b) {
+  std::map<std::string, ir::Attribute> attributes = ctx.node().attributes;
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, evaluate_op(op_type, {&a, &b}, attributes, op_type == "Conv" ? 11 : 13));
+  return out[0];
+}
+
+// The output shape of the float op `op_type` (with this node's attributes) on inputs a and b,
+// given `dtype`: the integer ops shape their results exactly as MatMul and Conv do.
+Status infer_like(InferenceContext& ctx, const std::string& op_type, size_t a, size_t b, DType dtype) {
+  ir::Node node = ctx.node();
+  node.op_type = op_type;
+  node.domain = "";
+  node.opset_version = op_type == "Conv" ? 11 : 13;
+  node.outputs.resize(1);
+  ir::TensorType ta{DType::kFloat, ctx.input_type(a).shape}, tb{DType::kFloat, ctx.input_type(b).shape};
+  InferenceContext like(node, {&ta, &tb}, {nullptr, nullptr});
+  KILN_RETURN_IF_ERROR(OpRegistry::global().find("", op_type, node.opset_version)->infer(like));
+  ctx.set_output_type(0, ir::TensorType{dtype, like.output_types()[0].shape});
+  return Status::ok();
+}
+
+Status matmul_integer_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor a, centred(ctx, *ctx.input(0), ctx.input(2), -2));
+  KILN_ASSIGN_OR_RETURN(Tensor b, centred(ctx, *ctx.input(1), ctx.input(3), -1));
+  KILN_ASSIGN_OR_RETURN(Tensor y, float_reference(ctx, "MatMul", a, b));
+  for (int64_t i = 0; i < y.element_count(); ++i) ctx.output(0)->data<int32_t>()[i] = static_cast<int32_t>(y.data<double>()[i]);
+  return Status::ok();
+}
+
+Status conv_integer_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor x, centred(ctx, *ctx.input(0), ctx.input(2), 1));
+  KILN_ASSIGN_OR_RETURN(Tensor w, centred(ctx, *ctx.input(1), ctx.input(3), 0));
+  KILN_ASSIGN_OR_RETURN(Tensor y, float_reference(ctx, "Conv", x, w));
+  for (int64_t i = 0; i < y.element_count(); ++i) ctx.output(0)->data<int32_t>()[i] = static_cast<int32_t>(y.data<double>()[i]);
+  return Status::ok();
+}
+
+// Requantizes an exact product: y = saturate(round(acc * a_scale * b_scale[c] / y_scale) + y_zero),
+// with b's scale per output channel along `channel_axis` of y when it has more than one element.
+Status requantize(KernelContext& ctx, const Tensor& acc, const Tensor& a_scale, const Tensor& b_scale,
+                  const Tensor& y_scale, const Tensor& y_zero, int64_t channel_axis) {
+  Broadcast b;
+  if (b_scale.element_count() > 1) {
+    KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(channel_axis, acc.rank()));
+    b = Broadcast{acc.shape()[axis], shape_element_count(std::vector<int64_t>(acc.shape().begin() + axis + 1, acc.shape().end()))};
+  }
+  Tensor& y = *ctx.output(0);
+  dispatch<QuantizedTypes>(y.dtype(), [&]<class Q>() {
+    for (int64_t i = 0; i < acc.element_count(); ++i) {
+      const double multiplier = element_as_double(a_scale, 0) * element_as_double(b_scale, b.at(i)) / element_as_double(y_scale, 0);
+      y.data<Q>()[i] = saturating_cast<Q>(round_half_even(acc.data<double>()[i] * multiplier) + element_as_double(y_zero, 0));
+    }
+  });
+  return Status::ok();
+}
+
+// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero).
+Status qlinear_matmul_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor a, centred(ctx, *ctx.input(0), ctx.input(2), -2));
+  KILN_ASSIGN_OR_RETURN(Tensor b, centred(ctx, *ctx.input(3), ctx.input(5), -1));
+  KILN_ASSIGN_OR_RETURN(Tensor acc, float_reference(ctx, "MatMul", a, b));
+  return requantize(ctx, acc, *ctx.input(1), *ctx.input(4), *ctx.input(6), *ctx.input(7), -1);
+}
+
+// QLinearConv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B): B is int32, already in
+// the x_scale * w_scale units of the accumulator.
+Status qlinear_conv_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor x, centred(ctx, *ctx.input(0), ctx.input(2), 1));
+  KILN_ASSIGN_OR_RETURN(Tensor w, centred(ctx, *ctx.input(3), ctx.input(5), 0));
+  KILN_ASSIGN_OR_RETURN(Tensor acc, float_reference(ctx, "Conv", x, w));
+  if (const Tensor* bias = ctx.input(8)) {
+    const int64_t channels = acc.shape()[1], inner = acc.element_count() / (acc.shape()[0] * channels);
+    for (int64_t i = 0; i < acc.element_count(); ++i) acc.data<double>()[i] += element_as_double(*bias, (i / inner) % channels);
+  }
+  return requantize(ctx, acc, *ctx.input(1), *ctx.input(4), *ctx.input(6), *ctx.input(7), 1);
+}
+
 }  // namespace
 
 void register_quantization_ops(OpRegistry& r) {
@@ -114,6 +212,18 @@ void register_quantization_ops(OpRegistry& r) {
     r.add({"", "DequantizeLinear", v, with_required_inputs(2, dequantize_infer), dequantize_kernel});
   }
   r.add({"", "DynamicQuantizeLinear", 11, with_required_inputs(1, dynamic_quantize_infer), dynamic_quantize_kernel});
+  r.add({"", "MatMulInteger", 10,
+         with_required_inputs(2, [](InferenceContext& c) { return infer_like(c, "MatMul", 0, 1, DType::kInt32); }),
+         matmul_integer_kernel});
+  r.add({"", "ConvInteger", 10,
+         with_required_inputs(2, [](InferenceContext& c) { return infer_like(c, "Conv", 0, 1, DType::kInt32); }),
+         conv_integer_kernel});
+  r.add({"", "QLinearMatMul", 10,
+         with_required_inputs(8, [](InferenceContext& c) { return infer_like(c, "MatMul", 0, 3, c.input_type(7).dtype); }),
+         qlinear_matmul_kernel});
+  r.add({"", "QLinearConv", 10,
+         with_required_inputs(8, [](InferenceContext& c) { return infer_like(c, "Conv", 0, 3, c.input_type(7).dtype); }),
+         qlinear_conv_kernel});
 }
 
 }  // namespace kiln::ops
