@@ -72,3 +72,29 @@ TEST(TensorOps, ReverseSequenceShrinkDetLrn) {
 
 }  // namespace
 }  // namespace kiln::ops
+
+namespace kiln::ops {
+namespace {
+
+TEST(TensorOps, UniqueSortedWithCountsAndInverse) {
+  const Tensor x = floats({6}, {2, 1, 1, 3, 4, 3});
+  auto out = run("Unique", {&x}, {}, 11, 4);
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(values<int64_t>(out[1]), (std::vector<int64_t>{1, 0, 3, 4}));  // first occurrences
+  EXPECT_EQ(values<int64_t>(out[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+}
+
+TEST(TensorOps, EinsumMatmulDiagonalAndImplicitOutput) {
+  const Tensor a = floats({2, 2}, {1, 2, 3, 4}), b = floats({2, 2}, {5, 6, 7, 8});
+  EXPECT_EQ(values<float>(run("Einsum", {&a, &b}, {{"equation", A::of_string("ij,jk->ik")}}, 12)[0]),
+            (std::vector<float>{19, 22, 43, 50}));
+  EXPECT_EQ(values<float>(run("Einsum", {&a}, {{"equation", A::of_string("ii->i")}}, 12)[0]), (std::vector<float>{1, 4}));
+  // Implicit "ij,ij" sums everything: 1*5 + 2*6 + 3*7 + 4*8 = 70.
+  EXPECT_EQ(values<float>(run("Einsum", {&a, &b}, {{"equation", A::of_string("ij,ij")}}, 12)[0]), (std::vector<float>{70}));
+  auto bad = evaluate_op("Einsum", {&a, &b}, {{"equation", A::of_string("ijk,jk->i")}}, 12);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidModel);
+}
+
+}  // namespace
+}  // namespace kiln::ops

@@ -25,6 +25,7 @@ void register_all_op_families(OpRegistry& r) {
   register_window_ops(r);
   register_string_ops(r);
   register_training_ops(r);
+  register_einsum_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -1,9 +1,10 @@
-// Tensor ops that index, select or scan: CumSum, OneHot, TopK, Compress, NonZero,
+// Tensor ops that index, select or scan: CumSum, OneHot, TopK, Compress, NonZero, Unique,
 // ReverseSequence, Shrink, Det, LRN. Output shapes that depend on input values (TopK's K,
 // Compress's condition, NonZero's data) come from the rule once those values are known.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
@@ -221,6 +222,100 @@ Status nonzero_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- Unique ----
+
+// The slices along `axis` (or the elements, without an axis), deduplicated.
+struct UniqueResult {
+  std::vector<int64_t> first;    // per unique slice: the index of its first occurrence
+  std::vector<int64_t> inverse;  // per input slice: its unique slice
+  std::vector<int64_t> counts;
+  int64_t slices = 0, inner = 1, outer = 1;
+};
+
+UniqueResult find_unique(const Tensor& x, std::optional<int64_t> axis, bool sorted) {
+  UniqueResult u;
+  const auto& shape = x.shape();
+  u.slices = axis ? shape[*axis] : x.element_count();
+  u.outer = axis ? dims_product(shape, 0, *axis) : 1;
+  u.inner = axis ? dims_product(shape, *axis + 1, shape.size()) : 1;
+  auto slice_values = [&](int64_t s) {
+    std::vector<double> v;
+    for (int64_t o = 0; o < u.outer; ++o)
+      for (int64_t i = 0; i < u.inner; ++i) v.push_back(element_as_double(x, (o * u.slices + s) * u.inner + i));
+    return v;
+  };
+  std::vector<std::vector<double>> values;
+  for (int64_t s = 0; s < u.slices; ++s) values.push_back(slice_values(s));
+  std::vector<int64_t> unique_of(static_cast<size_t>(u.slices), -1);
+  for (int64_t s = 0; s < u.slices; ++s) {
+    for (size_t k = 0; k < u.first.size() && unique_of[s] < 0; ++k)
+      if (values[u.first[k]] == values[s]) unique_of[s] = static_cast<int64_t>(k);
+    if (unique_of[s] < 0) {
+      unique_of[s] = static_cast<int64_t>(u.first.size());
+      u.first.push_back(s);
+    }
+  }
+  std::vector<int64_t> order(u.first.size());  // unique slice k goes to position rank[k]
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[u.first[a]] < values[u.first[b]]; });
+  std::vector<int64_t> rank(order.size());
+  for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = static_cast<int64_t>(k);
+  std::vector<int64_t> first(order.size());
+  for (size_t k = 0; k < order.size(); ++k) first[k] = u.first[order[k]];
+  u.first = first;
+  u.counts.assign(u.first.size(), 0);
+  for (int64_t s = 0; s < u.slices; ++s) {
+    u.inverse.push_back(rank[unique_of[s]]);
+    ++u.counts[rank[unique_of[s]]];
+  }
+  return u;
+}
+
+Result<std::optional<int64_t>> unique_axis(const ir::Node& node, int64_t rank) {
+  if (!node.has_attr("axis")) return std::optional<int64_t>();
+  KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 0), rank));
+  return std::optional<int64_t>(axis);
+}
+
+Status unique_infer(InferenceContext& ctx) {
+  const ir::TensorType& x = ctx.input_type(0);
+  const Tensor* value = ctx.input_value(0);
+  ir::TensorType y{x.dtype}, counts{DType::kInt64, ir::Shape({ir::Dim::unknown()})}, inverse = counts;
+  if (value) {
+    KILN_ASSIGN_OR_RETURN(std::optional<int64_t> axis, unique_axis(ctx.node(), value->rank()));
+    const UniqueResult u = find_unique(*value, axis, ctx.node().attr_int("sorted", 1) != 0);
+    const auto k = static_cast<int64_t>(u.first.size());
+    std::vector<int64_t> y_shape = value->shape();
+    if (axis) y_shape[*axis] = k;
+    else y_shape = {k};
+    y.shape = ir::Shape::from_static(y_shape);
+    counts = ir::make_type(DType::kInt64, {k});
+    inverse = ir::make_type(DType::kInt64, {u.slices});
+  }
+  ctx.set_output_type(0, y);
+  for (size_t i = 1; i < ctx.output_count(); ++i) ctx.set_output_type(i, i == 2 ? inverse : counts);
+  return Status::ok();
+}
+
+Status unique_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> axis, unique_axis(ctx.node(), x.rank()));
+  const UniqueResult u = find_unique(x, axis, ctx.node().attr_int("sorted", 1) != 0);
+  const auto k = static_cast<int64_t>(u.first.size());
+  Tensor& y = *ctx.output(0);
+  for (int64_t o = 0; o < u.outer; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      copy_elements(x, (o * u.slices + u.first[j]) * u.inner, y, (o * k + j) * u.inner, u.inner);
+  auto write = [&](size_t out, const std::vector<int64_t>& v) {
+    if (Tensor* t = ctx.output(out)) std::copy(v.begin(), v.end(), t->data<int64_t>());
+  };
+  write(1, u.first);
+  write(2, u.inverse);
+  write(3, u.counts);
+  return Status::ok();
+}
+
 // ---- ReverseSequence ----
 
 Status reverse_sequence_kernel(KernelContext& ctx) {
@@ -330,6 +425,7 @@ void register_tensor_ops(OpRegistry& r) {
   for (int v : {1, 10, 11}) r.add({"", "TopK", v, with_required_inputs(1, topk_infer), topk_kernel});
   for (int v : {9, 11}) r.add({"", "Compress", v, with_required_inputs(2, compress_infer), compress_kernel});
   for (int v : {9, 13}) r.add({"", "NonZero", v, with_required_inputs(1, nonzero_infer), nonzero_kernel});
+  r.add({"", "Unique", 11, with_required_inputs(1, unique_infer), unique_kernel});
   r.add({"", "ReverseSequence", 10, with_required_inputs(2, same_as_input_infer), reverse_sequence_kernel});
   r.add({"", "Shrink", 9, with_required_inputs(1, same_as_input_infer), shrink_kernel});
   r.add({"", "Det", 11, with_required_inputs(1, det_infer), det_kernel});
