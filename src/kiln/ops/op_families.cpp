@@ -27,6 +27,7 @@ void register_all_op_families(OpRegistry& r) {
   register_training_ops(r);
   register_einsum_ops(r);
   register_detection_ops(r);
+  register_grid_sample_ops(r);
 }
 
 }  // namespace kiln::ops
