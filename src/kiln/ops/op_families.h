@@ -31,6 +31,7 @@ void register_einsum_ops(OpRegistry& r);             // einsum.cpp
 void register_detection_ops(OpRegistry& r);          // detection.cpp
 void register_grid_sample_ops(OpRegistry& r);        // grid_sample.cpp
 void register_recurrent_ops(OpRegistry& r);          // recurrent.cpp
+void register_spectral_ops(OpRegistry& r);           // spectral.cpp
 
 void register_all_op_families(OpRegistry& r);
 
