@@ -18,6 +18,7 @@ void register_all_op_families(OpRegistry& r) {
   register_data_movement_ops(r);
   register_generator_ops(r);
   register_quantization_ops(r);
+  register_sampling_ops(r);
 }
 
 }  // namespace kiln::ops
