@@ -19,6 +19,7 @@ void register_all_op_families(OpRegistry& r) {
   register_generator_ops(r);
   register_quantization_ops(r);
   register_sampling_ops(r);
+  register_detection_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -21,6 +21,7 @@ void register_data_movement_ops(OpRegistry& r);      // data_movement.cpp
 void register_generator_ops(OpRegistry& r);          // generators.cpp
 void register_quantization_ops(OpRegistry& r);       // quantization.cpp
 void register_sampling_ops(OpRegistry& r);           // sampling.cpp
+void register_detection_ops(OpRegistry& r);          // detection.cpp
 
 void register_all_op_families(OpRegistry& r);
 
