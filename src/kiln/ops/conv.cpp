@@ -3,7 +3,7 @@
 // float, double in double; the loops run in parallel with OpenMP.
 #include <algorithm>
 
-#include "kiln/ops/blocked_gemm.h"
+#include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -34,9 +34,9 @@ Result<std::vector<int64_t>> kernel_dims(const ir::Node& node, const std::option
 }
 
 // Checks X and W ranks, group and channel counts; returns the output channel count (maybe unknown).
-Result<ir::Dim> check_conv_operands(const InferenceContext& ctx, bool transposed) {
-  const auto& x = ctx.input_type(0).shape;
-  const auto& w = ctx.input_type(1).shape;
+Result<ir::Dim> check_conv_operands(const InferenceContext& ctx, const ConvInputs& in, bool transposed) {
+  const auto& x = ctx.input_type(in.x).shape;
+  const auto& w = ctx.input_type(in.w).shape;
   const int64_t group = ctx.node().attr_int("group", 1);
   if (group <= 0) return ctx.error("group must be positive");
   if (x && x->rank() < 3) return ctx.error("input must have rank >= 3 (N, C, spatial...), got " + x->to_string());
@@ -57,9 +57,9 @@ Result<ir::Dim> check_conv_operands(const InferenceContext& ctx, bool transposed
   return (*w)[0];
 }
 
-Status check_bias(const InferenceContext& ctx, const ir::Dim& m) {
-  if (!ctx.has_input(2) || !ctx.input_type(2).shape) return Status::ok();
-  const ir::Shape& b = *ctx.input_type(2).shape;
+Status check_bias(const InferenceContext& ctx, const ConvInputs& in, const ir::Dim& m) {
+  if (!in.bias || !ctx.has_input(*in.bias) || !ctx.input_type(*in.bias).shape) return Status::ok();
+  const ir::Shape& b = *ctx.input_type(*in.bias).shape;
   if (b.rank() != 1 || (m.is_static() && b[0].is_static() && b[0].value() != m.value()))
     return ctx.error("bias " + b.to_string() + " does not match " + m.to_string() + " output channels");
   return Status::ok();
@@ -80,73 +80,59 @@ Result<int64_t> transposed_axis(WindowAttrs& a, const ir::Node& node, size_t d, 
   return transposed_output_size(a, d, in, out_pad[d], requested_output(node, n)[d], node);
 }
 
-template <bool kTransposed>
-Status conv_infer(InferenceContext& ctx) {
-  const ir::TensorType& x = ctx.input_type(0);
-  KILN_ASSIGN_OR_RETURN(ir::Dim m, check_conv_operands(ctx, kTransposed));
-  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
-  if (!x.shape) {
-    ctx.set_output_type(0, ir::TensorType{x.dtype, std::nullopt});
-    return Status::ok();
-  }
-  const size_t spatial = x.shape->rank() - 2;
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, kernel_dims(ctx.node(), ctx.input_type(1).shape, spatial));
-  std::vector<ir::Dim> dims = {(*x.shape)[0], m};
+}  // namespace
+
+Result<std::optional<ir::Shape>> conv_output_shape(const InferenceContext& ctx, const ConvInputs& in, bool transposed) {
+  KILN_ASSIGN_OR_RETURN(ir::Dim m, check_conv_operands(ctx, in, transposed));
+  KILN_RETURN_IF_ERROR(check_bias(ctx, in, m));
+  const std::optional<ir::Shape>& x = ctx.input_type(in.x).shape;
+  if (!x) return std::optional<ir::Shape>();
+  const size_t spatial = x->rank() - 2;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, kernel_dims(ctx.node(), ctx.input_type(in.w).shape, spatial));
+  std::vector<ir::Dim> dims = {(*x)[0], m};
   if (kernel.empty() && spatial > 0) {
     dims.resize(spatial + 2);
-  } else if (kTransposed) {
+  } else if (transposed) {
     KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
     for (size_t d = 0; d < spatial; ++d) {
-      const ir::Dim& in = (*x.shape)[d + 2];
-      if (!in.is_static()) {
+      const ir::Dim& size_in = (*x)[d + 2];
+      if (!size_in.is_static()) {
         dims.emplace_back();
         continue;
       }
-      KILN_ASSIGN_OR_RETURN(int64_t size, transposed_axis(a, ctx.node(), d, in.value()));
+      KILN_ASSIGN_OR_RETURN(int64_t size, transposed_axis(a, ctx.node(), d, size_in.value()));
       dims.emplace_back(size);
     }
   } else {
     KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
-    const auto& xd = x.shape->dims();
+    const auto& xd = x->dims();
     KILN_ASSIGN_OR_RETURN(std::vector<ir::Dim> out, window_output_dims(a, {xd.begin() + 2, xd.end()}, ctx.node()));
     dims.insert(dims.end(), out.begin(), out.end());
   }
-  ctx.set_output_type(0, ir::TensorType{x.dtype, ir::Shape(dims)});
-  return Status::ok();
+  return std::optional<ir::Shape>(ir::Shape(dims));
 }
 
-// ---- kernels ----
-
-// A convolution resolved for concrete shapes. For Conv the grid's positions are the output's
-// spatial dims and its image the input's; ConvTranspose swaps the two.
-struct ConvProblem {
-  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
-  TapGrid grid;
-};
-
-Result<ConvProblem> conv_problem(const KernelContext& ctx, bool transposed) {
-  const std::vector<int64_t>& x = ctx.input(0)->shape();
-  const std::vector<int64_t>& w = ctx.input(1)->shape();
-  const std::vector<int64_t>& y = ctx.output(0)->shape();
+Result<ConvProblem> conv_problem(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                 const std::vector<int64_t>& y, bool transposed) {
   const size_t spatial = x.size() - 2;
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                        kernel_dims(ctx.node(), ir::Shape::from_static(w), spatial));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, kernel_dims(node, ir::Shape::from_static(w), spatial));
   if (kernel != std::vector<int64_t>(w.begin() + 2, w.end()))
-    return ctx.error("kernel_shape " + shape_to_string(kernel) + " does not match weights " + shape_to_string(w));
-  KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node(), kernel));
+    return invalid_argument(node.describe() + ": kernel_shape " + shape_to_string(kernel) + " does not match weights " +
+                            shape_to_string(w));
+  KILN_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(node, kernel));
   for (size_t d = 0; d < spatial; ++d) {
     // Resolves auto_pad into a.pads; the sizes were already checked by the shape rule.
     if (transposed) {
-      KILN_RETURN_IF_ERROR(transposed_axis(a, ctx.node(), d, x[d + 2]).status());
+      KILN_RETURN_IF_ERROR(transposed_axis(a, node, d, x[d + 2]).status());
     } else {
-      KILN_RETURN_IF_ERROR(window_output_size(a, d, x[d + 2], ctx.node()).status());
+      KILN_RETURN_IF_ERROR(window_output_size(a, d, x[d + 2], node).status());
     }
   }
   ConvProblem p;
   p.batch = x[0];
   p.in_channels = x[1];
   p.out_channels = y[1];
-  p.group = ctx.node().attr_int("group", 1);
+  p.group = node.attr_int("group", 1);
   p.grid.positions.assign((transposed ? x : y).begin() + 2, (transposed ? x : y).end());
   p.grid.image.assign((transposed ? y : x).begin() + 2, (transposed ? y : x).end());
   p.grid.kernel = a.kernel;
@@ -156,44 +142,16 @@ Result<ConvProblem> conv_problem(const KernelContext& ctx, bool transposed) {
   return p;
 }
 
-// Conv for one batch item and group: im2col (skipped for 1x1 stride-1 unpadded kernels) then GEMM.
-template <class Acc>
-void conv_group(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y, bool parallel) {
-  const TapGrid& g = p.grid;
-  const int64_t taps = g.kernel_count(), positions = g.position_count();
-  const int64_t channels = p.in_channels / p.group, rows = channels * taps;
-  const bool direct = taps == 1 && g.positions == g.image &&
-                      std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
-                      std::all_of(g.pads_begin.begin(), g.pads_begin.end(), [](int64_t v) { return v == 0; });
-  std::vector<Acc> col(direct ? 0 : static_cast<size_t>(rows * positions));
-  if (!direct) {
-    const int64_t image = shape_element_count(g.image);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r) {
-      Acc* row = col.data() + r * positions;
-      const Acc* xc = x + (r / taps) * image;
-      std::fill(row, row + positions, Acc(0));
-      for_each_tap(g, r % taps, [&](int64_t pos, int64_t off) { row[pos] = xc[off]; });
-    }
-  }
-  // Inside the per-group parallel loop (parallel == false) the product's own loop runs on one
-  // thread: OpenMP does not nest parallel regions by default.
-  blocked_gemm(w, direct ? x : col.data(), y, p.out_channels / p.group, rows, positions, bias);
+namespace {
+
+template <bool kTransposed>
+Status conv_infer(InferenceContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(ctx, ConvInputs{}, kTransposed));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, std::move(shape)});
+  return Status::ok();
 }
 
-template <class Acc>
-void conv_forward(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y) {
-  const int64_t cin = p.in_channels / p.group, cout = p.out_channels / p.group;
-  const int64_t image = shape_element_count(p.grid.image), positions = p.grid.position_count();
-  const int64_t weights_per_group = cout * cin * p.grid.kernel_count();
-  for (int64_t n = 0; n < p.batch; ++n) {
-    // Many groups (depthwise): one group per thread; one group: the inner loops split.
-#pragma omp parallel for schedule(static) if (p.group > 1)
-    for (int64_t grp = 0; grp < p.group; ++grp)
-      conv_group(p, x + (n * p.in_channels + grp * cin) * image, w + grp * weights_per_group,
-                 bias ? bias + grp * cout : nullptr, y + (n * p.out_channels + grp * cout) * positions, p.group == 1);
-  }
-}
+// ---- kernels ----
 
 // ConvTranspose: col[M/g * taps, P] = W_g^T * X_g, then col2im adds each tap into the output.
 template <class Acc>
@@ -238,7 +196,8 @@ const Acc* as_acc(const Tensor* t, std::vector<Acc>& storage) {
 
 template <bool kTransposed>
 Status conv_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(ctx, kTransposed));
+  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(ctx.node(), ctx.input(0)->shape(), ctx.input(1)->shape(),
+                                                  ctx.output(0)->shape(), kTransposed));
   const Tensor* bias = ctx.input(2);
   if (bias && bias->element_count() != p.out_channels) return ctx.error("bias length does not match output channels");
   Tensor& out = *ctx.output(0);

@@ -1,92 +1,162 @@
-// Detection post-processing: NonMaxSuppression (per batch and class, greedy by descending score,
-// ties by lower box index, boxes as corners or centres). The number of selected boxes depends on
-// the data, so the rule runs the selection once the inputs are known.
+// Op family detection: NonMaxSuppression (opsets 10 and 11). Greedy selection per batch and class
+// as ONNX Runtime runs it: candidates above the score threshold in descending score order (ties
+// by box index), each kept unless its IoU with an already kept box exceeds the IoU threshold.
+// The output's length depends on the values, so the shape rule runs the selection when they are known.
 #include <algorithm>
-#include <array>
-#include <numeric>
+#include <cmath>
+#include <optional>
 
-#include "kiln/ops/data_movement.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
-#include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
-
 namespace {
 
-using Box = std::array<double, 4>;  // y1, x1, y2, x2 with y1 <= y2, x1 <= x2
+// Inputs: boxes [B, N, 4], scores [B, C, N], then the optional scalars below.
+constexpr size_t kBoxes = 0, kScores = 1, kMaxPerClass = 2, kIouThreshold = 3, kScoreThreshold = 4;
 
-Box corners(const Tensor& boxes, int64_t at, bool center_point) {
-  const double a = element_as_double(boxes, at), b = element_as_double(boxes, at + 1);
-  const double c = element_as_double(boxes, at + 2), d = element_as_double(boxes, at + 3);
-  if (center_point) return {b - d / 2, a - c / 2, b + d / 2, a + c / 2};  // [x_c, y_c, w, h]
-  return {std::min(a, c), std::min(b, d), std::max(a, c), std::max(b, d)};
+struct NmsParams {
+  int64_t max_per_class = 0;  // absent: 0, no output
+  float iou_threshold = 0;
+  std::optional<float> score_threshold;
+  bool center_point_box = false;
+};
+
+// A box as corners with min <= max on each axis.
+struct Box {
+  float y_min, x_min, y_max, x_max;
+  float area() const { return (y_max - y_min) * (x_max - x_min); }
+};
+
+// [y1, x1, y2, x2] (any two opposite corners) or, with center_point_box, [x_center, y_center, w, h].
+Box read_box(const float* b, bool center_point_box) {
+  if (center_point_box) {
+    const float half_w = b[2] / 2, half_h = b[3] / 2;
+    return {b[1] - half_h, b[0] - half_w, b[1] + half_h, b[0] + half_w};
+  }
+  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
 }
 
-double iou(const Box& p, const Box& q) {
-  const double h = std::max(0.0, std::min(p[2], q[2]) - std::max(p[0], q[0]));
-  const double w = std::max(0.0, std::min(p[3], q[3]) - std::max(p[1], q[1]));
-  const double inter = h * w;
-  const double uni = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter;
-  return uni <= 0 ? 0.0 : inter / uni;
+// True when IoU(a, b) > threshold; empty boxes and disjoint boxes never suppress.
+bool suppresses(const Box& a, const Box& b, float threshold) {
+  const float area_a = a.area(), area_b = b.area();
+  if (!(area_a > 0) || !(area_b > 0)) return false;
+  const float h = std::min(a.y_max, b.y_max) - std::max(a.y_min, b.y_min);
+  const float w = std::min(a.x_max, b.x_max) - std::max(a.x_min, b.x_min);
+  if (!(h > 0) || !(w > 0)) return false;
+  const float intersection = h * w, union_area = area_a + area_b - intersection;
+  return union_area > 0 && intersection / union_area > threshold;
 }
 
-double optional_scalar(const Tensor* t, double fallback) { return t && t->element_count() > 0 ? element_as_double(*t, 0) : fallback; }
+// The value of an optional scalar input, or nullopt when omitted.
+template <class Ctx>
+Result<std::optional<float>> optional_float(const Ctx& ctx, const Tensor* t, const std::string& what) {
+  if (!t) return std::optional<float>();
+  if (t->element_count() != 1) return ctx.error(what + " must hold one value");
+  KILN_ASSIGN_OR_RETURN(std::vector<float> v, read_floats(*t, what));
+  return std::optional<float>(v[0]);
+}
 
-// Selected (batch, class, box) triples.
-Result<std::vector<std::array<int64_t, 3>>> select(const ir::Node& node, const Tensor& boxes, const Tensor& scores,
-                                                   const Tensor* max_out, const Tensor* iou_limit, const Tensor* score_limit) {
-  if (boxes.rank() != 3 || boxes.shape()[2] != 4 || scores.rank() != 3 || scores.shape()[0] != boxes.shape()[0] ||
-      scores.shape()[2] != boxes.shape()[1])
-    return invalid_argument(node.describe() + ": boxes must be [B, N, 4] and scores [B, C, N]");
-  const int64_t batches = boxes.shape()[0], n = boxes.shape()[1], classes = scores.shape()[1];
-  const auto limit = static_cast<int64_t>(optional_scalar(max_out, 0));
-  const double iou_threshold = optional_scalar(iou_limit, 0);
-  const bool center_point = node.attr_int("center_point_box", 0) != 0;
-  std::vector<std::array<int64_t, 3>> selected;
-  for (int64_t b = 0; b < batches; ++b)
+template <class Ctx>
+Result<NmsParams> nms_params(const Ctx& ctx, const std::vector<const Tensor*>& in) {
+  NmsParams p;
+  p.center_point_box = ctx.node().attr_int("center_point_box", 0) != 0;
+  if (const Tensor* m = in[kMaxPerClass]) {
+    if (m->element_count() != 1) return ctx.error("max_output_boxes_per_class must hold one value");
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, read_int64s(*m, "max_output_boxes_per_class"));
+    p.max_per_class = std::max<int64_t>(v[0], 0);
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<float> iou, optional_float(ctx, in[kIouThreshold], "iou_threshold"));
+  if (iou && !(*iou >= 0 && *iou <= 1)) return ctx.error("iou_threshold must be in [0, 1]");
+  p.iou_threshold = iou.value_or(0.0f);
+  KILN_ASSIGN_OR_RETURN(p.score_threshold, optional_float(ctx, in[kScoreThreshold], "score_threshold"));
+  return p;
+}
+
+// The selected [batch, class, box] triples, flattened, in batch, class, then selection order.
+template <class Ctx>
+Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<const Tensor*>& in) {
+  KILN_ASSIGN_OR_RETURN(NmsParams p, nms_params(ctx, in));
+  const Tensor& boxes = *in[kBoxes];
+  const Tensor& scores = *in[kScores];
+  const std::vector<int64_t>& bs = boxes.shape();
+  const std::vector<int64_t>& ss = scores.shape();
+  if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1])
+    return ctx.error("boxes " + shape_to_string(bs) + " and scores " + shape_to_string(ss) +
+                     " must be [batches, boxes, 4] and [batches, classes, boxes]");
+  const int64_t batches = bs[0], count = bs[1], classes = ss[1];
+  const float* box_data = boxes.data<float>();
+  const float* score_data = scores.data<float>();
+  std::vector<int64_t> out;
+  std::vector<int64_t> order;
+  std::vector<Box> kept;
+  for (int64_t b = 0; b < batches; ++b) {
+    std::vector<Box> all(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) all[static_cast<size_t>(i)] = read_box(box_data + (b * count + i) * 4, p.center_point_box);
     for (int64_t c = 0; c < classes; ++c) {
-      std::vector<int64_t> order;
-      for (int64_t i = 0; i < n; ++i)
-        if (!score_limit || element_as_double(scores, (b * classes + c) * n + i) > element_as_double(*score_limit, 0))
-          order.push_back(i);
-      auto score = [&](int64_t i) { return element_as_double(scores, (b * classes + c) * n + i); };
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return score(x) > score(y); });
-      std::vector<Box> kept;
+      const float* s = score_data + (b * classes + c) * count;
+      // NaN scores are never candidates: they have no place in the order.
+      order.clear();
+      for (int64_t i = 0; i < count; ++i)
+        if (!std::isnan(s[i]) && (!p.score_threshold || s[i] > *p.score_threshold)) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+      kept.clear();
       for (int64_t i : order) {
-        if (static_cast<int64_t>(kept.size()) >= limit) break;
-        const Box box = corners(boxes, (b * n + i) * 4, center_point);
-        if (std::any_of(kept.begin(), kept.end(), [&](const Box& k) { return iou(k, box) > iou_threshold; })) continue;
+        if (static_cast<int64_t>(kept.size()) >= p.max_per_class) break;
+        const Box& box = all[static_cast<size_t>(i)];
+        if (std::any_of(kept.begin(), kept.end(), [&](const Box& k) { return suppresses(k, box, p.iou_threshold); }))
+          continue;
         kept.push_back(box);
-        selected.push_back({b, c, i});
+        out.insert(out.end(), {b, c, i});
       }
     }
-  return selected;
+  }
+  return out;
 }
 
-Status nms_infer(InferenceContext& ctx) {
-  ir::Dim count = ir::Dim::unknown();
-  if (ctx.input_value(0) && ctx.input_value(1)) {
-    KILN_ASSIGN_OR_RETURN(auto picked, select(ctx.node(), *ctx.input_value(0), *ctx.input_value(1), ctx.input_value(2),
-                                              ctx.input_value(3), ctx.input_value(4)));
-    count = ir::Dim(static_cast<int64_t>(picked.size()));
+Status nms_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 5));
+  for (size_t i : {kBoxes, kScores, kIouThreshold, kScoreThreshold})
+    if (ctx.has_input(i)) KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<float>>(ctx, i));
+  if (ctx.has_input(kMaxPerClass)) KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<int64_t>>(ctx, kMaxPerClass));
+  const auto& boxes = ctx.input_type(kBoxes).shape;
+  const auto& scores = ctx.input_type(kScores).shape;
+  if (boxes && (boxes->rank() != 3 || ((*boxes)[2].is_static() && (*boxes)[2].value() != 4)))
+    return ctx.error("boxes must be [batches, boxes, 4], got " + boxes->to_string());
+  if (scores && scores->rank() != 3) return ctx.error("scores must be [batches, classes, boxes], got " + scores->to_string());
+  // The number of selected boxes is known only from the values.
+  ir::Dim selected = ir::Dim::unknown();
+  std::vector<const Tensor*> values;
+  bool known = true;
+  for (size_t i = 0; i < 5; ++i) {
+    values.push_back(ctx.has_input(i) ? ctx.input_value(i) : nullptr);
+    known = known && (!ctx.has_input(i) || values.back());
   }
-  ctx.set_output_type(0, ir::TensorType{DType::kInt64, ir::Shape({count, ir::Dim(3)})});
+  if (known) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, values));
+    selected = ir::Dim(static_cast<int64_t>(triples.size() / 3));
+  }
+  ctx.set_output_type(0, ir::TensorType{DType::kInt64, ir::Shape({selected, ir::Dim(3)})});
   return Status::ok();
 }
 
 Status nms_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(auto picked, select(ctx.node(), *ctx.input(0), *ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)));
-  int64_t* out = ctx.output(0)->data<int64_t>();
-  for (size_t k = 0; k < picked.size(); ++k)
-    for (size_t j = 0; j < 3; ++j) out[k * 3 + j] = picked[k][j];
+  std::vector<const Tensor*> in;
+  for (size_t i = 0; i < 5; ++i) in.push_back(ctx.input(i));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, in));
+  Tensor& y = *ctx.output(0);
+  if (y.element_count() != static_cast<int64_t>(triples.size()))
+    return ctx.error("output holds " + std::to_string(y.element_count() / 3) + " selections, the inputs give " +
+                     std::to_string(triples.size() / 3));
+  std::copy(triples.begin(), triples.end(), y.data<int64_t>());
   return Status::ok();
 }
 
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
-  for (int v : {10, 11}) r.add({"", "NonMaxSuppression", v, with_required_inputs(2, nms_infer), nms_kernel});
+  for (int v : {10, 11}) r.add({"", "NonMaxSuppression", v, nms_rule, nms_kernel});
 }
 
 }  // namespace kiln::ops

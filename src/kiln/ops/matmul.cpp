@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "kiln/ops/blocked_gemm.h"
-#include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/matmul.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 
@@ -34,23 +34,12 @@ const A* as_matrix(const T* src, int64_t rows, int64_t cols, bool transpose, std
   return scratch.data();
 }
 
-// ---- MatMul ----
+}  // namespace
 
-struct MatMulDims {
-  std::vector<ir::Dim> batch;
-  ir::Dim m, k_a, k_b, n;
-};
-
-Status matmul_rule(InferenceContext& ctx) {
-  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
-  KILN_RETURN_IF_ERROR(check_input_dtype<MatMulTypes>(ctx, 0));
-  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
-  const auto& a = ctx.input_type(0).shape;
-  const auto& b = ctx.input_type(1).shape;
-  if (!a || !b) {
-    ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, std::nullopt});
-    return Status::ok();
-  }
+Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, size_t a_input, size_t b_input) {
+  const auto& a = ctx.input_type(a_input).shape;
+  const auto& b = ctx.input_type(b_input).shape;
+  if (!a || !b) return std::optional<ir::Shape>();
   if (a->rank() == 0 || b->rank() == 0) return ctx.error("operands must have rank >= 1, got " + a->to_string() + " and " + b->to_string());
   const ir::Dim k_a = a->dims().back();
   const ir::Dim k_b = b->rank() == 1 ? (*b)[0] : (*b)[b->rank() - 2];
@@ -64,26 +53,32 @@ Status matmul_rule(InferenceContext& ctx) {
   std::vector<ir::Dim> out = batch.value().dims();
   if (a->rank() > 1) out.push_back((*a)[a->rank() - 2]);
   if (b->rank() > 1) out.push_back(b->dims().back());
-  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, ir::Shape(std::move(out))});
+  return std::optional<ir::Shape>(ir::Shape(std::move(out)));
+}
+
+namespace {
+
+// ---- MatMul ----
+
+Status matmul_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
+  KILN_RETURN_IF_ERROR(check_input_dtype<MatMulTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, matmul_output_shape(ctx, 0, 1));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, std::move(shape)});
   return Status::ok();
 }
 
 template <class T>
 void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y) {
   using A = ProductAcc<T>;
-  // 1-D operands act as [1,K] and [K,1]; their unit dim is not in the output.
-  const std::vector<int64_t>& as = a.shape();
-  const std::vector<int64_t>& bs = b.shape();
-  const int64_t m = as.size() > 1 ? as[as.size() - 2] : 1, k = as.back();
-  const int64_t n = bs.size() > 1 ? bs.back() : 1;
-  const std::vector<int64_t> a_batch(as.begin(), as.end() - std::min<size_t>(as.size(), 2));
-  const std::vector<int64_t> b_batch(bs.begin(), bs.end() - std::min<size_t>(bs.size(), 2));
-  const std::vector<int64_t> y_batch(y.shape().begin(), y.shape().end() - (as.size() > 1) - (bs.size() > 1));
+  const MatMulGeometry g = matmul_geometry(a.shape(), b.shape(), y.shape());
+  const int64_t m = g.m, k = g.k, n = g.n;
   std::vector<A> a_scratch, b_scratch, c_acc(static_cast<size_t>(m * n));
   T* out = y.data<T>();
-  for_each_broadcast<2>(y_batch, {a_batch, b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
-    const A* pa = as_matrix<T>(a.data<T>() + off[0] * m * k, m, k, false, a_scratch);
-    const A* pb = as_matrix<T>(b.data<T>() + off[1] * k * n, k, n, false, b_scratch);
+  for_each_matrix_product(g, [&](int64_t i, int64_t ia, int64_t ib) {
+    const A* pa = as_matrix<T>(a.data<T>() + ia * m * k, m, k, false, a_scratch);
+    const A* pb = as_matrix<T>(b.data<T>() + ib * k * n, k, n, false, b_scratch);
     T* py = out + i * m * n;
     if constexpr (std::is_same_v<T, A>) {
       blocked_gemm(pa, pb, py, m, k, n);

@@ -27,7 +27,7 @@ void register_all_op_families(OpRegistry& r) {
   register_training_ops(r);
   register_einsum_ops(r);
   register_detection_ops(r);
-  register_grid_sample_ops(r);
+  register_sampling_ops(r);
   register_recurrent_ops(r);
   register_spectral_ops(r);
 }

@@ -29,7 +29,7 @@ void register_string_ops(OpRegistry& r);             // strings.cpp
 void register_training_ops(OpRegistry& r);           // training.cpp
 void register_einsum_ops(OpRegistry& r);             // einsum.cpp
 void register_detection_ops(OpRegistry& r);          // detection.cpp
-void register_grid_sample_ops(OpRegistry& r);        // grid_sample.cpp
+void register_sampling_ops(OpRegistry& r);            // sampling.cpp
 void register_recurrent_ops(OpRegistry& r);          // recurrent.cpp
 void register_spectral_ops(OpRegistry& r);           // spectral.cpp
 

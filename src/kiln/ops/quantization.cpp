@@ -1,229 +1,420 @@
-// Linear quantization: QuantizeLinear and DequantizeLinear (per tensor, and per axis since opset
-// 13), DynamicQuantizeLinear, and the integer products MatMulInteger, ConvInteger, QLinearMatMul
-// and QLinearConv (the float reference MatMul/Conv on exact centred values, then requantised).
-// Rounding is to nearest with ties to even; results saturate.
+// Op family quantization: QuantizeLinear and DequantizeLinear (per tensor or per axis),
+// DynamicQuantizeLinear, the integer products MatMulInteger and ConvInteger, and their requantizing
+// forms QLinearMatMul and QLinearConv. Products are exact in int64 (ONNX lets 32-bit accumulators
+// wrap, and the int32 outputs do); rounding is half to even, then saturation.
 #include <algorithm>
 #include <cmath>
 
+#include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
-#include "kiln/ops/evaluate.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/matmul.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
-#include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
-
 namespace {
 
-using QuantizedTypes = TypeList<uint8_t, int8_t>;
+using QuantTypes = TypeList<int8_t, uint8_t>;
+using IntegerDataTypes = TypeList<int8_t, uint8_t, int32_t>;
+using ScaleTypes = TypeList<float>;
 
-// std::nearbyint rounds ties to even in the default rounding mode.
-double round_half_even(double v) { return std::nearbyint(v); }
+// ---- shared pieces ----
 
-// The scale / zero point index of flat element i: all 0 per tensor, the axis coordinate per axis.
-struct Broadcast {
-  int64_t axis_len = 1, inner = 1;
-  int64_t at(int64_t i) const { return axis_len == 1 ? 0 : (i / inner) % axis_len; }
-};
-
-Result<Broadcast> parameter_layout(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
-  if (scale.element_count() == 1) return Broadcast{};
-  if (ctx.opset() < 13 || scale.rank() != 1) return ctx.error("scale must be a scalar (or 1-D per-axis since opset 13)");
-  KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1), x.rank()));
-  if (scale.element_count() != x.shape()[axis]) return ctx.error("per-axis scale length must equal the axis size");
-  return Broadcast{x.shape()[axis], shape_element_count(std::vector<int64_t>(x.shape().begin() + axis + 1, x.shape().end()))};
+// round_half_to_even(v) + zero_point, saturated into Q (NaN gives 0).
+template <class Q, class V>
+Q round_and_saturate(V v, int64_t zero_point) {
+  return saturating_cast<Q>(static_cast<double>(std::nearbyint(v)) + static_cast<double>(zero_point));
 }
 
-Status quantize_infer(InferenceContext& ctx) {
-  const DType out = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kUInt8;
-  if (out != DType::kUInt8 && out != DType::kInt8) return ctx.error("zero point must be uint8 or int8");
-  ctx.set_output_type(0, ir::TensorType{out, ctx.input_type(0).shape});
+// An int8/uint8/int32 tensor's elements as int64 (zeros of `count` when the tensor is omitted).
+std::vector<int64_t> integer_values(const Tensor* t, int64_t count = 1) {
+  if (!t) return std::vector<int64_t>(static_cast<size_t>(count), 0);
+  std::vector<int64_t> v(static_cast<size_t>(t->element_count()));
+  dispatch<IntegerDataTypes>(t->dtype(), [&]<class T>() { std::copy_n(t->data<T>(), v.size(), v.begin()); });
+  return v;
+}
+
+// How a scale or zero point maps onto data: one value for the tensor (count 1) or one per index of
+// an axis, element e using value (e / inner) % count.
+struct ParamLayout {
+  int64_t count = 1, inner = 1;
+  int64_t at(int64_t e) const { return count == 1 ? 0 : (e / inner) % count; }
+};
+
+// The layout of `count` values over `data` along `axis`: one value, or data[axis] values.
+Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t axis, int64_t count,
+                                const std::string& what) {
+  if (count == 1) return ParamLayout{};
+  if (axis < 0 || axis >= static_cast<int64_t>(data.size()) || data[static_cast<size_t>(axis)] != count)
+    return invalid_model(node.describe() + ": " + what + " has " + std::to_string(count) +
+                         " values; expected 1 or one per index of axis " + std::to_string(axis) + " of " +
+                         shape_to_string(data));
+  return ParamLayout{count, dims_product(data, static_cast<size_t>(axis) + 1, data.size())};
+}
+
+// Checks the rank of input i (scale or zero point) is at most `max_rank` when known.
+Status check_param_rank(const InferenceContext& ctx, size_t i, size_t max_rank, const std::string& what) {
+  const auto& s = ctx.input_type(i).shape;
+  if (s && s->rank() > max_rank)
+    return ctx.error(what + " must have rank <= " + std::to_string(max_rank) + ", got " + s->to_string());
   return Status::ok();
 }
 
-Status quantize_kernel(KernelContext& ctx) {
+// Multiplier of the requantizing ops, in float like the ONNX reference: a_scale * b_scale / y_scale.
+float requant_multiplier(float a_scale, float b_scale, float y_scale) { return a_scale * b_scale / y_scale; }
+
+// An integer accumulator requantized: saturate(round(acc * multiplier) + zero_point).
+template <class Q>
+Q requantize(int64_t acc, float multiplier, int64_t zero_point) {
+  return round_and_saturate<Q>(static_cast<double>(acc) * static_cast<double>(multiplier), zero_point);
+}
+
+// Writes int64 values to an int32 output, wrapping like a 32-bit accumulator.
+void store_int32(const std::vector<int64_t>& values, Tensor& y) {
+  int32_t* out = y.data<int32_t>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<int32_t>(values[i]);
+}
+
+// ---- QuantizeLinear / DequantizeLinear ----
+
+// Per-axis parameters need opset 13; earlier versions take one value.
+Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
+                                        const std::string& what) {
+  if (count == 1) return ParamLayout{};
+  if (node.opset_version < 13) return invalid_model(node.describe() + ": " + what + " must hold one value before opset 13");
+  KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 1), static_cast<int64_t>(data.size())));
+  return axis_layout(node, data, axis, count, what);
+}
+
+template <bool kQuantize>
+Status linear_quant_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 3));
+  using DataTypes = std::conditional_t<kQuantize, TypeList<float, int32_t>, IntegerDataTypes>;
+  KILN_RETURN_IF_ERROR(check_input_dtype<DataTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<ScaleTypes>(ctx, 1));
+  KILN_RETURN_IF_ERROR(check_param_rank(ctx, 1, 1, "scale"));
+  DType out = kQuantize ? DType::kUInt8 : DType::kFloat;
+  if (ctx.has_input(2)) {
+    KILN_RETURN_IF_ERROR(kQuantize ? check_input_dtype<QuantTypes>(ctx, 2) : check_same_dtype(ctx, 0, 2));
+    KILN_RETURN_IF_ERROR(check_param_rank(ctx, 2, 1, "zero point"));
+    if (kQuantize) out = ctx.input_type(2).dtype;
+  }
+  const auto& x = ctx.input_type(0).shape;
+  const auto& scale = ctx.input_type(1).shape;
+  if (x && x->is_static() && scale && scale->is_static())
+    KILN_RETURN_IF_ERROR(linear_param_layout(ctx.node(), x->static_dims(), shape_element_count(scale->static_dims()),
+                                             "scale")
+                             .status());
+  ctx.set_output_type(0, ir::TensorType{out, x});
+  return Status::ok();
+}
+
+// The layouts of the scale (input 1) and optional zero point (input 2) over input 0.
+Result<ParamLayout> linear_params(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
-  const Tensor& scale = *ctx.input(1);
-  const Tensor* zero = ctx.input(2);
-  KILN_ASSIGN_OR_RETURN(Broadcast b, parameter_layout(ctx, x, scale));
+  const Tensor* zp = ctx.input(2);
+  KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_param_layout(ctx.node(), x.shape(), ctx.input(1)->element_count(), "scale"));
+  if (zp && zp->element_count() != layout.count)
+    return ctx.error("zero point has " + std::to_string(zp->element_count()) + " values but scale has " +
+                     std::to_string(layout.count));
+  return layout;
+}
+
+// y = saturate(round(x / scale) + zero_point); float data divides in float like the ONNX reference.
+Status quantize_linear_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_params(ctx));
+  const Tensor& x = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(std::vector<float> scale, read_floats(*ctx.input(1), "scale"));
+  const std::vector<int64_t> zp = integer_values(ctx.input(2), layout.count);
   Tensor& y = *ctx.output(0);
-  dispatch<QuantizedTypes>(y.dtype(), [&]<class Q>() {
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      const int64_t p = b.at(i);
-      const double zp = zero ? element_as_double(*zero, p) : 0.0;
-      // Float inputs divide in float, as the ONNX reference does (the rounding can differ in double).
-      const double ratio = x.dtype() == DType::kFloat
-                               ? static_cast<double>(static_cast<float>(element_as_double(x, i)) /
-                                                     static_cast<float>(element_as_double(scale, p)))
-                               : element_as_double(x, i) / element_as_double(scale, p);
-      const double q = round_half_even(ratio) + zp;
-      y.data<Q>()[i] = saturating_cast<Q>(q);
-    }
+  dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {
+    dispatch<TypeList<float, int32_t>>(x.dtype(), [&]<class X>() {
+      using Div = std::conditional_t<std::is_same_v<X, float>, float, double>;
+      const X* in = x.data<X>();
+      Q* out = y.data<Q>();
+      for (int64_t e = 0; e < x.element_count(); ++e) {
+        const auto p = static_cast<size_t>(layout.at(e));
+        out[e] = round_and_saturate<Q>(static_cast<Div>(in[e]) / static_cast<Div>(scale[p]), zp[p]);
+      }
+    });
   });
   return Status::ok();
 }
 
-Status dequantize_infer(InferenceContext& ctx) {
-  ctx.set_output_type(0, ir::TensorType{DType::kFloat, ctx.input_type(0).shape});
-  return Status::ok();
-}
-
-Status dequantize_kernel(KernelContext& ctx) {
+// y = (x - zero_point) * scale, in float like the ONNX reference.
+Status dequantize_linear_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_params(ctx));
   const Tensor& x = *ctx.input(0);
-  const Tensor& scale = *ctx.input(1);
-  const Tensor* zero = ctx.input(2);
-  KILN_ASSIGN_OR_RETURN(Broadcast b, parameter_layout(ctx, x, scale));
-  float* y = ctx.output(0)->data<float>();
-  for (int64_t i = 0; i < x.element_count(); ++i) {
-    const int64_t p = b.at(i);
-    const double zp = zero ? element_as_double(*zero, p) : 0.0;
-    y[i] = static_cast<float>((element_as_double(x, i) - zp) * element_as_double(scale, p));
+  KILN_ASSIGN_OR_RETURN(std::vector<float> scale, read_floats(*ctx.input(1), "scale"));
+  const std::vector<int64_t> zp = integer_values(ctx.input(2), layout.count);
+  const std::vector<int64_t> values = integer_values(&x);
+  float* out = ctx.output(0)->data<float>();
+  for (int64_t e = 0; e < x.element_count(); ++e) {
+    const auto p = static_cast<size_t>(layout.at(e));
+    out[e] = (static_cast<float>(values[static_cast<size_t>(e)]) - static_cast<float>(zp[p])) * scale[p];
   }
   return Status::ok();
 }
 
-Status dynamic_quantize_infer(InferenceContext& ctx) {
+// ---- DynamicQuantizeLinear ----
+
+Status dynamic_quantize_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<ScaleTypes>(ctx, 0));
   ctx.set_output_type(0, ir::TensorType{DType::kUInt8, ctx.input_type(0).shape});
-  ctx.set_output_type(1, ir::make_type(DType::kFloat, {}));
-  ctx.set_output_type(2, ir::make_type(DType::kUInt8, {}));
+  ctx.set_output_type(1, ir::TensorType{DType::kFloat, ir::Shape{}});
+  ctx.set_output_type(2, ir::TensorType{DType::kUInt8, ir::Shape{}});
   return Status::ok();
 }
 
+// The uint8 range [0, 255] stretched over [min(x, 0), max(x, 0)], all in float as the spec's
+// function body computes it.
 Status dynamic_quantize_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const float* in = x.data<float>();
-  // The range always includes 0 so that 0 quantizes exactly.
+  const int64_t n = x.element_count();
   float lo = 0, hi = 0;
-  for (int64_t i = 0; i < x.element_count(); ++i) {
-    lo = std::min(lo, in[i]);
-    hi = std::max(hi, in[i]);
+  for (int64_t e = 0; e < n; ++e) {
+    lo = std::min(lo, in[e]);
+    hi = std::max(hi, in[e]);
   }
   const float scale = (hi - lo) / 255.0f;
-  const uint8_t zero = scale == 0 ? 0 : saturating_cast<uint8_t>(round_half_even(std::clamp(0.0f - lo / scale, 0.0f, 255.0f)));
-  uint8_t* y = ctx.output(0)->data<uint8_t>();
-  for (int64_t i = 0; i < x.element_count(); ++i)
-    y[i] = scale == 0 ? zero : saturating_cast<uint8_t>(round_half_even(in[i] / scale) + zero);
-  if (Tensor* s = ctx.output(1)) s->data<float>()[0] = scale;
-  if (Tensor* z = ctx.output(2)) z->data<uint8_t>()[0] = zero;
+  const uint8_t zero_point = round_and_saturate<uint8_t>(0.0f - lo / scale, 0);
+  uint8_t* out = ctx.output(0)->data<uint8_t>();
+  for (int64_t e = 0; e < n; ++e) out[e] = round_and_saturate<uint8_t>(in[e] / scale, zero_point);
+  if (Tensor* s = ctx.output(1)) *s->data<float>() = scale;
+  if (Tensor* z = ctx.output(2)) *z->data<uint8_t>() = zero_point;
   return Status::ok();
 }
 
-// ---- integer and quantized products: the float reference MatMul/Conv on exact centred values ----
+// ---- MatMulInteger / QLinearMatMul ----
 
-// q - zero_point as doubles (exact for 8-bit data); the zero point is a scalar or a 1-D tensor
-// along `axis` of q (per row, column or output channel).
-Result<Tensor> centred(const KernelContext& ctx, const Tensor& q, const Tensor* zero, int64_t axis) {
-  Tensor out = Tensor::allocate(DType::kDouble, q.shape());
-  Broadcast b;
-  if (zero && zero->element_count() > 1) {
-    KILN_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, q.rank()));
-    if (zero->element_count() != q.shape()[a]) return ctx.error("zero point length does not match its axis");
-    b = Broadcast{q.shape()[a], shape_element_count(std::vector<int64_t>(q.shape().begin() + a + 1, q.shape().end()))};
+// For each element of an operand of `shape`, the offset of its value in a per-tensor, per-row (A)
+// or per-column (B) parameter of `param` shape. The parameter broadcasts numpy-style, except that
+// A's 1-D parameter of M values applies per row, as the spec says.
+Result<std::vector<int64_t>> operand_param_offsets(const ir::Node& node, const std::vector<int64_t>& shape,
+                                                   std::vector<int64_t> param, bool per_row, const std::string& what) {
+  const size_t r = shape.size();
+  if (per_row && r >= 2 && param.size() == 1 && param[0] == shape[r - 2] && param[0] != 1) param.push_back(1);
+  Result<std::vector<int64_t>> b = broadcast_static(param, shape);
+  if (!b.is_ok() || b.value() != shape)
+    return invalid_model(node.describe() + ": " + what + " of shape " + shape_to_string(param) +
+                         " does not apply to an operand of shape " + shape_to_string(shape));
+  return strided_offsets(shape, broadcast_strides(param, shape));
+}
+
+// An operand with its zero point (nullptr: 0) subtracted, as int64.
+Result<std::vector<int64_t>> centered_operand(const ir::Node& node, const Tensor& x, const Tensor* zp, bool per_row,
+                                              const std::string& what) {
+  std::vector<int64_t> v = integer_values(&x);
+  if (!zp) return v;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, operand_param_offsets(node, x.shape(), zp->shape(), per_row, what));
+  const std::vector<int64_t> z = integer_values(zp);
+  for (size_t e = 0; e < v.size(); ++e) v[e] -= z[static_cast<size_t>(offsets[e])];
+  return v;
+}
+
+// (A - a_zero_point) x (B - b_zero_point) with numpy matmul broadcasting, exact in int64.
+struct IntegerMatMul {
+  MatMulGeometry g;
+  std::vector<int64_t> a, b;
+
+  // Calls fn(y_matrix, a_matrix, b_matrix, c) with each M x N product matrix c.
+  template <class F>
+  void run(F&& fn) const {
+    std::vector<int64_t> c(static_cast<size_t>(g.m * g.n));
+    for_each_matrix_product(g, [&](int64_t i, int64_t ia, int64_t ib) {
+      blocked_gemm(a.data() + ia * g.m * g.k, b.data() + ib * g.k * g.n, c.data(), g.m, g.k, g.n);
+      fn(i, ia, ib, static_cast<const int64_t*>(c.data()));
+    });
   }
-  for (int64_t i = 0; i < q.element_count(); ++i)
-    out.data<double>()[i] = element_as_double(q, i) - (zero ? element_as_double(*zero, b.at(i)) : 0.0);
-  return out;
+};
+
+Result<IntegerMatMul> integer_matmul(const KernelContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp) {
+  IntegerMatMul p;
+  p.g = matmul_geometry(ctx.input(a)->shape(), ctx.input(b)->shape(), ctx.output(0)->shape());
+  KILN_ASSIGN_OR_RETURN(p.a, centered_operand(ctx.node(), *ctx.input(a), ctx.input(a_zp), true, "a_zero_point"));
+  KILN_ASSIGN_OR_RETURN(p.b, centered_operand(ctx.node(), *ctx.input(b), ctx.input(b_zp), false, "b_zero_point"));
+  return p;
 }
 
-// Runs ai.onnx `op_type` (MatMul or Conv, with this node's attributes) on double tensors.
-Result<Tensor> float_reference(const KernelContext& ctx, const std::string& op_type, const Tensor& a, const Tensor& b) {
-  std::map<std::string, ir::Attribute> attributes = ctx.node().attributes;
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, evaluate_op(op_type, {&a, &b}, attributes, op_type == "Conv" ? 11 : 13));
-  return out[0];
-}
-
-// The output shape of the float op `op_type` (with this node's attributes) on inputs a and b,
-// given `dtype`: the integer ops shape their results exactly as MatMul and Conv do.
-Status infer_like(InferenceContext& ctx, const std::string& op_type, size_t a, size_t b, DType dtype) {
-  ir::Node node = ctx.node();
-  node.op_type = op_type;
-  node.domain = "";
-  node.opset_version = op_type == "Conv" ? 11 : 13;
-  node.outputs.resize(1);
-  ir::TensorType ta{DType::kFloat, ctx.input_type(a).shape}, tb{DType::kFloat, ctx.input_type(b).shape};
-  InferenceContext like(node, {&ta, &tb}, {nullptr, nullptr});
-  KILN_RETURN_IF_ERROR(OpRegistry::global().find("", op_type, node.opset_version)->infer(like));
-  ctx.set_output_type(0, ir::TensorType{dtype, like.output_types()[0].shape});
+// Rule of the integer matmuls: quantized operands a and b with matching zero points; output `out`.
+Status integer_matmul_rule(InferenceContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp, DType out) {
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, a));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, b));
+  if (ctx.has_input(a_zp)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, a, a_zp));
+  if (ctx.has_input(b_zp)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, b, b_zp));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, matmul_output_shape(ctx, a, b));
+  ctx.set_output_type(0, ir::TensorType{out, std::move(shape)});
   return Status::ok();
+}
+
+Status matmul_integer_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 4));
+  return integer_matmul_rule(ctx, 0, 2, 1, 3, DType::kInt32);
 }
 
 Status matmul_integer_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Tensor a, centred(ctx, *ctx.input(0), ctx.input(2), -2));
-  KILN_ASSIGN_OR_RETURN(Tensor b, centred(ctx, *ctx.input(1), ctx.input(3), -1));
-  KILN_ASSIGN_OR_RETURN(Tensor y, float_reference(ctx, "MatMul", a, b));
-  for (int64_t i = 0; i < y.element_count(); ++i) ctx.output(0)->data<int32_t>()[i] = static_cast<int32_t>(y.data<double>()[i]);
+  KILN_ASSIGN_OR_RETURN(IntegerMatMul p, integer_matmul(ctx, 0, 2, 1, 3));
+  int32_t* y = ctx.output(0)->data<int32_t>();
+  const int64_t size = p.g.m * p.g.n;
+  p.run([&](int64_t i, int64_t, int64_t, const int64_t* c) {
+    for (int64_t e = 0; e < size; ++e) y[i * size + e] = static_cast<int32_t>(c[e]);
+  });
+  return Status::ok();
+}
+
+// Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+Status qlinear_matmul_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 8, 8));
+  for (size_t s : {1, 4, 6}) KILN_RETURN_IF_ERROR(check_input_dtype<ScaleTypes>(ctx, s));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 7));
+  return integer_matmul_rule(ctx, 0, 2, 3, 5, ctx.input_type(7).dtype);
+}
+
+// The scales of one operand, indexed like its elements (see operand_param_offsets).
+struct OperandScales {
+  std::vector<float> values;
+  std::vector<int64_t> offsets;
+  float at(int64_t element) const { return values[static_cast<size_t>(offsets[static_cast<size_t>(element)])]; }
+};
+
+Result<OperandScales> operand_scales(const KernelContext& ctx, size_t operand, size_t scale, bool per_row,
+                                     const std::string& what) {
+  OperandScales s;
+  KILN_ASSIGN_OR_RETURN(s.values, read_floats(*ctx.input(scale), what));
+  KILN_ASSIGN_OR_RETURN(s.offsets, operand_param_offsets(ctx.node(), ctx.input(operand)->shape(),
+                                                         ctx.input(scale)->shape(), per_row, what));
+  return s;
+}
+
+// Output y's single scale and zero point (inputs y_scale, y_zero_point).
+Result<std::pair<float, int64_t>> output_params(const KernelContext& ctx, size_t scale, size_t zp) {
+  if (ctx.input(scale)->element_count() != 1 || ctx.input(zp)->element_count() != 1)
+    return ctx.error("y_scale and y_zero_point must hold one value each");
+  KILN_ASSIGN_OR_RETURN(std::vector<float> s, read_floats(*ctx.input(scale), "y_scale"));
+  return std::pair<float, int64_t>{s[0], integer_values(ctx.input(zp))[0]};
+}
+
+Status qlinear_matmul_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(IntegerMatMul p, integer_matmul(ctx, 0, 2, 3, 5));
+  KILN_ASSIGN_OR_RETURN(OperandScales a_scale, operand_scales(ctx, 0, 1, true, "a_scale"));
+  KILN_ASSIGN_OR_RETURN(OperandScales b_scale, operand_scales(ctx, 3, 4, false, "b_scale"));
+  KILN_ASSIGN_OR_RETURN(auto y_params, output_params(ctx, 6, 7));
+  const auto [y_scale, y_zp] = y_params;
+  const int64_t m = p.g.m, k = p.g.k, n = p.g.n;
+  Tensor& y = *ctx.output(0);
+  dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {
+    Q* out = y.data<Q>();
+    p.run([&](int64_t i, int64_t ia, int64_t ib, const int64_t* c) {
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col) {
+          // With K = 0 every product is 0 and the scales (which have no elements) do not matter.
+          const float mult = k == 0 ? 0.0f
+                                    : requant_multiplier(a_scale.at((ia * m + r) * k), b_scale.at(ib * k * n + col),
+                                                         y_scale);
+          out[(i * m + r) * n + col] = requantize<Q>(c[r * n + col], mult, y_zp);
+        }
+    });
+  });
+  return Status::ok();
+}
+
+// ---- ConvInteger / QLinearConv ----
+
+// conv(X - x_zero_point, W - w_zero_point) + bias, exact in int64. x_zero_point holds one value;
+// w_zero_point one value or one per output channel.
+Result<std::vector<int64_t>> integer_conv(const KernelContext& ctx, size_t x_index, size_t x_zp, size_t w_index,
+                                          size_t w_zp, const Tensor* bias) {
+  const Tensor& x = *ctx.input(x_index);
+  const Tensor& w = *ctx.input(w_index);
+  const Tensor& y = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(ctx.node(), x.shape(), w.shape(), y.shape(), false));
+  if (ctx.input(x_zp) && ctx.input(x_zp)->element_count() != 1) return ctx.error("x_zero_point must hold one value");
+  std::vector<int64_t> xs = integer_values(&x), ws = integer_values(&w);
+  const int64_t xz = integer_values(ctx.input(x_zp))[0];
+  for (int64_t& v : xs) v -= xz;
+  const int64_t w_zp_count = ctx.input(w_zp) ? ctx.input(w_zp)->element_count() : 1;
+  KILN_ASSIGN_OR_RETURN(ParamLayout layout, axis_layout(ctx.node(), w.shape(), 0, w_zp_count, "w_zero_point"));
+  const std::vector<int64_t> wz = integer_values(ctx.input(w_zp), w_zp_count);
+  for (size_t e = 0; e < ws.size(); ++e) ws[e] -= wz[static_cast<size_t>(layout.at(static_cast<int64_t>(e)))];
+  std::vector<int64_t> b = bias ? integer_values(bias) : std::vector<int64_t>();
+  std::vector<int64_t> out(static_cast<size_t>(y.element_count()));
+  conv_forward<int64_t>(p, xs.data(), ws.data(), bias ? b.data() : nullptr, out.data());
+  return out;
+}
+
+// Inputs: x, w, x_zero_point, w_zero_point.
+Status conv_integer_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 4));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 1));
+  if (ctx.has_input(2)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 1, 3));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(ctx, ConvInputs{0, 1, std::nullopt}, false));
+  ctx.set_output_type(0, ir::TensorType{DType::kInt32, std::move(shape)});
   return Status::ok();
 }
 
 Status conv_integer_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Tensor x, centred(ctx, *ctx.input(0), ctx.input(2), 1));
-  KILN_ASSIGN_OR_RETURN(Tensor w, centred(ctx, *ctx.input(1), ctx.input(3), 0));
-  KILN_ASSIGN_OR_RETURN(Tensor y, float_reference(ctx, "Conv", x, w));
-  for (int64_t i = 0; i < y.element_count(); ++i) ctx.output(0)->data<int32_t>()[i] = static_cast<int32_t>(y.data<double>()[i]);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, 0, 2, 1, 3, nullptr));
+  store_int32(acc, *ctx.output(0));
   return Status::ok();
 }
 
-// Requantizes an exact product: y = saturate(round(acc * a_scale * b_scale[c] / y_scale) + y_zero),
-// with b's scale per output channel along `channel_axis` of y when it has more than one element.
-Status requantize(KernelContext& ctx, const Tensor& acc, const Tensor& a_scale, const Tensor& b_scale,
-                  const Tensor& y_scale, const Tensor& y_zero, int64_t channel_axis) {
-  Broadcast b;
-  if (b_scale.element_count() > 1) {
-    KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(channel_axis, acc.rank()));
-    b = Broadcast{acc.shape()[axis], shape_element_count(std::vector<int64_t>(acc.shape().begin() + axis + 1, acc.shape().end()))};
-  }
-  Tensor& y = *ctx.output(0);
-  dispatch<QuantizedTypes>(y.dtype(), [&]<class Q>() {
-    for (int64_t i = 0; i < acc.element_count(); ++i) {
-      const double multiplier = element_as_double(a_scale, 0) * element_as_double(b_scale, b.at(i)) / element_as_double(y_scale, 0);
-      y.data<Q>()[i] = saturating_cast<Q>(round_half_even(acc.data<double>()[i] * multiplier) + element_as_double(y_zero, 0));
+// Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
+Status qlinear_conv_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 8, 9));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 3));
+  KILN_RETURN_IF_ERROR(check_input_dtype<QuantTypes>(ctx, 7));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 3, 5));
+  for (size_t s : {1, 4, 6}) KILN_RETURN_IF_ERROR(check_input_dtype<ScaleTypes>(ctx, s));
+  if (ctx.has_input(8)) KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<int32_t>>(ctx, 8));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(ctx, ConvInputs{0, 3, 8}, false));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(7).dtype, std::move(shape)});
+  return Status::ok();
+}
+
+Status qlinear_conv_kernel(KernelContext& ctx) {
+  const Tensor* bias = ctx.input(8);
+  const Tensor& y = *ctx.output(0);
+  const int64_t channels = y.shape()[1];
+  if (bias && bias->element_count() != channels) return ctx.error("bias length does not match output channels");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, 0, 2, 3, 5, bias));
+  KILN_ASSIGN_OR_RETURN(std::vector<float> x_scale, read_floats(*ctx.input(1), "x_scale"));
+  KILN_ASSIGN_OR_RETURN(std::vector<float> w_scale, read_floats(*ctx.input(4), "w_scale"));
+  if (x_scale.size() != 1) return ctx.error("x_scale must hold one value");
+  KILN_ASSIGN_OR_RETURN(ParamLayout w_layout, axis_layout(ctx.node(), ctx.input(3)->shape(), 0,
+                                                          static_cast<int64_t>(w_scale.size()), "w_scale"));
+  KILN_ASSIGN_OR_RETURN(auto y_params, output_params(ctx, 6, 7));
+  const auto [y_scale, y_zp] = y_params;
+  // Output element e is in channel (e / positions) % channels: the same layout as w_scale on Y's axis 1.
+  const ParamLayout y_layout{w_layout.count, dims_product(y.shape(), 2, y.shape().size())};
+  dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {
+    Q* out = ctx.output(0)->data<Q>();
+    for (size_t e = 0; e < acc.size(); ++e) {
+      const float mult = requant_multiplier(x_scale[0], w_scale[static_cast<size_t>(y_layout.at(static_cast<int64_t>(e)))], y_scale);
+      out[e] = requantize<Q>(acc[e], mult, y_zp);
     }
   });
   return Status::ok();
-}
-
-// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero).
-Status qlinear_matmul_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Tensor a, centred(ctx, *ctx.input(0), ctx.input(2), -2));
-  KILN_ASSIGN_OR_RETURN(Tensor b, centred(ctx, *ctx.input(3), ctx.input(5), -1));
-  KILN_ASSIGN_OR_RETURN(Tensor acc, float_reference(ctx, "MatMul", a, b));
-  return requantize(ctx, acc, *ctx.input(1), *ctx.input(4), *ctx.input(6), *ctx.input(7), -1);
-}
-
-// QLinearConv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B): B is int32, already in
-// the x_scale * w_scale units of the accumulator.
-Status qlinear_conv_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Tensor x, centred(ctx, *ctx.input(0), ctx.input(2), 1));
-  KILN_ASSIGN_OR_RETURN(Tensor w, centred(ctx, *ctx.input(3), ctx.input(5), 0));
-  KILN_ASSIGN_OR_RETURN(Tensor acc, float_reference(ctx, "Conv", x, w));
-  if (const Tensor* bias = ctx.input(8)) {
-    const int64_t channels = acc.shape()[1], inner = acc.element_count() / (acc.shape()[0] * channels);
-    for (int64_t i = 0; i < acc.element_count(); ++i) acc.data<double>()[i] += element_as_double(*bias, (i / inner) % channels);
-  }
-  return requantize(ctx, acc, *ctx.input(1), *ctx.input(4), *ctx.input(6), *ctx.input(7), 1);
 }
 
 }  // namespace
 
 void register_quantization_ops(OpRegistry& r) {
   for (int v : {10, 13}) {
-    r.add({"", "QuantizeLinear", v, with_required_inputs(2, quantize_infer), quantize_kernel});
-    r.add({"", "DequantizeLinear", v, with_required_inputs(2, dequantize_infer), dequantize_kernel});
+    r.add({"", "QuantizeLinear", v, linear_quant_rule<true>, quantize_linear_kernel});
+    r.add({"", "DequantizeLinear", v, linear_quant_rule<false>, dequantize_linear_kernel});
   }
-  r.add({"", "DynamicQuantizeLinear", 11, with_required_inputs(1, dynamic_quantize_infer), dynamic_quantize_kernel});
-  r.add({"", "MatMulInteger", 10,
-         with_required_inputs(2, [](InferenceContext& c) { return infer_like(c, "MatMul", 0, 1, DType::kInt32); }),
-         matmul_integer_kernel});
-  r.add({"", "ConvInteger", 10,
-         with_required_inputs(2, [](InferenceContext& c) { return infer_like(c, "Conv", 0, 1, DType::kInt32); }),
-         conv_integer_kernel});
-  r.add({"", "QLinearMatMul", 10,
-         with_required_inputs(8, [](InferenceContext& c) { return infer_like(c, "MatMul", 0, 3, c.input_type(7).dtype); }),
-         qlinear_matmul_kernel});
-  r.add({"", "QLinearConv", 10,
-         with_required_inputs(8, [](InferenceContext& c) { return infer_like(c, "Conv", 0, 3, c.input_type(7).dtype); }),
-         qlinear_conv_kernel});
+  r.add({"", "DynamicQuantizeLinear", 11, dynamic_quantize_rule, dynamic_quantize_kernel});
+  r.add({"", "MatMulInteger", 10, matmul_integer_rule, matmul_integer_kernel});
+  r.add({"", "QLinearMatMul", 10, qlinear_matmul_rule, qlinear_matmul_kernel});
+  r.add({"", "ConvInteger", 10, conv_integer_rule, conv_integer_kernel});
+  r.add({"", "QLinearConv", 10, qlinear_conv_rule, qlinear_conv_kernel});
 }
 
 }  // namespace kiln::ops

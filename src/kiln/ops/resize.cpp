@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "kiln/ops/data_movement.h"
+#include "kiln/ops/interpolation.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
@@ -154,13 +155,6 @@ int64_t nearest_index(const std::string& mode, double x) {
   if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
   if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_floor" ? f : f + 1);
   return static_cast<int64_t>(std::round(x));
-}
-
-// Cubic convolution weights of the taps at offsets -1, 0, 1, 2 from floor(x), for fraction t.
-std::vector<double> cubic_weights(double a, double t) {
-  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };          // |s| <= 1
-  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };    // 1 < |s| < 2
-  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
 AxisTaps axis_taps(const ResizeMode& m, int64_t o, double scale, int64_t in, double resized, double roi_start,

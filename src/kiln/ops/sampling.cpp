@@ -1,0 +1,340 @@
+// Op family sampling: ops that read a feature map at fractional positions. GridSample (opset 16:
+// bilinear, nearest or bicubic; zeros, border or reflection padding; PyTorch's grid_sample, which the
+// ONNX test data comes from) and RoiAlign (opsets 10 and 16: avg or max pooling of bilinear samples,
+// following the ONNX Runtime / Detectron kernel the spec points to). Arithmetic is in double.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "kiln/ops/data_movement.h"
+#include "kiln/ops/family_support.h"
+#include "kiln/ops/interpolation.h"
+#include "kiln/ops/op_families.h"
+#include "kiln/ops/op_helpers.h"
+
+namespace kiln::ops {
+namespace {
+
+// InvalidModel unless input i's shape, when known, has rank `rank`.
+Status check_rank(const InferenceContext& ctx, size_t i, size_t rank, const std::string& what) {
+  const auto& s = ctx.input_type(i).shape;
+  if (s && s->rank() != rank)
+    return ctx.error(what + " must have rank " + std::to_string(rank) + ", got " + s->to_string());
+  return Status::ok();
+}
+
+// Dim d of input i's shape (unknown when the shape is).
+ir::Dim dim_of(const InferenceContext& ctx, size_t i, size_t d) {
+  const auto& s = ctx.input_type(i).shape;
+  return s ? (*s)[d] : ir::Dim::unknown();
+}
+
+// InvalidModel unless the two dims, when both static, are equal.
+Status check_same_dim(const InferenceContext& ctx, const ir::Dim& a, const ir::Dim& b, const std::string& what) {
+  if (a.is_static() && b.is_static() && a.value() != b.value())
+    return ctx.error(what + " differ: " + a.to_string() + " vs " + b.to_string());
+  return Status::ok();
+}
+
+// A float-typed tensor's elements as double.
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.element_count()));
+  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
+  });
+  return v;
+}
+
+// Writes double values into a float-typed tensor of as many elements.
+void store_doubles(const std::vector<double>& v, Tensor& t) {
+  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
+    for (size_t i = 0; i < v.size(); ++i) t.data<T>()[i] = from_double<T>(v[i]);
+  });
+}
+
+// ---- GridSample ----
+
+enum class GridMode { kBilinear, kNearest, kBicubic };
+enum class GridPadding { kZeros, kBorder, kReflection };
+
+struct GridSampleAttrs {
+  GridMode mode = GridMode::kBilinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
+};
+
+Result<GridSampleAttrs> grid_sample_attrs(const ir::Node& node) {
+  GridSampleAttrs a;
+  const std::string mode = node.attr_string("mode", "bilinear"), padding = node.attr_string("padding_mode", "zeros");
+  if (mode == "nearest") a.mode = GridMode::kNearest;
+  else if (mode == "bicubic") a.mode = GridMode::kBicubic;
+  else if (mode != "bilinear") return invalid_model(node.describe() + ": unknown mode '" + mode + "'");
+  if (padding == "border") a.padding = GridPadding::kBorder;
+  else if (padding == "reflection") a.padding = GridPadding::kReflection;
+  else if (padding != "zeros") return invalid_model(node.describe() + ": unknown padding_mode '" + padding + "'");
+  a.align_corners = node.attr_int("align_corners", 0) != 0;
+  return a;
+}
+
+// Inputs X [N, C, H, W] and grid [N, H_out, W_out, 2]; output [N, C, H_out, W_out].
+Status grid_sample_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
+  KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 1));
+  KILN_RETURN_IF_ERROR(grid_sample_attrs(ctx.node()).status());
+  KILN_RETURN_IF_ERROR(check_rank(ctx, 0, 4, "X"));
+  KILN_RETURN_IF_ERROR(check_rank(ctx, 1, 4, "grid"));
+  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 0, 0), dim_of(ctx, 1, 0), "batch sizes of X and grid"));
+  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 1, 3), ir::Dim(2), "grid's last dim and 2"));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype,
+                                        ir::Shape({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), dim_of(ctx, 1, 1), dim_of(ctx, 1, 2)})});
+  return Status::ok();
+}
+
+// A grid coordinate in [-1, 1] as a pixel coordinate on an axis of `size` pixels.
+double unnormalize(double coord, int64_t size, bool align_corners) {
+  return align_corners ? (coord + 1) / 2 * static_cast<double>(size - 1) : ((coord + 1) * static_cast<double>(size) - 1) / 2;
+}
+
+// x reflected into [twice_low / 2, twice_high / 2] (PyTorch's reflect_coordinates).
+double reflect(double x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0;
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  x = std::fabs(x - low);
+  const double extra = std::fmod(x, span);
+  return std::fmod(std::floor(x / span), 2.0) == 0 ? extra + low : span - extra + low;
+}
+
+// Applies border or reflection padding to a pixel coordinate (zeros padding leaves it as is).
+double pad_coordinate(double x, int64_t size, const GridSampleAttrs& a) {
+  if (a.padding == GridPadding::kZeros) return x;
+  if (a.padding == GridPadding::kReflection)
+    x = a.align_corners ? reflect(x, 0, 2.0 * static_cast<double>(size - 1)) : reflect(x, -1, 2.0 * static_cast<double>(size) - 1);
+  return std::clamp(x, 0.0, static_cast<double>(size - 1));
+}
+
+// One channel plane of X; pixels outside it (and NaN positions) read 0.
+struct Plane {
+  const double* data;
+  int64_t height, width;
+
+  double at(double y, double x) const {
+    if (!(y >= 0 && y <= static_cast<double>(height - 1) && x >= 0 && x <= static_cast<double>(width - 1))) return 0;
+    return data[static_cast<int64_t>(y) * width + static_cast<int64_t>(x)];
+  }
+};
+
+double sample_bilinear(const Plane& p, double y, double x) {
+  const double y0 = std::floor(y), x0 = std::floor(x), ty = y - y0, tx = x - x0;
+  return p.at(y0, x0) * (1 - ty) * (1 - tx) + p.at(y0, x0 + 1) * (1 - ty) * tx + p.at(y0 + 1, x0) * ty * (1 - tx) +
+         p.at(y0 + 1, x0 + 1) * ty * tx;
+}
+
+// Bicubic over the 4 x 4 pixels around (y, x) (unpadded coordinates); each tap is padded itself.
+double sample_bicubic(const Plane& p, double y, double x, const GridSampleAttrs& a) {
+  constexpr double kCubicA = -0.75;  // PyTorch's bicubic coefficient
+  const double y0 = std::floor(y), x0 = std::floor(x);
+  const std::vector<double> wy = cubic_weights(kCubicA, y - y0), wx = cubic_weights(kCubicA, x - x0);
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double yi = pad_coordinate(y0 - 1 + i, p.height, a);
+    double row = 0;
+    for (int j = 0; j < 4; ++j) row += wx[static_cast<size_t>(j)] * p.at(yi, pad_coordinate(x0 - 1 + j, p.width, a));
+    sum += wy[static_cast<size_t>(i)] * row;
+  }
+  return sum;
+}
+
+double grid_sample_at(const Plane& p, double gx, double gy, const GridSampleAttrs& a) {
+  const double x = unnormalize(gx, p.width, a.align_corners), y = unnormalize(gy, p.height, a.align_corners);
+  switch (a.mode) {
+    case GridMode::kBicubic: return sample_bicubic(p, y, x, a);
+    case GridMode::kNearest:
+      return p.at(std::nearbyint(pad_coordinate(y, p.height, a)), std::nearbyint(pad_coordinate(x, p.width, a)));
+    case GridMode::kBilinear: break;
+  }
+  return sample_bilinear(p, pad_coordinate(y, p.height, a), pad_coordinate(x, p.width, a));
+}
+
+Status grid_sample_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(GridSampleAttrs a, grid_sample_attrs(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  const std::vector<double> in = as_doubles(x), grid = as_doubles(*ctx.input(1));
+  Tensor& y = *ctx.output(0);
+  const std::vector<int64_t>& xs = x.shape();
+  const int64_t batch = xs[0], channels = xs[1], plane = xs[2] * xs[3], points = y.shape()[2] * y.shape()[3];
+  std::vector<double> out(static_cast<size_t>(y.element_count()));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c) {
+      const Plane p{in.data() + (n * channels + c) * plane, xs[2], xs[3]};
+      double* o = out.data() + (n * channels + c) * points;
+      const double* g = grid.data() + n * points * 2;
+      for (int64_t i = 0; i < points; ++i) o[i] = grid_sample_at(p, g[2 * i], g[2 * i + 1], a);
+    }
+  store_doubles(out, y);
+  return Status::ok();
+}
+
+// ---- RoiAlign ----
+
+struct RoiAlignAttrs {
+  bool max_mode = false;
+  bool half_pixel = false;  // shift input coordinates by -0.5 (opset 16's default)
+  int64_t height = 1, width = 1, sampling_ratio = 0;
+  double spatial_scale = 1;
+};
+
+Result<RoiAlignAttrs> roi_align_attrs(const ir::Node& node) {
+  RoiAlignAttrs a;
+  const std::string mode = node.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max") return invalid_model(node.describe() + ": unknown mode '" + mode + "'");
+  a.max_mode = mode == "max";
+  const std::string transform =
+      node.opset_version >= 16 ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return invalid_model(node.describe() + ": unknown coordinate_transformation_mode '" + transform + "'");
+  a.half_pixel = transform == "half_pixel";
+  a.height = node.attr_int("output_height", 1);
+  a.width = node.attr_int("output_width", 1);
+  a.sampling_ratio = node.attr_int("sampling_ratio", 0);
+  a.spatial_scale = node.attr_float("spatial_scale", 1.0f);
+  if (a.height <= 0 || a.width <= 0) return invalid_model(node.describe() + ": output_height and output_width must be positive");
+  if (a.sampling_ratio < 0) return invalid_model(node.describe() + ": sampling_ratio must not be negative");
+  return a;
+}
+
+// Inputs X [N, C, H, W], rois [R, 4], batch_indices [R]; output [R, C, output_height, output_width].
+Status roi_align_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 3, 3));
+  KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<int64_t>>(ctx, 2));
+  KILN_ASSIGN_OR_RETURN(RoiAlignAttrs a, roi_align_attrs(ctx.node()));
+  KILN_RETURN_IF_ERROR(check_rank(ctx, 0, 4, "X"));
+  KILN_RETURN_IF_ERROR(check_rank(ctx, 1, 2, "rois"));
+  KILN_RETURN_IF_ERROR(check_rank(ctx, 2, 1, "batch_indices"));
+  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 1, 1), ir::Dim(4), "rois' second dim and 4"));
+  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 1, 0), dim_of(ctx, 2, 0), "roi counts of rois and batch_indices"));
+  ir::Dim rois = dim_of(ctx, 1, 0);
+  if (!rois.is_static()) rois = dim_of(ctx, 2, 0);
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, ir::Shape({rois, dim_of(ctx, 0, 1), a.height, a.width})});
+  return Status::ok();
+}
+
+// The four pixels a bilinear sample at (y, x) reads, with their weights. As in ONNX Runtime, samples
+// more than one pixel outside the map read nothing (zero weights), and others clamp to the map.
+struct SampleTaps {
+  std::array<int64_t, 4> offset{};
+  std::array<double, 4> weight{};
+};
+
+SampleTaps roi_sample_taps(double y, double x, int64_t height, int64_t width) {
+  SampleTaps t;
+  const double h = static_cast<double>(height), w = static_cast<double>(width);
+  if (height <= 0 || width <= 0 || !(y >= -1.0 && y <= h && x >= -1.0 && x <= w)) return t;
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  auto low_high = [](double& v, int64_t size) {
+    int64_t low = static_cast<int64_t>(v);
+    if (low >= size - 1) {
+      v = static_cast<double>(size - 1);
+      return std::pair<int64_t, int64_t>{size - 1, size - 1};
+    }
+    return std::pair<int64_t, int64_t>{low, low + 1};
+  };
+  const auto [y_low, y_high] = low_high(y, height);
+  const auto [x_low, x_high] = low_high(x, width);
+  const double ly = y - static_cast<double>(y_low), lx = x - static_cast<double>(x_low);
+  t.offset = {y_low * width + x_low, y_low * width + x_high, y_high * width + x_low, y_high * width + x_high};
+  t.weight = {(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx};
+  return t;
+}
+
+// The sample taps of every bin of one roi: bins row-major, each with its grid_h x grid_w samples.
+struct RoiSamples {
+  int64_t per_bin = 0;
+  std::vector<SampleTaps> taps;
+};
+
+Result<RoiSamples> roi_samples(const KernelContext& ctx, const RoiAlignAttrs& a, const std::array<double, 4>& roi,
+                               int64_t height, int64_t width) {
+  for (double v : roi)
+    if (!std::isfinite(v)) return ctx.error("rois must be finite");
+  const double offset = a.half_pixel ? 0.5 : 0.0;
+  const double x1 = roi[0] * a.spatial_scale - offset, y1 = roi[1] * a.spatial_scale - offset;
+  double roi_w = roi[2] * a.spatial_scale - offset - x1, roi_h = roi[3] * a.spatial_scale - offset - y1;
+  if (!a.half_pixel) {  // the legacy transform forces rois to be at least 1 x 1
+    roi_w = std::max(roi_w, 1.0);
+    roi_h = std::max(roi_h, 1.0);
+  }
+  const double bin_h = roi_h / static_cast<double>(a.height), bin_w = roi_w / static_cast<double>(a.width);
+  // An adaptive sampling grid covers each bin with about one sample per pixel.
+  auto grid_size = [&](double bin) {
+    return a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::max(std::ceil(bin), 0.0));
+  };
+  const int64_t grid_h = grid_size(bin_h), grid_w = grid_size(bin_w);
+  RoiSamples s;
+  s.per_bin = grid_h * grid_w;
+  s.taps.reserve(static_cast<size_t>(a.height * a.width * s.per_bin));
+  for (int64_t ph = 0; ph < a.height; ++ph)
+    for (int64_t pw = 0; pw < a.width; ++pw)
+      for (int64_t iy = 0; iy < grid_h; ++iy) {
+        const double y = y1 + static_cast<double>(ph) * bin_h + (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(grid_h);
+        for (int64_t ix = 0; ix < grid_w; ++ix) {
+          const double x = x1 + static_cast<double>(pw) * bin_w + (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(grid_w);
+          s.taps.push_back(roi_sample_taps(y, x, height, width));
+        }
+      }
+  return s;
+}
+
+// One bin's value: the average of its bilinear samples, or (max mode, as ONNX Runtime computes it)
+// the largest weighted pixel over all samples.
+double pool_bin(const double* plane, const SampleTaps* taps, int64_t count, bool max_mode) {
+  double acc = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const SampleTaps& t = taps[i];
+    if (max_mode) {
+      double v = t.weight[0] * plane[t.offset[0]];
+      for (size_t k = 1; k < 4; ++k) v = std::max(v, t.weight[k] * plane[t.offset[k]]);
+      acc = i == 0 ? v : std::max(acc, v);
+    } else {
+      for (size_t k = 0; k < 4; ++k) acc += t.weight[k] * plane[t.offset[k]];
+    }
+  }
+  return max_mode ? acc : acc / static_cast<double>(std::max<int64_t>(count, 1));
+}
+
+Status roi_align_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(RoiAlignAttrs a, roi_align_attrs(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> batch_indices, read_int64s(*ctx.input(2), "batch_indices"));
+  const std::vector<double> in = as_doubles(x), rois = as_doubles(*ctx.input(1));
+  Tensor& y = *ctx.output(0);
+  const std::vector<int64_t>& xs = x.shape();
+  const int64_t channels = xs[1], plane = xs[2] * xs[3], bins = a.height * a.width, roi_count = y.shape()[0];
+  if (static_cast<int64_t>(rois.size()) != roi_count * 4 || static_cast<int64_t>(batch_indices.size()) != roi_count)
+    return ctx.error("rois and batch_indices must describe the same number of rois");
+  std::vector<double> out(static_cast<size_t>(y.element_count()));
+  for (int64_t r = 0; r < roi_count; ++r) {
+    const int64_t b = batch_indices[static_cast<size_t>(r)];
+    if (b < 0 || b >= xs[0]) return ctx.error("batch index " + std::to_string(b) + " out of range for batch " + std::to_string(xs[0]));
+    const double* roi = rois.data() + r * 4;
+    KILN_ASSIGN_OR_RETURN(RoiSamples s, roi_samples(ctx, a, {roi[0], roi[1], roi[2], roi[3]}, xs[2], xs[3]));
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t bin = 0; bin < bins; ++bin)
+        out[static_cast<size_t>((r * channels + c) * bins + bin)] =
+            pool_bin(in.data() + (b * channels + c) * plane, s.taps.data() + bin * s.per_bin, s.per_bin, a.max_mode);
+  }
+  store_doubles(out, y);
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_sampling_ops(OpRegistry& r) {
+  r.add({"", "GridSample", 16, grid_sample_rule, grid_sample_kernel});
+  for (int v : {10, 16}) r.add({"", "RoiAlign", v, roi_align_rule, roi_align_kernel});
+}
+
+}  // namespace kiln::ops
