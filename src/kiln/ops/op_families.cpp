@@ -17,6 +17,9 @@ void register_all_op_families(OpRegistry& r) {
   register_shape_ops(r);
   register_data_movement_ops(r);
   register_generator_ops(r);
+  register_signal_ops(r);
+  register_string_ops(r);
+  register_random_ops(r);
 }
 
 }  // namespace kiln::ops

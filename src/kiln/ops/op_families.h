@@ -19,6 +19,9 @@ void register_resize_ops(OpRegistry& r);             // resize.cpp
 void register_shape_ops(OpRegistry& r);              // shape_ops.cpp
 void register_data_movement_ops(OpRegistry& r);      // data_movement.cpp
 void register_generator_ops(OpRegistry& r);          // generators.cpp
+void register_signal_ops(OpRegistry& r);             // signal.cpp
+void register_string_ops(OpRegistry& r);             // strings.cpp
+void register_random_ops(OpRegistry& r);             // random.cpp
 
 void register_all_op_families(OpRegistry& r);
 
