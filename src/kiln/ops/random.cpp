@@ -1,13 +1,13 @@
 // Op family random: RandomUniform, RandomNormal, their *Like forms, Bernoulli and Multinomial.
 // With a `seed` attribute a node draws the same values on every run; without one, each run takes
 // the next stream of a process-wide sequence (so a process's runs are reproducible, but differ).
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <numbers>
 #include <random>
 
-#include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"

@@ -97,6 +97,7 @@ Result<DftAttrs> dft_attrs(const InferenceContext& ctx, int64_t rank) {
 Status dft_infer(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 2));
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
+  if (ctx.has_input(1)) KILN_RETURN_IF_ERROR(check_input_dtype<IndexTypes>(ctx, 1));
   const ir::TensorType& in = ctx.input_type(0);
   if (!in.shape) {
     ctx.set_output_type(0, typed_like(in, std::nullopt));
@@ -176,7 +177,9 @@ Result<std::optional<int64_t>> stft_frame_length(const InferenceContext& ctx) {
 Status stft_infer(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 4));
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<IndexTypes>(ctx, 1));
   if (ctx.has_input(2)) KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_input_dtype<IndexTypes>(ctx, 3));
   const ir::TensorType& in = ctx.input_type(0);
   if (in.shape && in.shape->rank() != 3) return ctx.error("signal must have shape [batch, length, 1 or 2]");
   if (in.shape) KILN_RETURN_IF_ERROR(check_complex_dim(ctx, *in.shape, "signal"));

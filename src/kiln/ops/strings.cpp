@@ -5,7 +5,6 @@
 #include <set>
 #include <string_view>
 
-#include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
