@@ -40,6 +40,16 @@ void store_real(Tensor& t, int64_t index, double v) {
   });
 }
 
+// The complex value at element `at` of a tensor with `parts` (1: real, 2: real and imaginary) per value.
+Complex complex_at(const Tensor& t, int64_t at, int64_t parts) {
+  return Complex(element_as_double(t, at), parts == 2 ? element_as_double(t, at + 1) : 0.0);
+}
+
+void store_complex(Tensor& t, int64_t at, Complex v) {
+  store_real(t, at, v.real());
+  store_real(t, at + 1, v.imag());
+}
+
 // The output_datatype attribute (float by default), which must name a numeric type.
 Result<DType> output_datatype(const InferenceContext& ctx) {
   const int64_t code = ctx.node().attr_int("output_datatype", static_cast<int64_t>(DType::kFloat));
@@ -140,13 +150,12 @@ Status dft_kernel(KernelContext& ctx) {
     for (int64_t i = 0; i < inner; ++i) {
       for (int64_t k = 0; k < n_in; ++k) {
         const int64_t at = ((o * n_in + k) * inner + i) * parts;
-        line[static_cast<size_t>(k)] = Complex(element_as_double(in, at), parts == 2 ? element_as_double(in, at + 1) : 0.0);
+        line[static_cast<size_t>(k)] = complex_at(in, at, parts);
       }
       const std::vector<Complex> spectrum = dft(line, n, bins, inverse);
       for (int64_t f = 0; f < bins; ++f) {
         const int64_t at = ((o * bins + f) * inner + i) * 2;
-        store_real(out, at, spectrum[static_cast<size_t>(f)].real());
-        store_real(out, at + 1, spectrum[static_cast<size_t>(f)].imag());
+        store_complex(out, at, spectrum[static_cast<size_t>(f)]);
       }
     }
   }
@@ -220,14 +229,12 @@ Status stft_kernel(KernelContext& ctx) {
       for (int64_t k = 0; k < length; ++k) {
         const int64_t at = (b * signal_length + t * step + k) * parts;
         const double w = window ? element_as_double(*window, k) : 1.0;
-        frame[static_cast<size_t>(k)] =
-            w * Complex(element_as_double(signal, at), parts == 2 ? element_as_double(signal, at + 1) : 0.0);
+        frame[static_cast<size_t>(k)] = w * complex_at(signal, at, parts);
       }
       const std::vector<Complex> spectrum = dft(frame, length, bins, false);
       for (int64_t f = 0; f < bins; ++f) {
         const int64_t at = ((b * frames + t) * bins + f) * 2;
-        store_real(out, at, spectrum[static_cast<size_t>(f)].real());
-        store_real(out, at + 1, spectrum[static_cast<size_t>(f)].imag());
+        store_complex(out, at, spectrum[static_cast<size_t>(f)]);
       }
     }
   }

@@ -2,6 +2,7 @@
 // TfIdfVectorizer (n-gram counts with skips over string or integer tokens).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
