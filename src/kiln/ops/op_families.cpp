@@ -22,14 +22,14 @@ void register_all_op_families(OpRegistry& r) {
   register_loss_ops(r);
   register_tensor_ops(r);
   register_quantization_ops(r);
-  register_window_ops(r);
   register_string_ops(r);
   register_training_ops(r);
   register_einsum_ops(r);
   register_detection_ops(r);
   register_sampling_ops(r);
   register_recurrent_ops(r);
-  register_spectral_ops(r);
+  register_signal_ops(r);
+  register_random_ops(r);
 }
 
 }  // namespace kiln::ops

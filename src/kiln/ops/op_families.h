@@ -24,14 +24,14 @@ void register_sequence_ops(OpRegistry& r);           // sequence.cpp
 void register_loss_ops(OpRegistry& r);               // losses.cpp
 void register_tensor_ops(OpRegistry& r);             // tensor_ops.cpp
 void register_quantization_ops(OpRegistry& r);       // quantization.cpp
-void register_window_ops(OpRegistry& r);             // windows.cpp
 void register_string_ops(OpRegistry& r);             // strings.cpp
 void register_training_ops(OpRegistry& r);           // training.cpp
 void register_einsum_ops(OpRegistry& r);             // einsum.cpp
 void register_detection_ops(OpRegistry& r);          // detection.cpp
 void register_sampling_ops(OpRegistry& r);            // sampling.cpp
 void register_recurrent_ops(OpRegistry& r);          // recurrent.cpp
-void register_spectral_ops(OpRegistry& r);           // spectral.cpp
+void register_signal_ops(OpRegistry& r);             // signal.cpp
+void register_random_ops(OpRegistry& r);             // random.cpp
 
 void register_all_op_families(OpRegistry& r);
 

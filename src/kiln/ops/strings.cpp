@@ -1,137 +1,328 @@
-// String ops: StringNormalizer (stop-word removal, then lower/upper casing). Case mapping is Kiln's
-// own, independent of the machine's installed locales: it covers ASCII, Latin-1, Greek and the
-// basic Cyrillic block of UTF-8 text and leaves every other code point (and invalid bytes) as is.
+// Op family strings: StringNormalizer (stopword removal and locale-free UTF-8 case mapping) and
+// TfIdfVectorizer (n-gram counts with skips over string or integer tokens).
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
-#include <string>
-#include <vector>
+#include <string_view>
 
-#include "kiln/ops/data_movement.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
-
 namespace {
 
-// ---- UTF-8 case mapping ----
+// ---- Case mapping ----
+// Kiln maps case itself instead of through the C library, whose result depends on the installed
+// locales. Covered: ASCII, Latin-1 Supplement, Latin Extended-A, basic Greek and Cyrillic, one code
+// point to one code point (so 'ß' stays 'ß'); everything else, and bytes that are not valid UTF-8,
+// pass through unchanged. The `locale` attribute is accepted and does not change the mapping.
 
-char32_t upper_of(char32_t c) {
-  if (c >= U'a' && c <= U'z') return c - 32;
-  if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 32;  // Latin-1 (not the division sign)
-  if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 32;  // Greek (final sigma stays)
-  if (c >= 0x430 && c <= 0x44F) return c - 32;                // Cyrillic а..я
-  if (c >= 0x450 && c <= 0x45F) return c - 80;                // Cyrillic ѐ..џ
+// Upper-case code points [first, last] whose lower case is code + delta; with step 2 only every
+// second code point is upper case (its lower case follows it).
+struct CaseRange {
+  char32_t first, last;
+  int32_t delta;
+  char32_t step;
+};
+
+constexpr CaseRange kCaseRanges[] = {
+    {0x41, 0x5A, 32, 1},    {0xC0, 0xD6, 32, 1},    {0xD8, 0xDE, 32, 1},   {0x100, 0x12E, 1, 2},
+    {0x132, 0x136, 1, 2},   {0x139, 0x147, 1, 2},   {0x14A, 0x176, 1, 2},  {0x178, 0x178, -121, 1},
+    {0x179, 0x17D, 1, 2},   {0x386, 0x386, 38, 1},  {0x388, 0x38A, 37, 1}, {0x38C, 0x38C, 64, 1},
+    {0x38E, 0x38F, 63, 1},  {0x391, 0x3A1, 32, 1},  {0x3A3, 0x3AB, 32, 1}, {0x400, 0x40F, 80, 1},
+    {0x410, 0x42F, 32, 1},
+};
+
+bool is_upper_in(const CaseRange& r, char32_t c) { return c >= r.first && c <= r.last && (c - r.first) % r.step == 0; }
+
+char32_t to_lower(char32_t c) {
+  if (c == 0x130) return U'i';  // dotted capital I
+  for (const CaseRange& r : kCaseRanges)
+    if (is_upper_in(r, c)) return static_cast<char32_t>(static_cast<int32_t>(c) + r.delta);
   return c;
 }
 
-char32_t lower_of(char32_t c) {
-  if (c >= U'A' && c <= U'Z') return c + 32;
-  if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;   // Latin-1 (not the multiplication sign)
-  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;
-  if (c >= 0x410 && c <= 0x42F) return c + 32;
-  if (c >= 0x400 && c <= 0x40F) return c + 80;
-  return c;
-}
-
-// Marks a byte that is not valid UTF-8: it is written back unchanged.
-constexpr char32_t kRawByte = 0x80000000u;
-
-// Decodes one code point at s[i] and advances i past it.
-char32_t decode(const std::string& s, size_t& i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  const size_t extra = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : 0;
-  bool valid = b < 0x80 || (b >= 0xC0 && i + extra < s.size());
-  for (size_t k = 1; valid && k <= extra; ++k) valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-  if (!valid) {
-    ++i;
-    return kRawByte | b;
+char32_t to_upper(char32_t c) {
+  switch (c) {
+    case 0x131: return U'I';    // dotless i
+    case 0x17F: return U'S';    // long s
+    case 0xB5: return 0x39C;    // micro sign -> capital mu
+    case 0x3C2: return 0x3A3;   // final sigma
+    default: break;
   }
-  char32_t c = extra ? (b & (0x3F >> extra)) : b;
-  for (size_t k = 1; k <= extra; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += extra + 1;
+  for (const CaseRange& r : kCaseRanges) {
+    const char32_t upper = static_cast<char32_t>(static_cast<int32_t>(c) - r.delta);
+    if (is_upper_in(r, upper)) return upper;
+  }
   return c;
 }
 
-void encode(char32_t c, std::string& out) {
-  if (c & kRawByte) {
-    out += static_cast<char>(c & 0xFF);
-  } else if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
+// The code point starting at s[i] and its byte length; nullopt for a byte that does not start a
+// valid, shortest-form UTF-8 sequence.
+std::optional<std::pair<char32_t, size_t>> decode_utf8(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return std::pair<char32_t, size_t>(b0, 1);
+  const size_t length = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC0 ? 2 : 0;
+  if (length == 0 || b0 >= 0xF8 || i + length > s.size()) return std::nullopt;
+  char32_t cp = b0 & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  constexpr char32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinimum[length] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+  return std::pair<char32_t, size_t>(cp, length);
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
   } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
   }
 }
 
-std::string map_case(const std::string& s, char32_t (*fn)(char32_t)) {
+std::string map_case(std::string_view s, char32_t (*map)(char32_t)) {
   std::string out;
-  for (size_t i = 0; i < s.size();) encode(fn(decode(s, i)), out);
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const std::optional<std::pair<char32_t, size_t>> cp = decode_utf8(s, i);
+    if (!cp) {
+      out += s[i++];
+      continue;
+    }
+    append_utf8(out, map(cp->first));
+    i += cp->second;
+  }
   return out;
 }
 
 // ---- StringNormalizer ----
 
-// The strings that survive stop-word removal, cased as the node asks.
-std::vector<std::string> normalize(const ir::Node& node, const Tensor& x) {
+enum class CaseAction { kNone, kLower, kUpper };
+
+Result<CaseAction> case_action(const ir::Node& node) {
+  const std::string action = node.attr_string("case_change_action", "NONE");
+  if (action == "NONE") return CaseAction::kNone;
+  if (action == "LOWER") return CaseAction::kLower;
+  if (action == "UPPER") return CaseAction::kUpper;
+  return invalid_model(node.describe() + ": case_change_action must be LOWER, UPPER or NONE, got '" + action + "'");
+}
+
+// The elements of x left after removing stopwords, case-mapped; one empty string when none is left.
+Result<std::vector<std::string>> normalize_strings(const ir::Node& node, const Tensor& x) {
+  KILN_ASSIGN_OR_RETURN(CaseAction action, case_action(node));
   const bool case_sensitive = node.attr_int("is_case_sensitive", 0) != 0;
+  const auto key = [&](const std::string& s) { return case_sensitive ? s : map_case(s, to_lower); };
   std::set<std::string> stopwords;
   if (const ir::Attribute* a = node.attr("stopwords"))
-    for (const std::string& w : a->strings) stopwords.insert(case_sensitive ? w : map_case(w, lower_of));
-  const std::string action = node.attr_string("case_change_action", "NONE");
-  std::vector<std::string> out;
+    for (const std::string& s : a->strings) stopwords.insert(key(s));
+  std::vector<std::string> kept;
   for (int64_t i = 0; i < x.element_count(); ++i) {
     const std::string& s = x.data<std::string>()[i];
-    if (stopwords.count(case_sensitive ? s : map_case(s, lower_of))) continue;
-    out.push_back(action == "LOWER" ? map_case(s, lower_of) : action == "UPPER" ? map_case(s, upper_of) : s);
+    if (stopwords.count(key(s))) continue;
+    kept.push_back(action == CaseAction::kLower   ? map_case(s, to_lower)
+                   : action == CaseAction::kUpper ? map_case(s, to_upper)
+                                                  : s);
   }
-  return out;
+  if (kept.empty()) kept.emplace_back();
+  return kept;
 }
 
-// [C] -> [C'] and [1, C] -> [1, C']; when everything is dropped, [1] or [1, 1] holding "".
-std::vector<int64_t> normalized_shape(int64_t rank, size_t kept) {
-  const int64_t c = kept == 0 ? 1 : static_cast<int64_t>(kept);
-  return rank == 1 ? std::vector<int64_t>{c} : std::vector<int64_t>{1, c};
-}
-
-Status normalizer_infer(InferenceContext& ctx) {
-  const ir::TensorType& x = ctx.input_type(0);
-  if (x.dtype != DType::kString) return ctx.error("input must be a string tensor");
-  const std::string action = ctx.node().attr_string("case_change_action", "NONE");
-  if (action != "NONE" && action != "LOWER" && action != "UPPER")
-    return ctx.error("case_change_action must be NONE, LOWER or UPPER, not '" + action + "'");
-  if (x.shape && x.shape->rank() != 1 && !(x.shape->rank() == 2 && x.shape->dims()[0] == ir::Dim(1)))
-    return ctx.error("input must have shape [C] or [1, C]");
-  ir::TensorType out{DType::kString};
-  if (const Tensor* value = ctx.input_value(0))
-    out.shape = ir::Shape::from_static(normalized_shape(value->rank(), normalize(ctx.node(), *value).size()));
-  else if (x.shape)
-    out.shape = x.shape->rank() == 1 ? ir::Shape({ir::Dim::unknown()}) : ir::Shape({ir::Dim(1), ir::Dim::unknown()});
-  ctx.set_output_type(0, out);
+// [C] -> [C'] and [1, C] -> [1, C'], C' known only from the input's value.
+Status string_normalizer_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 0));
+  KILN_RETURN_IF_ERROR(case_action(ctx.node()).status());
+  const ir::TensorType& in = ctx.input_type(0);
+  if (in.shape && in.shape->rank() != 1 && in.shape->rank() != 2) return ctx.error("input must have shape [C] or [1, C]");
+  if (in.shape && in.shape->rank() == 2 && (*in.shape)[0].is_static() && (*in.shape)[0].value() != 1)
+    return ctx.error("a 2-D input must have shape [1, C], got " + in.shape->to_string());
+  ir::Dim kept;
+  if (const Tensor* x = ctx.input_value(0)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> strings, normalize_strings(ctx.node(), *x));
+    kept = ir::Dim(static_cast<int64_t>(strings.size()));
+  }
+  std::optional<ir::Shape> shape;
+  if (in.shape) shape = in.shape->rank() == 1 ? ir::Shape({kept}) : ir::Shape({ir::Dim(1), kept});
+  ctx.set_output_type(0, ir::TensorType{DType::kString, shape});
   return Status::ok();
 }
 
-Status normalizer_kernel(KernelContext& ctx) {
-  std::vector<std::string> kept = normalize(ctx.node(), *ctx.input(0));
-  if (kept.empty()) kept.push_back("");
-  Tensor& out = *ctx.output(0);
-  for (size_t i = 0; i < kept.size(); ++i) out.data<std::string>()[i] = std::move(kept[i]);
+Status string_normalizer_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> strings, normalize_strings(ctx.node(), *ctx.input(0)));
+  std::copy(strings.begin(), strings.end(), ctx.output(0)->data<std::string>());
+  return Status::ok();
+}
+
+// ---- TfIdfVectorizer ----
+
+using IndexTypes = TypeList<int32_t, int64_t>;
+
+enum class Weighting { kTF, kIDF, kTFIDF };
+
+struct TfIdfConfig {
+  Weighting mode = Weighting::kTF;
+  int64_t min_n = 0, max_n = 0, max_skip = 0;
+  std::vector<int64_t> level_starts;  // ngram_counts: where the n-grams of length n + 1 start in the pool
+  std::vector<int64_t> indexes;       // ngram_indexes: output column of the k-th pool n-gram
+  std::vector<float> weights;         // per output column; empty means 1
+  bool string_pool = false;
+  int64_t pool_size = 0;
+  int64_t width = 0;  // output columns: max(ngram_indexes) + 1
+};
+
+Result<TfIdfConfig> tfidf_config(const ir::Node& node) {
+  const std::string who = node.describe() + ": ";
+  TfIdfConfig c;
+  const std::string mode = node.attr_string("mode", "");
+  if (mode == "TF") c.mode = Weighting::kTF;
+  else if (mode == "IDF") c.mode = Weighting::kIDF;
+  else if (mode == "TFIDF") c.mode = Weighting::kTFIDF;
+  else return invalid_model(who + "mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  c.min_n = node.attr_int("min_gram_length", 0);
+  c.max_n = node.attr_int("max_gram_length", 0);
+  c.max_skip = node.attr_int("max_skip_count", 0);
+  if (c.min_n < 1 || c.max_n < c.min_n) return invalid_model(who + "needs 1 <= min_gram_length <= max_gram_length");
+  if (c.max_skip < 0) return invalid_model(who + "max_skip_count must not be negative");
+  c.level_starts = node.attr_ints("ngram_counts");
+  c.indexes = node.attr_ints("ngram_indexes");
+  c.weights = node.attr_floats("weights");
+  const bool has_ints = node.has_attr("pool_int64s"), has_strings = node.has_attr("pool_strings");
+  if (has_ints == has_strings) return invalid_model(who + "needs exactly one of pool_int64s and pool_strings");
+  c.string_pool = has_strings;
+  c.pool_size = static_cast<int64_t>(has_strings ? node.attr("pool_strings")->strings.size()
+                                                 : node.attr("pool_int64s")->ints.size());
+  int64_t grams = 0;
+  for (size_t level = 0; level < c.level_starts.size(); ++level) {
+    const int64_t start = c.level_starts[level];
+    const int64_t end = level + 1 < c.level_starts.size() ? c.level_starts[level + 1] : c.pool_size;
+    const int64_t n = static_cast<int64_t>(level) + 1;
+    if (start < 0 || end < start || end > c.pool_size || (end - start) % n != 0)
+      return invalid_model(who + "ngram_counts does not split the pool into whole " + std::to_string(n) + "-grams");
+    grams += (end - start) / n;
+  }
+  if (static_cast<int64_t>(c.indexes.size()) != grams)
+    return invalid_model(who + "ngram_indexes has " + std::to_string(c.indexes.size()) + " entries for " +
+                         std::to_string(grams) + " pool n-grams");
+  for (int64_t index : c.indexes) {
+    if (index < 0) return invalid_model(who + "ngram_indexes must not be negative");
+    c.width = std::max(c.width, index + 1);
+  }
+  if (!c.weights.empty() && static_cast<int64_t>(c.weights.size()) < c.width)
+    return invalid_model(who + "weights has " + std::to_string(c.weights.size()) + " values for " +
+                         std::to_string(c.width) + " output columns");
+  return c;
+}
+
+// Pool n-gram (tokens) -> output column.
+template <class Token>
+std::map<std::vector<Token>, int64_t> pool_columns(const TfIdfConfig& c, const std::vector<Token>& pool) {
+  std::map<std::vector<Token>, int64_t> columns;
+  size_t k = 0;
+  for (size_t level = 0; level < c.level_starts.size(); ++level) {
+    const int64_t end = level + 1 < c.level_starts.size() ? c.level_starts[level + 1] : c.pool_size;
+    const int64_t n = static_cast<int64_t>(level) + 1;
+    for (int64_t at = c.level_starts[level]; at < end; at += n)
+      columns[std::vector<Token>(pool.begin() + at, pool.begin() + at + n)] = c.indexes[k++];
+  }
+  return columns;
+}
+
+// Counts in `counts` (one per column) every pool n-gram of length [min_n, max_n] in `row`, where an
+// n-gram of length >= 2 takes every (skip + 1)-th token for each skip in [0, max_skip].
+template <class Token>
+void count_ngrams(const TfIdfConfig& c, const std::map<std::vector<Token>, int64_t>& columns,
+                  const std::vector<Token>& row, std::vector<double>& counts) {
+  const int64_t length = static_cast<int64_t>(row.size());
+  std::vector<Token> gram;
+  for (int64_t start = 0; start < length; ++start) {
+    for (int64_t n = c.min_n; n <= c.max_n; ++n) {
+      for (int64_t skip = 0; skip <= (n == 1 ? 0 : c.max_skip); ++skip) {
+        if (start + (n - 1) * (skip + 1) >= length) break;
+        gram.clear();
+        for (int64_t j = 0; j < n; ++j) gram.push_back(row[static_cast<size_t>(start + j * (skip + 1))]);
+        if (auto it = columns.find(gram); it != columns.end()) counts[static_cast<size_t>(it->second)] += 1.0;
+      }
+    }
+  }
+}
+
+double weigh(const TfIdfConfig& c, double count, size_t column) {
+  const double weight = c.weights.empty() ? 1.0 : static_cast<double>(c.weights[column]);
+  switch (c.mode) {
+    case Weighting::kTF: return count;
+    case Weighting::kIDF: return count > 0.0 ? weight : 0.0;
+    case Weighting::kTFIDF: return count * weight;
+  }
+  return count;
+}
+
+Status tfidf_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_ASSIGN_OR_RETURN(TfIdfConfig c, tfidf_config(ctx.node()));
+  const ir::TensorType& in = ctx.input_type(0);
+  if (c.string_pool) KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 0));
+  else KILN_RETURN_IF_ERROR(check_input_dtype<IndexTypes>(ctx, 0));
+  std::optional<ir::Shape> shape;
+  if (in.shape) {
+    if (in.shape->rank() == 1) shape = ir::Shape({ir::Dim(c.width)});
+    else if (in.shape->rank() == 2) shape = ir::Shape({(*in.shape)[0], ir::Dim(c.width)});
+    else return ctx.error("input must have shape [C] or [N, C], got " + in.shape->to_string());
+  }
+  ctx.set_output_type(0, ir::TensorType{DType::kFloat, shape});
+  return Status::ok();
+}
+
+// Y's rows from x's tokens, flattened row-major into `rows` rows.
+template <class Token>
+void tfidf_rows(const TfIdfConfig& c, const std::vector<Token>& pool, const std::vector<Token>& tokens, int64_t rows,
+                Tensor& out) {
+  const std::map<std::vector<Token>, int64_t> columns = pool_columns(c, pool);
+  const size_t cols = rows > 0 ? tokens.size() / static_cast<size_t>(rows) : 0;
+  float* y = out.data<float>();
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+    const std::vector<Token> row(tokens.begin() + static_cast<std::ptrdiff_t>(r * cols),
+                                 tokens.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
+    std::vector<double> counts(static_cast<size_t>(c.width), 0.0);
+    count_ngrams(c, columns, row, counts);
+    for (size_t j = 0; j < counts.size(); ++j) *y++ = static_cast<float>(weigh(c, counts[j], j));
+  }
+}
+
+Status tfidf_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TfIdfConfig c, tfidf_config(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1;
+  if (c.string_pool) {
+    const std::vector<std::string> tokens(x.data<std::string>(), x.data<std::string>() + x.element_count());
+    tfidf_rows(c, ctx.node().attr("pool_strings")->strings, tokens, rows, *ctx.output(0));
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tokens, read_int64s(x, "input"));
+    tfidf_rows(c, ctx.node().attr("pool_int64s")->ints, tokens, rows, *ctx.output(0));
+  }
   return Status::ok();
 }
 
 }  // namespace
 
 void register_string_ops(OpRegistry& r) {
-  r.add({"", "StringNormalizer", 10, with_required_inputs(1, normalizer_infer), normalizer_kernel});
+  r.add({"", "StringNormalizer", 10, string_normalizer_infer, string_normalizer_kernel});
+  r.add({"", "TfIdfVectorizer", 9, tfidf_infer, tfidf_kernel});
 }
 
 }  // namespace kiln::ops
