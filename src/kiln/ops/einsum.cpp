@@ -152,10 +152,7 @@ Status einsum_kernel(KernelContext& ctx) {
     for (size_t d = 0; d < e.output.size(); ++d) o += index[d] * out_strides[d];
     acc[static_cast<size_t>(o)] += product;
   });
-  visit_dtype(out.dtype(), [&]<class T>() {
-    if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>)
-      for (size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = from_double<T>(acc[i]);
-  });
+  for (size_t i = 0; i < acc.size(); ++i) store_double(out, static_cast<int64_t>(i), acc[i]);
   return Status::ok();
 }
 

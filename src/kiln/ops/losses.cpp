@@ -37,10 +37,7 @@ std::vector<double> as_doubles(const Tensor& t) {
 }
 
 void store_doubles(Tensor& out, const std::vector<double>& v) {
-  visit_dtype(out.dtype(), [&]<class T>() {
-    if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>)
-      for (size_t i = 0; i < v.size(); ++i) out.data<T>()[i] = from_double<T>(v[i]);
-  });
+  for (size_t i = 0; i < v.size(); ++i) store_double(out, static_cast<int64_t>(i), v[i]);
 }
 
 // NLL over log-probabilities `logp` of shape [N, C, d...] into `out` (reduced as the node says).

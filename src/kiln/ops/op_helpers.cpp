@@ -113,6 +113,13 @@ Result<std::vector<float>> read_floats(const Tensor& t, const std::string& what)
   return out;
 }
 
+void store_double(Tensor& t, int64_t i, double v) {
+  visit_dtype(t.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) t.data<bool>()[i] = v != 0;
+    else if constexpr (!std::is_same_v<T, std::string>) t.data<T>()[i] = from_double<T>(v);
+  });
+}
+
 Tensor make_int64_tensor(const std::vector<int64_t>& values) {
   return Tensor::from_vector<int64_t>(DType::kInt64, {static_cast<int64_t>(values.size())}, values);
 }

@@ -96,6 +96,10 @@ Result<std::vector<int64_t>> read_int64s(const Tensor& t, const std::string& wha
 // Reads a float/double/float16 tensor (scales) as floats.
 Result<std::vector<float>> read_floats(const Tensor& t, const std::string& what);
 
+// Writes `v` into element i of a numeric or bool tensor, converted to its element type (kernels
+// that compute in double store their results this way).
+void store_double(Tensor& t, int64_t i, double v);
+
 // A new int64 1-D tensor holding `values` (for Shape and folded shape values).
 Tensor make_int64_tensor(const std::vector<int64_t>& values);
 

@@ -178,16 +178,12 @@ Status recurrent_kernel(KernelContext& ctx, Cell cell) {
     Tensor* t = ctx.output(out);
     if (!t) return;
     const int64_t outer = is_y ? seq * directions : directions;
-    visit_dtype(t->dtype(), [&]<class T>() {
-      if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>)
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t b = 0; b < batch; ++b)
-            for (int64_t k = 0; k < hidden; ++k) {
-              const int64_t src = (o * batch + b) * hidden + k;
-              const int64_t dst = batch_first ? (b * outer + o) * hidden + k : src;
-              t->data<T>()[dst] = from_double<T>(v[static_cast<size_t>(src)]);
-            }
-    });
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t k = 0; k < hidden; ++k) {
+          const int64_t src = (o * batch + b) * hidden + k;
+          store_double(*t, batch_first ? (b * outer + o) * hidden + k : src, v[static_cast<size_t>(src)]);
+        }
   };
   write(0, y, true);
   write(1, y_h, false);

@@ -36,12 +36,6 @@ ShapeRule optimizer_infer(size_t input_groups, size_t output_groups) {
 
 double scalar(const Tensor& t) { return element_as_double(t, 0); }
 
-void store(Tensor& t, int64_t i, double v) {
-  visit_dtype(t.dtype(), [&]<class T>() {
-    if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) t.data<T>()[i] = from_double<T>(v);
-  });
-}
-
 // One element's update: reads the inputs' element k of tensor i, writes the outputs' element k.
 using ElementStep = std::function<void(const std::vector<double>& in, std::vector<double>& out)>;
 
@@ -55,7 +49,7 @@ Status apply(KernelContext& ctx, size_t input_groups, size_t output_groups, cons
       for (size_t g = 0; g < input_groups; ++g) in[g] = element_as_double(*ctx.input(2 + g * n + i), k);
       step(in, out);
       for (size_t g = 0; g < output_groups; ++g)
-        if (Tensor* o = ctx.output(g * n + i)) store(*o, k, out[g]);
+        if (Tensor* o = ctx.output(g * n + i)) store_double(*o, k, out[g]);
     }
   }
   return Status::ok();
