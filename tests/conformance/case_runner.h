@@ -7,7 +7,10 @@
 
 namespace kiln::conformance {
 
-enum class CaseStatus { kPass, kFail, kUnsupported };
+// kRandom: the model draws random numbers (Bernoulli, Random*), so the test data's values cannot be
+// reproduced; such a case is checked for output kinds, dtypes and shapes only, and the ops' values
+// are checked statistically by tests/ops/random_test.cpp.
+enum class CaseStatus { kPass, kFail, kUnsupported, kRandom };
 
 struct CaseResult {
   CaseStatus status = CaseStatus::kFail;

@@ -114,12 +114,15 @@ std::string csv_field(const std::string& text) {
 }
 
 struct Counts {
-  int passed = 0, failed = 0, unsupported = 0;
-  void add(CaseStatus s) { (s == CaseStatus::kPass ? passed : s == CaseStatus::kFail ? failed : unsupported)++; }
+  int passed = 0, failed = 0, unsupported = 0, random = 0;
+  void add(CaseStatus s) {
+    (s == CaseStatus::kPass ? passed : s == CaseStatus::kFail ? failed : s == CaseStatus::kRandom ? random : unsupported)++;
+  }
 };
 
 void print_counts(const std::string& label, const Counts& c) {
-  std::printf("%s: %d passed, %d failed, %d unsupported\n", label.c_str(), c.passed, c.failed, c.unsupported);
+  std::printf("%s: %d passed, %d failed, %d unsupported, %d random (shape-checked)\n", label.c_str(), c.passed,
+              c.failed, c.unsupported, c.random);
 }
 
 std::vector<std::string> case_names(const fs::path& suite_dir, const std::string& filter) {
