@@ -140,5 +140,49 @@ TEST(Random, MultinomialFrequencies) {
             std::string::npos);
 }
 
+TEST(Random, DropoutAtInferenceIsIdentityWithTrueMask) {
+  Tensor x = f32({3}, {1, 2, 3});
+  std::vector<Tensor> out = eval("Dropout", {&x}, {}, 13, 2);
+  EXPECT_EQ(elements<float>(out[0]), (std::vector<float>{1, 2, 3}));
+  ASSERT_EQ(out[1].dtype(), DType::kBool);
+  EXPECT_EQ(elements<bool>(out[1]), (std::vector<bool>{true, true, true}));
+  Tensor zero = f32({}, {0.0f});
+  Tensor training = Tensor::from_vector<bool>(DType::kBool, {}, {true});
+  EXPECT_EQ(elements<float>(eval("Dropout", {&x, &zero, &training})[0]), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(Random, TrainingDropoutKeepsNumpysDrawsAndScales) {
+  // numpy.random.seed(7); numpy.random.uniform(0, 1, 12) >= 0.25 gives this mask.
+  const std::vector<bool> numpy_mask{false, true, true, true, true, true, true, false, true, true, true, true};
+  Tensor x = iota_f32({3, 4});
+  Tensor ratio = f32({}, {0.25f});
+  Tensor training = Tensor::from_vector<bool>(DType::kBool, {}, {true});
+  std::vector<Tensor> out = eval("Dropout", {&x, &ratio, &training}, {{"seed", int_attr(7)}}, 13, 2);
+  EXPECT_EQ(elements<bool>(out[1]), numpy_mask);
+  for (size_t i = 0; i < numpy_mask.size(); ++i)
+    EXPECT_FLOAT_EQ(elements<float>(out[0])[i], numpy_mask[i] ? static_cast<float>(i) / 0.75f : 0.0f);
+}
+
+TEST(Random, TrainingDropoutKeepsOneMinusRatioOnAverage) {
+  Tensor x = f32({kSamples}, std::vector<float>(kSamples, 1.0f));
+  Tensor ratio = f32({}, {0.4f});
+  Tensor training = Tensor::from_vector<bool>(DType::kBool, {}, {true});
+  Tensor y = eval("Dropout", {&x, &ratio, &training}, {}, 13)[0];
+  const Moments m = moments(y);
+  EXPECT_EQ(m.min, 0.0);
+  EXPECT_NEAR(m.max, 1.0 / 0.6, 1e-6);
+  EXPECT_NEAR(m.mean, 1.0, 0.03);  // E[y] = x; standard error sqrt(0.4 / 0.6 / 20000) = 0.006
+}
+
+TEST(Random, DropoutRatioOutsideUnitIntervalIsRefused) {
+  Tensor x = f32({3}, {1, 2, 3});
+  Tensor one = f32({}, {1.0f});
+  Tensor training = Tensor::from_vector<bool>(DType::kBool, {}, {true});
+  Result<std::vector<Tensor>> r = evaluate_op("Dropout", {&x, &one, &training});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("ratio"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::ops

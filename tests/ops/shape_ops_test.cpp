@@ -159,21 +159,5 @@ TEST(ShapeOps, IdentityCopiesStrings) {
   EXPECT_EQ(elements<std::string>(eval("Identity", {&s})[0]), (std::vector<std::string>{"a", "bc"}));
 }
 
-TEST(ShapeOps, DropoutIsIdentityWithTrueMask) {
-  Tensor x = f32({3}, {1, 2, 3});
-  std::vector<Tensor> out = eval("Dropout", {&x}, {}, 13, 2);
-  EXPECT_EQ(elements<float>(out[0]), (std::vector<float>{1, 2, 3}));
-  ASSERT_EQ(out[1].dtype(), DType::kBool);
-  EXPECT_EQ(elements<bool>(out[1]), (std::vector<bool>{true, true, true}));
-  // Training mode with ratio 0 is still the identity; with ratio > 0 it is refused.
-  Tensor zero = f32({}, {0.0f});
-  Tensor half = f32({}, {0.5f});
-  Tensor training = Tensor::from_vector<bool>(DType::kBool, {}, {true});
-  EXPECT_EQ(elements<float>(eval("Dropout", {&x, &zero, &training})[0]), (std::vector<float>{1, 2, 3}));
-  Result<std::vector<Tensor>> r = evaluate_op("Dropout", {&x, &half, &training});
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnsupportedOperator);
-}
-
 }  // namespace
 }  // namespace kiln::ops

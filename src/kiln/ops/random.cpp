@@ -1,57 +1,21 @@
-// Op family random: RandomUniform, RandomNormal, their *Like forms, Bernoulli and Multinomial.
-// With a `seed` attribute a node draws the same values on every run; without one, each run takes
-// the next stream of a process-wide sequence (so a process's runs are reproducible, but differ).
+// Op family random: RandomUniform, RandomNormal, their *Like forms, Bernoulli, Multinomial and
+// Dropout (the identity at inference, a random mask in training mode). Draws come from
+// RandomStream: a node with a `seed` attribute draws the same values on every run.
 #include <algorithm>
-#include <atomic>
-#include <bit>
 #include <cmath>
-#include <numbers>
-#include <random>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/random_stream.h"
 
 namespace kiln::ops {
 namespace {
 
 using RandomFloatTypes = TypeList<float, double, Float16>;
 using IndexTypes = TypeList<int32_t, int64_t>;
-
-// ---- the generator ----
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// Uniform and normal draws from a 64-bit Mersenne Twister, computed here (not by std::
-// distributions) so values are the same with every standard library.
-class Sampler {
- public:
-  explicit Sampler(const ir::Node& node) : engine_(seed_for(node)) {}
-
-  // Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  // Standard normal by the Box-Muller transform.
-  double normal() {
-    const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
-    const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-
- private:
-  static uint64_t seed_for(const ir::Node& node) {
-    if (node.has_attr("seed")) return splitmix64(std::bit_cast<uint32_t>(node.attr_float("seed", 0.0f)));
-    static std::atomic<uint64_t> next_stream{0};
-    return splitmix64(0x6B696C6E00000000ull + next_stream.fetch_add(1));
-  }
-
-  std::mt19937_64 engine_;
-};
 
 // Writes draw() into every element of a numeric or bool tensor.
 template <class Draw>
@@ -98,16 +62,16 @@ Status random_infer(InferenceContext& ctx, bool like) {
 }
 
 Status random_uniform_kernel(KernelContext& ctx) {
-  Sampler sampler(ctx.node());
+  RandomStream stream(ctx.node());
   const double low = ctx.node().attr_float("low", 0.0f), high = ctx.node().attr_float("high", 1.0f);
-  fill(*ctx.output(0), [&](int64_t) { return low + (high - low) * sampler.uniform(); });
+  fill(*ctx.output(0), [&](int64_t) { return low + (high - low) * stream.uniform(); });
   return Status::ok();
 }
 
 Status random_normal_kernel(KernelContext& ctx) {
-  Sampler sampler(ctx.node());
+  RandomStream stream(ctx.node());
   const double mean = ctx.node().attr_float("mean", 0.0f), scale = ctx.node().attr_float("scale", 1.0f);
-  fill(*ctx.output(0), [&](int64_t) { return mean + scale * sampler.normal(); });
+  fill(*ctx.output(0), [&](int64_t) { return mean + scale * stream.normal(); });
   return Status::ok();
 }
 
@@ -124,9 +88,9 @@ Status bernoulli_infer(InferenceContext& ctx) {
 
 // 1 with probability p (an input element), else 0.
 Status bernoulli_kernel(KernelContext& ctx) {
-  Sampler sampler(ctx.node());
+  RandomStream stream(ctx.node());
   const Tensor& p = *ctx.input(0);
-  fill(*ctx.output(0), [&](int64_t i) { return sampler.uniform() < element_as_double(p, i) ? 1.0 : 0.0; });
+  fill(*ctx.output(0), [&](int64_t i) { return stream.uniform() < element_as_double(p, i) ? 1.0 : 0.0; });
   return Status::ok();
 }
 
@@ -148,7 +112,7 @@ Status multinomial_infer(InferenceContext& ctx) {
 // Each row holds unnormalised log-probabilities; a sample is the first class whose cumulative
 // probability exceeds a uniform draw.
 Status multinomial_kernel(KernelContext& ctx) {
-  Sampler sampler(ctx.node());
+  RandomStream stream(ctx.node());
   const Tensor& logits = *ctx.input(0);
   Tensor& out = *ctx.output(0);
   const int64_t classes = logits.shape()[1], samples = out.shape()[1];
@@ -164,12 +128,66 @@ Status multinomial_kernel(KernelContext& ctx) {
       cumulative[static_cast<size_t>(c)] = total;
     }
     for (int64_t s = 0; s < samples; ++s) {
-      const double u = sampler.uniform() * total;
+      const double u = stream.uniform() * total;
       const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
       drawn[static_cast<size_t>(b * samples + s)] = std::min<int64_t>(it - cumulative.begin(), classes - 1);
     }
   }
   fill(out, [&](int64_t i) { return static_cast<double>(drawn[static_cast<size_t>(i)]); });
+  return Status::ok();
+}
+
+// ---- Dropout ----
+
+// The mask is bool since opset 10 and the data's type before.
+Status dropout_infer(InferenceContext& ctx) {
+  const ir::TensorType& in = ctx.input_type(0);
+  ctx.set_output_type(0, in);
+  if (ctx.output_count() > 1) ctx.set_output_type(1, ir::TensorType{ctx.opset() >= 10 ? DType::kBool : in.dtype, in.shape});
+  return Status::ok();
+}
+
+// The drop probability: the `ratio` input (opset 12+), else the attribute (default 0.5).
+Result<double> dropout_ratio(const KernelContext& ctx) {
+  double ratio = ctx.node().attr_float("ratio", 0.5f);
+  if (const Tensor* r = ctx.input(1)) {
+    if (r->element_count() != 1) return ctx.error("ratio must be a scalar, got shape " + shape_to_string(r->shape()));
+    ratio = element_as_double(*r, 0);
+  }
+  if (!(ratio >= 0.0 && ratio < 1.0)) return ctx.error("ratio must be in [0, 1), got " + std::to_string(ratio));
+  return ratio;
+}
+
+// Training mode is the `training_mode` input of opset 12+ (default false).
+Result<bool> dropout_training(const KernelContext& ctx) {
+  const Tensor* t = ctx.opset() >= 12 ? ctx.input(2) : nullptr;
+  if (!t) return false;
+  if (t->element_count() != 1 || t->dtype() != DType::kBool) return ctx.error("training_mode must be a bool scalar");
+  return t->data<bool>()[0];
+}
+
+// At inference Dropout is the identity with an all-true mask. In training mode each element is
+// kept when a uniform draw is >= ratio and scaled by 1 / (1 - ratio), else zeroed.
+Status dropout_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const bool training, dropout_training(ctx));
+  KILN_ASSIGN_OR_RETURN(const double ratio, dropout_ratio(ctx));
+  const Tensor& x = *ctx.input(0);
+  std::vector<uint8_t> keep(static_cast<size_t>(x.element_count()), 1);
+  if (training && ratio > 0.0) {
+    RandomStream stream(ctx.node());
+    for (uint8_t& k : keep) k = stream.uniform() >= ratio;
+  }
+  const double scale = training ? 1.0 / (1.0 - ratio) : 1.0;
+  const bool typed = dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = ctx.output(0)->data<T>();
+    const double typed_scale = static_cast<double>(load(store<T>(scale)));
+    for (size_t i = 0; i < keep.size(); ++i)
+      out[i] = keep[i] ? store<T>(static_cast<double>(load(in[i])) * typed_scale) : store<T>(0.0);
+  });
+  if (!typed) return ctx.error("data must be a floating-point tensor, got " + std::string(dtype_name(x.dtype())));
+  if (Tensor* mask = ctx.output(1))
+    fill(*mask, [&](int64_t i) { return static_cast<double>(keep[static_cast<size_t>(i)]); });
   return Status::ok();
 }
 
@@ -184,6 +202,7 @@ void register_random_ops(OpRegistry& r) {
   r.add({"", "RandomNormalLike", 1, like, random_normal_kernel});
   r.add({"", "Bernoulli", 15, bernoulli_infer, bernoulli_kernel});
   r.add({"", "Multinomial", 7, multinomial_infer, multinomial_kernel});
+  for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, with_required_inputs(1, dropout_infer), dropout_kernel});
 }
 
 }  // namespace kiln::ops

@@ -1,4 +1,4 @@
-// Op family shape ops: Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Expand, Identity, Dropout.
+// Op family shape ops: Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Expand, Identity.
 // Their rules carry the shape arithmetic of exported transformers (Shape -> Gather -> Concat ->
 // Reshape): Shape and Size give their output values, and Reshape/Expand read their shape input's value.
 #include <algorithm>
@@ -280,7 +280,7 @@ Status expand_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
-// ---- Identity and Dropout ----
+// ---- Identity ----
 
 // Identity passes sequences and optionals through unchanged (since opset 14 and 16).
 Status identity_kernel(KernelContext& ctx) {
@@ -291,36 +291,6 @@ Status identity_kernel(KernelContext& ctx) {
 
 Status identity_infer(InferenceContext& ctx) {
   ctx.set_output_type(0, ctx.input_type(0));
-  return Status::ok();
-}
-
-// The mask is bool since opset 10 and the data's type before.
-Status dropout_infer(InferenceContext& ctx) {
-  const ir::TensorType& in = ctx.input_type(0);
-  ctx.set_output_type(0, in);
-  if (ctx.output_count() > 1) ctx.set_output_type(1, ir::TensorType{ctx.opset() >= 10 ? DType::kBool : in.dtype, in.shape});
-  return Status::ok();
-}
-
-// Inference Dropout is the identity with an all-true mask; training mode (opset 12+) with a
-// non-zero ratio draws random masks, which a reference kernel does not do.
-Status dropout_kernel(KernelContext& ctx) {
-  if (ctx.opset() >= 12 && ctx.input(2) && ctx.input(2)->element_count() == 1 && ctx.input(2)->data<bool>()[0]) {
-    float ratio = 0.5f;
-    if (ctx.input(1)) {
-      KILN_ASSIGN_OR_RETURN(std::vector<float> r, read_floats(*ctx.input(1), "ratio"));
-      ratio = r.empty() ? ratio : r[0];
-    }
-    if (ratio != 0.0f)
-      return unsupported_operator(ctx.node().describe() + ": training-mode Dropout with ratio > 0 draws random masks; not supported");
-  }
-  copy_all_elements(*ctx.input(0), *ctx.output(0));
-  if (Tensor* mask = ctx.output(1)) {
-    visit_dtype(mask->dtype(), [&]<class T>() {
-      if constexpr (!std::is_same_v<T, std::string>)
-        std::fill_n(mask->data<T>(), mask->element_count(), from_double<T>(1.0));
-    });
-  }
   return Status::ok();
 }
 
@@ -336,7 +306,6 @@ void register_shape_ops(OpRegistry& r) {
   for (int v : {8, 13}) r.add({"", "Expand", v, with_required_inputs(2, expand_infer), expand_kernel});
   for (int v : {1, 13, 14, 16})
     r.add({"", "Identity", v, with_required_inputs(1, identity_infer), identity_kernel, false, v >= 14});
-  for (int v : {1, 6, 7, 10, 12, 13}) r.add({"", "Dropout", v, with_required_inputs(1, dropout_infer), dropout_kernel});
 }
 
 std::pair<int64_t, int64_t> shape_op_range(const ir::Node& node, int64_t rank) {
