@@ -7,7 +7,9 @@ PYTHON := /usr/bin/python3
 KILN := $(BUILD_DIR)/kiln
 DEMO := examples/squeezenet
 
-.PHONY: all deps build test demo models clean
+ASAN_DIR ?= build-asan
+
+.PHONY: all deps build test test-asan demo models clean
 
 all: build
 
@@ -30,6 +32,15 @@ models: deps $(BUILD_DIR)/models/.exported
 test: build models
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
+# The conformance suite and the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
+# any finding aborts the process that made it, so the run fails.
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON -DKILN_SANITIZE=ON
+	cmake --build $(ASAN_DIR) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(ASAN_DIR)/tests/conformance/kiln_conformance
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+
 # SqueezeNet 1.1 exported by bench/models/export.py (see examples/README.md), checked against
 # PyTorch's own output for the same input.
 demo: build
@@ -38,4 +49,4 @@ demo: build
 	  --output-dir $(BUILD_DIR)/demo --report $(BUILD_DIR)/demo/report.json --iterations 5
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,6 +1,7 @@
-// Optimizer steps of the ai.onnx.preview.training domain: Adagrad, Momentum and Adam. Each
-// updates n tensors at once: inputs are R, T, then n X's, n G's and the n-tensor states; outputs
-// are the n new X's followed by the new states. Computed in double, stored in each tensor's type.
+// The ai.onnx.preview.training domain. Optimizer steps Adagrad, Momentum and Adam each update n
+// tensors at once: inputs are R, T, then n X's, n G's and the n-tensor states; outputs are the n
+// new X's followed by the new states. Computed in double, stored in each tensor's type. Gradient
+// only has a shape rule here: autodiff/gradient_expansion replaces it by ordinary ops at load.
 #include <cmath>
 
 #include "kiln/ops/op_families.h"
@@ -101,12 +102,25 @@ Status adam_kernel(KernelContext& ctx) {
   });
 }
 
+// dx/dy has x's type; x is input i (inputs are xs then zs).
+Status gradient_infer(InferenceContext& ctx) {
+  if (ctx.output_count() > ctx.input_count())
+    return ctx.error("has more outputs than inputs; inputs must be the values of 'xs' followed by 'zs'");
+  for (size_t i = 0; i < ctx.output_count(); ++i) ctx.set_output_type(i, ctx.input_type(i));
+  return Status::ok();
+}
+
+Status gradient_kernel(KernelContext& ctx) {
+  return internal_error(ctx.node().describe() + " reached execution; Session expands Gradient nodes at load");
+}
+
 }  // namespace
 
 void register_training_ops(OpRegistry& r) {
   r.add({kDomain, "Adagrad", 1, optimizer_infer(3, 2), adagrad_kernel});
   r.add({kDomain, "Momentum", 1, optimizer_infer(3, 2), momentum_kernel});
   r.add({kDomain, "Adam", 1, optimizer_infer(4, 3), adam_kernel});
+  r.add({kDomain, "Gradient", 1, gradient_infer, gradient_kernel});
 }
 
 }  // namespace kiln::ops

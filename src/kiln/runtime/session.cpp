@@ -9,6 +9,7 @@
 #include <map>
 
 #include "kiln/analysis/type_inference.h"
+#include "kiln/autodiff/gradient_expansion.h"
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
@@ -66,6 +67,11 @@ Status Session::Impl::import_model(const std::string& path) {
 Status Session::Impl::analyse() {
   const auto start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(report.analysis, analysis::infer_types(*model.graph, ops::OpRegistry::global()));
+  // Gradient nodes become ordinary ops, whose types are then inferred.
+  KILN_ASSIGN_OR_RETURN(const int gradients, autodiff::expand_gradients(model));
+  if (gradients > 0) {
+    KILN_ASSIGN_OR_RETURN(report.analysis, analysis::infer_types(*model.graph, ops::OpRegistry::global()));
+  }
   for (const ir::Value* v : model.graph->inputs) inputs.push_back(runtime::tensor_info(*v));
   for (const ir::Value* v : model.graph->outputs) outputs.push_back(runtime::tensor_info(*v));
   report.stages.analysis_ms = ms_since(start);
