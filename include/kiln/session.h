@@ -46,6 +46,16 @@ struct TensorInfo {
   bool rank_known = true;
 };
 
+// One kernel executed by the last run (profiles: `kiln bench --profile`).
+struct KernelEvent {
+  std::string op_type;
+  std::string node;                       // the executed node's name
+  std::vector<std::string> source_nodes;  // the ONNX nodes it stands for (several after fusion)
+  std::string provider;
+  double start_ms = 0;  // from the start of the run
+  double duration_ms = 0;
+};
+
 // "float[N,3,224,224]" ("?" for unknown dims, "float[?...]" for unknown rank).
 std::string type_text(const TensorInfo& info);
 
@@ -68,6 +78,9 @@ class Session {
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
   // run() for models whose inputs or outputs are sequences or optionals.
   Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs);
+
+  // The kernels the last successful run executed, in order, with their timings.
+  const std::vector<KernelEvent>& last_run_kernels() const;
 
   // Adds a parity check (see parity.h) to the report's parity section.
   void record_parity(const ParityResult& parity);

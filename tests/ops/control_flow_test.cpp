@@ -75,6 +75,23 @@ TEST(ControlFlow, LoopCarriesStateAndStacksScanOutputs) {
   EXPECT_EQ(values(result.value()[1]), (std::vector<float>{1, 10, 2, 20, 3, 30}));
 }
 
+TEST(ControlFlow, LoopBodyWithWrongOutputCountIsRefusedByName) {
+  ir::Graph g;
+  ir::Value* m = g.add_value("M");
+  ir::Value* acc0 = g.add_value("acc0");
+  ir::Value* acc = g.add_value("acc");
+  ir::Node* node = g.add_node("Loop", {m, nullptr, acc0}, {acc}, "short_body", "", 16);
+  // One carried value needs (cond, acc) from the body; this body returns only the sum.
+  node->attributes["body"] = ir::Attribute::of_graph(add_body({"i", "cond_in", "acc_in"}, "acc_in", "acc_in", {"sum"}, &g));
+  Tensor trips = Tensor::from_vector<int64_t>(DType::kInt64, {}, {2});
+  Tensor start = floats({2}, {1, 2});
+  auto result = run(g, *node, {&trips, nullptr, &start});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_TRUE(result.status().code() == StatusCode::kInvalidModel || result.status().code() == StatusCode::kInvalidArgument)
+      << result.status().to_string();
+  EXPECT_NE(result.status().message().find("Loop 'short_body'"), std::string::npos) << result.status().message();
+}
+
 TEST(ControlFlow, ScanSumsForwardAndReverse) {
   for (int64_t direction : {0, 1}) {
     ir::Graph g;

@@ -36,6 +36,13 @@ TEST(TensorOps, OneHotWrapsNegativeIndices) {
   EXPECT_EQ(values<float>(out), (std::vector<float>{5, 0, 0, 0, 0, 5}));
 }
 
+TEST(TensorOps, OneHotBeforeOpset11TreatsNegativeIndicesAsOutOfRange) {
+  const Tensor idx = int64s({2}, {0, -1}), depth = int64s({}, {3}), on_off = floats({2}, {0, 5});
+  Result<std::vector<Tensor>> out = evaluate_op("OneHot", {&idx, &depth, &on_off}, {}, 9);
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(values<float>(out.value()[0]), (std::vector<float>{5, 0, 0, 0, 0, 0}));
+}
+
 TEST(TensorOps, TopKBreaksTiesByLowerIndex) {
   const Tensor x = floats({5}, {3, 1, 3, 2, 0}), k = int64s({1}, {2});
   auto out = run("TopK", {&x, &k}, {}, 11, 2);

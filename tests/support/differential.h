@@ -18,6 +18,7 @@ namespace kiln::testing {
 struct TensorSpec {
   DType dtype = DType::kFloat;
   std::vector<int64_t> shape;
+  bool constant = false;  // an initializer (weights), which providers may prepack
 };
 
 struct OpCase {
@@ -83,8 +84,8 @@ inline std::string compare_outputs(const Tensor& got, const Tensor& want, size_t
 
 }  // namespace detail
 
-// Runs `c` through `provider` and through cpu_ref on the same inputs (random from `seed`) and
-// compares every output. kDeclined when the provider's capability query refuses the node.
+// Runs `c` through `provider` (twice) and through cpu_ref on the same inputs (random from `seed`)
+// and compares every output. kDeclined when the provider's capability query refuses the node.
 inline DifferentialResult check_against_reference(const providers::Provider& provider, const OpCase& c,
                                                   uint64_t seed) {
   ir::Graph graph;
@@ -92,7 +93,9 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   std::vector<ir::Value*> ins, outs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     data.push_back(random_tensor(c.inputs[i].dtype, c.inputs[i].shape, seed + i));
-    ins.push_back(graph.add_value("in" + std::to_string(i), ir::make_type(c.inputs[i].dtype, c.inputs[i].shape)));
+    const std::string name = "in" + std::to_string(i);
+    ins.push_back(c.inputs[i].constant ? graph.add_constant(name, data.back())
+                                       : graph.add_value(name, ir::make_type(c.inputs[i].dtype, c.inputs[i].shape)));
   }
   for (size_t i = 0; i < c.outputs; ++i) outs.push_back(graph.add_value("out" + std::to_string(i)));
   ir::Node* node = graph.add_node(c.op, ins, outs, "case", "", c.opset);
@@ -116,9 +119,12 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   std::vector<Tensor*> got_ptrs;
   for (const ir::TensorType& t : types.value()) got.push_back(Tensor::allocate(t.dtype, t.shape->static_dims()));
   for (Tensor& t : got) got_ptrs.push_back(&t);
-  ops::KernelContext ctx(*node, inputs, got_ptrs);
-  Status ran = kernel.value()(ctx);
-  if (!ran.is_ok()) return {Verdict::kMismatch, "provider kernel failed: " + ran.to_string()};
+  // Twice: a kernel's prepared state must survive a run.
+  for (int run = 0; run < 2; ++run) {
+    ops::KernelContext ctx(*node, inputs, got_ptrs);
+    Status ran = kernel.value()(ctx);
+    if (!ran.is_ok()) return {Verdict::kMismatch, "provider kernel failed: " + ran.to_string()};
+  }
   for (size_t i = 0; i < got.size(); ++i) {
     std::string diff = detail::compare_outputs(got[i], reference.value()[i], i);
     if (!diff.empty()) return {Verdict::kMismatch, diff};

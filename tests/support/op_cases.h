@@ -36,6 +36,26 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 4, 10, 10}}},
                    {{"kernel_shape", A::of_ints({2, 2})}, {"strides", A::of_ints({2, 2})}}});
   cases.push_back({"GlobalAveragePool", 1, {{DType::kFloat, {2, 5, 6, 7}}}});
+  // Weights as constants (what providers prepack), odd sizes, and the less common geometry.
+  const TensorSpec weights_8x3x3x3{DType::kFloat, {8, 3, 3, 3}, true};
+  cases.push_back({"Conv", 11, {{DType::kFloat, {2, 3, 15, 17}}, weights_8x3x3x3, {DType::kFloat, {8}, true}},
+                   {{"auto_pad", A::of_string("SAME_UPPER")}, {"strides", A::of_ints({2, 2})}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {1, 12, 9, 11}}, {DType::kFloat, {6, 4, 3, 1}, true}},
+                   {{"group", A::of_int(3)}, {"pads", A::of_ints({2, 0, 1, 0})}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {1, 5, 23}}, {DType::kFloat, {7, 5, 4}, true}}, {{"strides", A::of_ints({3})}}});
+  cases.push_back({"Conv", 11, {{DType::kFloat, {1, 3, 5, 6, 7}}, {DType::kFloat, {4, 3, 2, 3, 2}, true}}});
+  cases.push_back({"MatMul", 17, {{DType::kFloat, {3, 9, 31}}, {DType::kFloat, {31, 17}, true}}});
+  cases.push_back({"MatMul", 17, {{DType::kFloat, {2, 1, 5, 6}}, {DType::kFloat, {3, 6, 4}}}});
+  cases.push_back({"Gemm", 13, {{DType::kFloat, {7, 9}}, {DType::kFloat, {11, 9}, true}, {DType::kFloat, {11}, true}},
+                   {{"transB", A::of_int(1)}}});
+  cases.push_back({"Gemm", 13, {{DType::kFloat, {9, 7}}, {DType::kFloat, {9, 5}}, {DType::kFloat, {7, 1}}}, {{"transA", A::of_int(1)}}});
+  cases.push_back({"MaxPool", 12, {{DType::kFloat, {1, 3, 11, 11}}},
+                   {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"ceil_mode", A::of_int(1)}}});
+  cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 3, 9, 9}}},
+                   {{"kernel_shape", A::of_ints({3, 3})}, {"pads", A::of_ints({1, 1, 1, 1})}, {"count_include_pad", A::of_int(1)}}});
+  cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 3, 9, 9}}},
+                   {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"auto_pad", A::of_string("SAME_LOWER")}}});
+  cases.push_back({"GlobalMaxPool", 1, {{DType::kFloat, {2, 3, 5}}}});
   for (int64_t axis : {-1, 1}) {
     cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
     cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});

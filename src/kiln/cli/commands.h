@@ -9,5 +9,6 @@ namespace kiln::cli {
 void add_inspect_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_compile_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_run_command(CLI::App& app, std::function<void(int)> set_exit);
+void add_bench_command(CLI::App& app, std::function<void(int)> set_exit);
 
 }  // namespace kiln::cli

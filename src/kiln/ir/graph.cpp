@@ -48,6 +48,8 @@ std::string Node::describe() const {
   return op + " '" + name + "'";
 }
 
+std::vector<std::string> Node::source_nodes() const { return origins.empty() ? std::vector<std::string>{name} : origins; }
+
 Value* Graph::add_value(const std::string& name, TensorType type) {
   auto value = std::make_unique<Value>();
   value->name = name;
@@ -265,6 +267,7 @@ std::unique_ptr<Graph> Graph::clone(const Graph* parent) const {
     for (Value* v : node->outputs) outs.push_back(remap(v));
     Node* n = copy->add_node(node->op_type, ins, outs, node->name, node->domain, node->opset_version);
     n->attributes = node->attributes;
+    n->origins = node->origins;
     for (auto& [key, attr] : n->attributes) {
       if (attr.g) attr.g = std::shared_ptr<Graph>(attr.g->clone(copy.get()));
       for (auto& g : attr.graphs)

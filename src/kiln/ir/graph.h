@@ -39,6 +39,9 @@ struct Node {
   std::vector<Value*> inputs;   // nullptr marks an omitted optional input
   std::vector<Value*> outputs;  // nullptr marks an omitted optional output
   std::map<std::string, Attribute> attributes;
+  // Names of the source-model nodes a rewritten node stands for (a fused node lists every node it
+  // replaced); empty for a node of the source model, which stands for itself.
+  std::vector<std::string> origins;
 
   bool has_attr(const std::string& key) const { return attributes.count(key) != 0; }
   const Attribute* attr(const std::string& key) const;
@@ -55,6 +58,8 @@ struct Node {
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   // "Conv 'resnet/conv1'": how messages name a node.
   std::string describe() const;
+  // `origins`, or this node's own name when it has none.
+  std::vector<std::string> source_nodes() const;
 };
 
 class Graph {

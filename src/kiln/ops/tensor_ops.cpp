@@ -57,6 +57,15 @@ Status cumsum_kernel(KernelContext& ctx) {
 
 // ---- OneHot ----
 
+// The depth input: one element holding a whole number of classes, at least 1.
+template <class Context>
+Result<int64_t> onehot_depth(const Context& ctx, const Tensor& depth) {
+  if (depth.element_count() != 1) return ctx.error("depth must hold exactly one element, got shape " + shape_to_string(depth.shape()));
+  const double d = element_as_double(depth, 0);
+  if (!(d >= 1.0 && d <= 2147483647.0)) return ctx.error("depth must be a positive number of classes, got " + std::to_string(d));
+  return static_cast<int64_t>(d);
+}
+
 Status onehot_infer(InferenceContext& ctx) {
   const ir::TensorType& idx = ctx.input_type(0);
   ir::TensorType out{ctx.input_type(2).dtype};
@@ -65,7 +74,10 @@ Status onehot_infer(InferenceContext& ctx) {
     KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), rank));
     std::vector<ir::Dim> dims = idx.shape->dims();
     ir::Dim depth = ir::Dim::unknown();
-    if (const Tensor* d = ctx.input_value(1)) depth = ir::Dim(static_cast<int64_t>(element_as_double(*d, 0)));
+    if (const Tensor* d = ctx.input_value(1)) {
+      KILN_ASSIGN_OR_RETURN(const int64_t classes, onehot_depth(ctx, *d));
+      depth = ir::Dim(classes);
+    }
     dims.insert(dims.begin() + axis, depth);
     out.shape = ir::Shape(dims);
   }
@@ -78,14 +90,16 @@ Status onehot_kernel(KernelContext& ctx) {
   const Tensor& values = *ctx.input(2);
   Tensor& out = *ctx.output(0);
   if (values.element_count() != 2) return ctx.error("values must hold [off, on]");
-  const auto depth = static_cast<int64_t>(element_as_double(*ctx.input(1), 0));
+  KILN_ASSIGN_OR_RETURN(const int64_t depth, onehot_depth(ctx, *ctx.input(1)));
+  // Negative indices count back from depth since opset 11; before, they are out of range.
+  const bool wrap_negative = ctx.opset() >= 11;
   KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), out.rank()));
   const int64_t outer = dims_product(out.shape(), 0, axis), inner = dims_product(out.shape(), axis + 1, out.shape().size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t d = 0; d < depth; ++d)
       for (int64_t i = 0; i < inner; ++i) {
         auto index = static_cast<int64_t>(element_as_double(indices, o * inner + i));
-        if (index < 0) index += depth;
+        if (index < 0 && wrap_negative) index += depth;
         copy_elements(values, index == d ? 1 : 0, out, (o * depth + d) * inner + i, 1);
       }
   return Status::ok();

@@ -2,6 +2,7 @@
 #include <functional>
 #include <map>
 
+#include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
 #include "kiln/providers/provider.h"
 
@@ -13,6 +14,7 @@ using Factory = std::function<std::shared_ptr<const Provider>()>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
+      {"cpu", [] { return std::make_shared<CpuProvider>(); }},
       {"cpu_ref", [] { return std::make_shared<CpuRefProvider>(ops::OpRegistry::global()); }},
   };
   return table;

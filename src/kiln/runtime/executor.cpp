@@ -91,13 +91,13 @@ Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::v
   KILN_RETURN_IF_ERROR(ensure_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), values));
+  using Ms = std::chrono::duration<double, std::milli>;
+  const auto run_start = std::chrono::steady_clock::now();
   for (const Step& step : plan.steps) {
     const auto start = std::chrono::steady_clock::now();
     KILN_RETURN_IF_ERROR(run_step(step, values));
-    if (timings) {
-      const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-      timings->push_back({step.node, elapsed.count()});
-    }
+    if (timings)
+      timings->push_back({step.node, &step.provider, Ms(start - run_start).count(), Ms(std::chrono::steady_clock::now() - start).count()});
   }
   // Outputs that alias an input, a constant, the arena or another output are copied so the caller
   // owns each one.

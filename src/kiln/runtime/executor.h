@@ -16,6 +16,8 @@ namespace kiln::runtime {
 
 struct StepTiming {
   const ir::Node* node = nullptr;
+  const std::string* provider = nullptr;  // the plan's step provider
+  double start_ms = 0;  // from the start of the run
   double ms = 0;
 };
 

@@ -45,6 +45,7 @@ struct Session::Impl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
+  std::vector<KernelEvent> last_kernels;
 
   Status import_model(const std::string& path);
   Status analyse();
@@ -193,10 +194,15 @@ Result<std::map<std::string, Value>> Session::run_values(const std::map<std::str
   r.runs += 1;
   r.latencies_ms.push_back(elapsed);
   runtime::accumulate_op_times(timings, r.op_times);
+  impl_->last_kernels.clear();
+  for (const runtime::StepTiming& t : timings)
+    impl_->last_kernels.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, t.start_ms, t.ms});
   std::map<std::string, Value> named;
   for (size_t i = 0; i < results.size(); ++i) named[impl_->model.graph->outputs[i]->name] = std::move(results[i]);
   return named;
 }
+
+const std::vector<KernelEvent>& Session::last_run_kernels() const { return impl_->last_kernels; }
 
 void Session::record_parity(const ParityResult& parity) { impl_->report.parity.push_back(parity); }
 

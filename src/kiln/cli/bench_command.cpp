@@ -1,0 +1,186 @@
+// `kiln bench MODEL`: times a model the way users compare runtimes: load, first run, warm-up, then
+// N timed runs with min/median/p90/max, and the kernels that took the time. --json writes the
+// figures for bench/run.sh; --profile writes a Chrome trace (chrome://tracing, Perfetto) of the
+// timed runs, each event naming the ONNX node(s) it came from.
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/cli/cli_common.h"
+#include "kiln/cli/commands.h"
+#include "kiln/cli/model_io.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  int warmup = 5;
+  int runs = 20;
+  std::string json_path;
+  std::string profile_path;
+  std::string output_dir;
+  SessionFlags flags;
+};
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct LatencyStats {
+  double min = 0, median = 0, p90 = 0, max = 0, mean = 0;
+};
+
+// Nearest-rank percentiles; the median of an even count is the mean of the middle two.
+LatencyStats stats_of(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  LatencyStats s;
+  s.min = samples.front();
+  s.max = samples.back();
+  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.p90 = samples[std::min(n - 1, static_cast<size_t>((0.9 * static_cast<double>(n)) + 0.999999) - 1)];
+  for (double v : samples) s.mean += v / static_cast<double>(n);
+  return s;
+}
+
+// Time per run spent in each (op type, provider), averaged over the timed runs.
+struct KernelTotal {
+  std::string op_type, provider;
+  int64_t calls = 0;
+  double ms = 0;
+};
+
+struct BenchResult {
+  double load_ms = 0, first_run_ms = 0;
+  std::vector<double> samples_ms;
+  std::vector<KernelTotal> kernels;  // slowest first
+  nlohmann::json trace_events = nlohmann::json::array();
+};
+
+void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offset_ms, std::map<std::pair<std::string, std::string>, KernelTotal>& totals,
+                        nlohmann::json& trace) {
+  for (const KernelEvent& e : events) {
+    KernelTotal& t = totals[{e.op_type, e.provider}];
+    t.op_type = e.op_type;
+    t.provider = e.provider;
+    t.calls += 1;
+    t.ms += e.duration_ms;
+    trace.push_back({{"name", e.node.empty() ? e.op_type : e.node},
+                     {"cat", e.provider},
+                     {"ph", "X"},
+                     {"ts", (run_offset_ms + e.start_ms) * 1000.0},
+                     {"dur", e.duration_ms * 1000.0},
+                     {"pid", 1},
+                     {"tid", 1},
+                     {"args", {{"op_type", e.op_type}, {"onnx_nodes", e.source_nodes}}}});
+  }
+}
+
+Result<BenchResult> bench(Session& session, const std::map<std::string, Tensor>& inputs, const BenchArgs& args,
+                          std::map<std::string, Tensor>& outputs) {
+  BenchResult r;
+  auto start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(outputs, session.run(inputs));
+  r.first_run_ms = ms_since(start);
+  for (int i = 0; i < args.warmup; ++i) KILN_RETURN_IF_ERROR(session.run(inputs).status());
+  std::map<std::pair<std::string, std::string>, KernelTotal> totals;
+  const auto timed_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < args.runs; ++i) {
+    const double offset = ms_since(timed_start);
+    start = std::chrono::steady_clock::now();
+    KILN_ASSIGN_OR_RETURN(outputs, session.run(inputs));
+    r.samples_ms.push_back(ms_since(start));
+    add_run_to_profile(session.last_run_kernels(), offset, totals, r.trace_events);
+  }
+  for (auto& [key, total] : totals) {
+    total.ms /= args.runs;
+    total.calls /= args.runs;
+    r.kernels.push_back(total);
+  }
+  std::sort(r.kernels.begin(), r.kernels.end(), [](const KernelTotal& a, const KernelTotal& b) { return a.ms > b.ms; });
+  return r;
+}
+
+void print_result(const BenchResult& r, const LatencyStats& s, int threads) {
+  std::cout << std::fixed << std::setprecision(3) << "load        " << r.load_ms << " ms\n"
+            << "first run   " << r.first_run_ms << " ms\n"
+            << "latency     min " << s.min << "  median " << s.median << "  p90 " << s.p90 << "  max " << s.max
+            << " ms  (" << r.samples_ms.size() << " runs, " << (threads ? std::to_string(threads) : "all") << " threads)\n"
+            << "kernels     per run, slowest first:\n";
+  double total = 0;
+  for (const KernelTotal& k : r.kernels) total += k.ms;
+  for (size_t i = 0; i < std::min<size_t>(r.kernels.size(), 12); ++i) {
+    const KernelTotal& k = r.kernels[i];
+    std::cout << "  " << std::left << std::setw(24) << k.op_type << std::setw(10) << k.provider << std::right << std::setw(6)
+              << k.calls << " x " << std::setw(10) << k.ms << " ms  " << std::setprecision(1) << std::setw(5)
+              << (total > 0 ? 100.0 * k.ms / total : 0.0) << "%\n"
+              << std::setprecision(3);
+  }
+}
+
+nlohmann::json result_json(const BenchResult& r, const LatencyStats& s, const BenchArgs& args) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const KernelTotal& k : r.kernels)
+    kernels.push_back({{"op_type", k.op_type}, {"provider", k.provider}, {"calls", k.calls}, {"ms", k.ms}});
+  return {{"runner", "kiln"},
+          {"version", KILN_VERSION},
+          {"model", args.model},
+          {"threads", args.flags.threads},
+          {"providers", args.flags.providers},
+          {"load_ms", r.load_ms},
+          {"first_run_ms", r.first_run_ms},
+          {"warmup", args.warmup},
+          {"runs", args.runs},
+          {"samples_ms", r.samples_ms},
+          {"latency_ms", {{"min", s.min}, {"median", s.median}, {"p90", s.p90}, {"max", s.max}, {"mean", s.mean}}},
+          {"kernels", kernels}};
+}
+
+Status bench_model(const BenchArgs& args) {
+  KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
+  const auto load_start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
+  const double load_ms = ms_since(load_start);
+  KILN_ASSIGN_OR_RETURN(auto inputs, make_inputs(*session, options, args.inputs));
+  KILN_RETURN_IF_ERROR(add_missing_random_inputs(*session, options, inputs));
+  std::map<std::string, Tensor> outputs;
+  KILN_ASSIGN_OR_RETURN(BenchResult result, bench(*session, inputs, args, outputs));
+  result.load_ms = load_ms;
+  const LatencyStats stats = stats_of(result.samples_ms);
+  print_result(result, stats, args.flags.threads);
+  if (!args.json_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.json_path, result_json(result, stats, args).dump(2)));
+  if (!args.profile_path.empty())
+    KILN_RETURN_IF_ERROR(write_text_file(args.profile_path,
+                                         nlohmann::json{{"traceEvents", result.trace_events}, {"displayTimeUnit", "ms"}}.dump()));
+  if (!args.output_dir.empty()) KILN_RETURN_IF_ERROR(write_outputs(args.output_dir, outputs));
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, std::function<void(int)> set_exit) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "Time a model: load, first run, warm-up, N runs (min/median/p90/max), kernel profile");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--input", args->inputs,
+                  "NAME=file.npy | NAME=file.pb | NAME=random[:SEED] (repeatable; inputs not given are random)");
+  cmd->add_option("--warmup", args->warmup, "Untimed runs after the first")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--runs", args->runs, "Timed runs")->check(CLI::PositiveNumber);
+  cmd->add_option("--json", args->json_path, "Write the timings as JSON (for bench/run.sh)");
+  cmd->add_option("--profile", args->profile_path, "Write a Chrome trace of the timed runs");
+  cmd->add_option("--output-dir", args->output_dir, "Write each output of the last run as DIR/<output name>.npy");
+  add_session_flags(*cmd, args->flags);
+  cmd->callback([args, set_exit] {
+    Status s = bench_model(*args);
+    set_exit(s.is_ok() ? 0 : report_error(s));
+  });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,96 @@
+// cpu kernels for Conv: one oneDNN convolution primitive per node and plan, built for the plan's
+// concrete shapes, with constant weights reordered once into the layout the primitive prefers.
+// Activations stay in Kiln's row-major NC[D]HW layout at the kernel's boundary.
+#include <memory>
+
+#include "kiln/ops/conv.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+Capability conv_supports(const ir::Node& node) {
+  if (node.inputs.size() < 2) return Capability::no("Conv needs X and W");
+  Capability c = float_tensors(node, {0, 1, 2});
+  if (!c.supported) return c;
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < 3 || rank > 5) return Capability::no("Conv over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
+  return Capability::yes();
+}
+
+// oneDNN's right padding for an output of `out` positions: the smallest non-negative value that
+// gives the same output size (ONNX pads past the last window are not read).
+int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t left) {
+  const int64_t extent = (kernel - 1) * dilation + 1;
+  const int64_t pad = (out - 1) * stride + extent - in - left;
+  return pad < 0 && pad + stride - 1 >= 0 ? 0 : pad;
+}
+
+struct ConvKernelState {
+  dnnl::convolution_forward primitive;
+  memory::desc src, dst, weights_plain, weights_packed, bias;
+  std::optional<memory> packed_weights;  // set when W is a constant
+  bool has_bias = false;
+  dnnl::stream stream{cpu_engine()};
+};
+
+Result<ops::Kernel> build_conv(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1), y = output_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));
+  const size_t spatial = x.size() - 2;
+  memory::dims strides, dilations, pad_left, pad_right;
+  for (size_t i = 0; i < spatial; ++i) {
+    strides.push_back(p.grid.strides[i]);
+    dilations.push_back(p.grid.dilations[i] - 1);  // oneDNN counts dilation from 0
+    pad_left.push_back(p.grid.pads_begin[i]);
+    pad_right.push_back(right_padding(x[i + 2], y[i + 2], p.grid.kernel[i], p.grid.strides[i], p.grid.dilations[i],
+                                      p.grid.pads_begin[i]));
+  }
+  std::vector<int64_t> weight_dims = w;
+  if (p.group > 1) {
+    weight_dims = {p.group, w[0] / p.group};
+    weight_dims.insert(weight_dims.end(), w.begin() + 1, w.end());
+  }
+  auto state = std::make_shared<ConvKernelState>();
+  state->src = row_major_desc(x);
+  state->dst = row_major_desc(y);
+  state->weights_plain = row_major_desc(weight_dims);
+  state->has_bias = node.input(2) != nullptr;
+  state->bias = row_major_desc({p.out_channels});
+  const memory::desc weights_any(memory::dims(weight_dims.begin(), weight_dims.end()), memory::data_type::f32,
+                                 memory::format_tag::any);
+  const auto desc = state->has_bias
+                        ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                          state->src, weights_any, state->bias, state->dst, strides,
+                                                          dilations, pad_left, pad_right)
+                        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                          state->src, weights_any, state->dst, strides, dilations, pad_left,
+                                                          pad_right);
+  const dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+  state->primitive = dnnl::convolution_forward(pd);
+  state->weights_packed = pd.weights_desc();
+  if (const Tensor* weights = constant_input(node, 1))
+    state->packed_weights = reorder_to(wrap(state->weights_plain, *weights), state->weights_packed);
+  return ops::Kernel([state](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      memory weights = state->packed_weights ? *state->packed_weights
+                                             : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
+                                           {DNNL_ARG_WEIGHTS, weights},
+                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
+      if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
+      state->primitive.execute(state->stream, args);
+      state->stream.wait();
+      return Status::ok();
+    });
+  });
+}
+
+}  // namespace
+
+void add_conv_kernels(CpuKernelTable& table) { table["Conv"] = {conv_supports, build_conv}; }
+
+}  // namespace kiln::providers::cpu

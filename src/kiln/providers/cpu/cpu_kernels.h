@@ -1,0 +1,31 @@
+// The cpu provider's kernel table: for each ai.onnx op it accelerates, a capability check (with
+// the reason when it declines) and a builder that prepares the kernel for the plan's concrete
+// shapes (primitive creation, one-time weight reorders). Each family file adds its entries.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/providers/provider.h"
+#include "kiln/status.h"
+
+namespace kiln::providers::cpu {
+
+struct CpuKernel {
+  std::function<Capability(const ir::Node&)> supports;
+  std::function<Result<ops::Kernel>(const ir::Node&)> build;
+};
+
+using CpuKernelTable = std::map<std::string, CpuKernel>;
+
+void add_conv_kernels(CpuKernelTable& table);
+void add_matmul_kernels(CpuKernelTable& table);
+void add_pool_kernels(CpuKernelTable& table);
+
+// Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
+Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);
+
+}  // namespace kiln::providers::cpu

@@ -1,0 +1,68 @@
+// cpu provider: dispatch from a node to the kernel table of its op family.
+#include "kiln/providers/cpu/cpu_provider.h"
+
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers {
+namespace {
+
+const cpu::CpuKernelTable& table() {
+  static const cpu::CpuKernelTable kernels = [] {
+    cpu::CpuKernelTable t;
+    cpu::add_conv_kernels(t);
+    cpu::add_matmul_kernels(t);
+    cpu::add_pool_kernels(t);
+    return t;
+  }();
+  return kernels;
+}
+
+const cpu::CpuKernel* entry_for(const ir::Node& node) {
+  if (!node.domain.empty()) return nullptr;
+  const auto it = table().find(node.op_type);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+Capability CpuProvider::supports(const ir::Node& node) const {
+  const cpu::CpuKernel* entry = entry_for(node);
+  if (!entry) return Capability::no("no cpu kernel for " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
+  return entry->supports(node);
+}
+
+Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node) const {
+  const cpu::CpuKernel* entry = entry_for(node);
+  const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
+  if (!capability.supported) return internal_error(node.describe() + " was placed on cpu, which declines it: " + capability.reason);
+  Result<ops::Kernel> kernel = internal_error("unset");
+  KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {
+    kernel = entry->build(node);
+    return Status::ok();
+  }));
+  return kernel;
+}
+
+namespace cpu {
+
+Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs) {
+  auto check = [&](const ir::Value* v, const std::string& what) -> std::string {
+    if (!v) return "";
+    if (!v->type.is_tensor() || v->type.dtype != DType::kFloat) return what + " '" + v->name + "' is not float32";
+    if (!v->type.shape) return what + " '" + v->name + "' has unknown rank";
+    return "";
+  };
+  for (size_t i : inputs) {
+    const std::string why = check(node.input(i), "input");
+    if (!why.empty()) return Capability::no(why);
+  }
+  for (const ir::Value* out : node.outputs) {
+    const std::string why = check(out, "output");
+    if (!why.empty()) return Capability::no(why);
+  }
+  return Capability::yes();
+}
+
+}  // namespace cpu
+}  // namespace kiln::providers

@@ -1,0 +1,17 @@
+// cpu: the fast CPU provider. oneDNN primitives for convolution, matrix products and pooling,
+// with weights prepacked into oneDNN's preferred layouts when a plan is built. It declines what
+// it does not accelerate, with a reason; the fallback policy decides whether cpu_ref takes it.
+#pragma once
+
+#include "kiln/providers/provider.h"
+
+namespace kiln::providers {
+
+class CpuProvider final : public Provider {
+ public:
+  std::string name() const override { return "cpu"; }
+  Capability supports(const ir::Node& node) const override;
+  Result<ops::Kernel> kernel_for(const ir::Node& node) const override;
+};
+
+}  // namespace kiln::providers

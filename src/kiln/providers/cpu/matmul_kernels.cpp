@@ -1,0 +1,119 @@
+// cpu kernels for MatMul and Gemm: oneDNN matmul primitives built for the plan's shapes. A constant
+// right-hand side (the weights of Linear layers) is reordered once into oneDNN's preferred layout;
+// MatMul of an N-d activation by a 2-d matrix runs as one 2-d product over the flattened rows.
+#include <memory>
+#include <numeric>
+
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+// One product dst = src x weights (+ bias), with the descriptors the kernel binds at run time.
+struct ProductState {
+  dnnl::matmul primitive;
+  memory::desc src, weights_view, weights_packed, bias, dst;
+  std::optional<memory> packed_weights;  // set when the right-hand side is a constant
+  bool has_bias = false;
+  dnnl::stream stream{cpu_engine()};
+};
+
+memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any); }
+
+// Builds the primitive; `weights_view` describes how the B tensor's storage is read.
+std::shared_ptr<ProductState> make_product(const memory::desc& src, const memory::desc& weights_view, const memory::desc* bias,
+                                           const memory::desc& dst, const Tensor* constant_weights) {
+  auto state = std::make_shared<ProductState>();
+  state->src = src;
+  state->weights_view = weights_view;
+  state->dst = dst;
+  state->has_bias = bias != nullptr;
+  if (bias) state->bias = *bias;
+  const memory::desc weights = constant_weights ? any_layout(weights_view) : weights_view;
+  const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
+  const dnnl::matmul::primitive_desc pd(desc, cpu_engine());
+  state->primitive = dnnl::matmul(pd);
+  state->weights_packed = pd.weights_desc();
+  if (constant_weights) state->packed_weights = reorder_to(wrap(weights_view, *constant_weights), state->weights_packed);
+  return state;
+}
+
+ops::Kernel product_kernel(std::shared_ptr<ProductState> state, size_t a, size_t b, std::optional<size_t> bias) {
+  return [state, a, b, bias](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(a))},
+                                           {DNNL_ARG_WEIGHTS, state->packed_weights ? *state->packed_weights
+                                                                                    : wrap(state->weights_view, *ctx.input(b))},
+                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
+      if (bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(*bias)));
+      state->primitive.execute(state->stream, args);
+      state->stream.wait();
+      return Status::ok();
+    });
+  };
+}
+
+// ---- MatMul ----
+
+Capability matmul_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1});
+  if (!c.supported) return c;
+  if (node.inputs[0]->type.shape->rank() < 2 || node.inputs[1]->type.shape->rank() < 2)
+    return Capability::no("MatMul of a 1-d operand (cpu needs matrices)");
+  return Capability::yes();
+}
+
+std::vector<int64_t> left_padded(std::vector<int64_t> dims, size_t rank) {
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  return dims;
+}
+
+Result<ops::Kernel> build_matmul(const ir::Node& node) {
+  const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
+  const Tensor* constant_b = constant_input(node, 1);
+  if (b.size() == 2) {  // rows of every batch item at once: [prod(a[:-1]), K] x [K, N]
+    const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
+    return product_kernel(make_product(row_major_desc({rows, a.back()}), row_major_desc(b), nullptr,
+                                       row_major_desc({rows, b[1]}), constant_b),
+                          0, 1, std::nullopt);
+  }
+  return product_kernel(make_product(row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
+                                     nullptr, row_major_desc(y), nullptr),
+                        0, 1, std::nullopt);
+}
+
+// ---- Gemm: Y = alpha * A' B' + beta * C ----
+
+Capability gemm_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1, 2});
+  if (!c.supported) return c;
+  if (node.attr_float("alpha", 1.0f) != 1.0f) return Capability::no("Gemm with alpha != 1");
+  if (node.input(2) && node.attr_float("beta", 1.0f) != 1.0f) return Capability::no("Gemm with beta != 1");
+  if (node.input(2) && node.inputs[2]->type.shape->rank() > 2) return Capability::no("Gemm bias of rank > 2");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_gemm(const ir::Node& node) {
+  const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
+  const bool trans_a = node.attr_int("transA", 0) != 0, trans_b = node.attr_int("transB", 0) != 0;
+  const int64_t m = y[0], n = y[1], k = trans_a ? a[0] : a[1];
+  // A transposed storage [K, M] read as [M, K]; likewise B.
+  const memory::desc src = trans_a ? strided_desc({m, k}, {1, m}) : row_major_desc({m, k});
+  const memory::desc weights = trans_b ? strided_desc({k, n}, {1, k}) : row_major_desc({k, n});
+  std::optional<memory::desc> bias;
+  if (node.input(2)) bias = row_major_desc(left_padded(input_dims(node, 2), 2));
+  return product_kernel(make_product(src, weights, bias ? &*bias : nullptr, row_major_desc(y), constant_input(node, 1)), 0, 1,
+                        bias ? std::optional<size_t>(2) : std::nullopt);
+}
+
+}  // namespace
+
+void add_matmul_kernels(CpuKernelTable& table) {
+  table["MatMul"] = {matmul_supports, build_matmul};
+  table["Gemm"] = {gemm_supports, build_gemm};
+}
+
+}  // namespace kiln::providers::cpu

@@ -1,0 +1,54 @@
+// oneDNN support for the cpu provider: engine, descriptors, one-time reorders, error translation.
+#include "kiln/providers/cpu/onednn_support.h"
+
+#include <new>
+
+namespace kiln::providers::cpu {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::desc row_major_desc(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return strided_desc(dims, strides);
+}
+
+dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32,
+                            dnnl::memory::dims(strides.begin(), strides.end()));
+}
+
+dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t) {
+  return dnnl::memory(desc, cpu_engine(), const_cast<void*>(t.raw_data()));
+}
+
+dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
+  dnnl::memory target(wanted, cpu_engine());
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(source, target).execute(stream, source, target);
+  stream.wait();
+  return target;
+}
+
+const Tensor* constant_input(const ir::Node& node, size_t i) {
+  const ir::Value* v = node.input(i);
+  return v && v->initializer ? &*v->initializer : nullptr;
+}
+
+std::vector<int64_t> input_dims(const ir::Node& node, size_t i) { return node.inputs[i]->type.shape->static_dims(); }
+std::vector<int64_t> output_dims(const ir::Node& node, size_t i) { return node.outputs[i]->type.shape->static_dims(); }
+
+Status guard(const ir::Node& node, const std::function<Status()>& fn) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return Status(StatusCode::kBackendFailure, node.describe() + ": oneDNN: " + e.what());
+  } catch (const std::bad_alloc&) {
+    return allocation_failure(node.describe() + ": out of memory in a oneDNN kernel");
+  }
+}
+
+}  // namespace kiln::providers::cpu

@@ -1,0 +1,43 @@
+// What every oneDNN-backed kernel of the cpu provider shares: the CPU engine, memory descriptors
+// for Kiln's row-major tensors, weights prepared once when the kernel is built, and oneDNN errors
+// turned into BackendFailure statuses naming the node.
+#pragma once
+
+#include <dnnl.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::providers::cpu {
+
+// The process's CPU engine (oneDNN's OpenMP runtime: threads follow omp_set_num_threads).
+const dnnl::engine& cpu_engine();
+
+// f32 descriptor of a dense row-major tensor of these dims.
+dnnl::memory::desc row_major_desc(const std::vector<int64_t>& dims);
+// The same with explicit strides (a transposed view, a broadcast operand).
+dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
+
+// A oneDNN memory over a Kiln tensor's storage (no copy).
+dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
+
+// `source` (described by `desc`) copied into a new memory of layout `wanted`: the one-time reorder
+// of constant weights into the layout a primitive prefers.
+dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
+
+// The constant value of node input i (an initializer), or nullptr.
+const Tensor* constant_input(const ir::Node& node, size_t i);
+
+// Concrete dims of node input/output i (the plan specialises shapes before kernels are built).
+std::vector<int64_t> input_dims(const ir::Node& node, size_t i);
+std::vector<int64_t> output_dims(const ir::Node& node, size_t i);
+
+// Runs fn, turning oneDNN and allocation exceptions into BackendFailure naming the node.
+Status guard(const ir::Node& node, const std::function<Status()>& fn);
+
+}  // namespace kiln::providers::cpu
