@@ -15,7 +15,7 @@ namespace {
 using A = ir::Attribute;
 
 const std::set<std::string> kAccelerated = {"Conv", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                            "GlobalMaxPool"};
+                                            "GlobalMaxPool", "kiln.FusedConv"};
 
 TEST(CpuProvider, RunsAndMatchesEveryStandardCaseOfItsOps) {
   providers::CpuProvider cpu;

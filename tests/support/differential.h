@@ -19,6 +19,8 @@ struct TensorSpec {
   DType dtype = DType::kFloat;
   std::vector<int64_t> shape;
   bool constant = false;  // an initializer (weights), which providers may prepack
+
+  bool omitted() const { return dtype == DType::kUndefined; }  // an optional input left out
 };
 
 struct OpCase {
@@ -27,7 +29,7 @@ struct OpCase {
       : op(std::move(op_type)), opset(op_opset), inputs(std::move(input_specs)), attributes(std::move(attrs)),
         outputs(output_count) {}
 
-  std::string op;
+  std::string op;  // an ai.onnx op type, or "<domain>.<op>" ("kiln.FusedConv")
   int opset = 17;
   std::vector<TensorSpec> inputs;  // random data from the seed
   std::map<std::string, ir::Attribute> attributes;
@@ -36,7 +38,8 @@ struct OpCase {
   std::string label() const {
     std::string s = op + "(";
     for (size_t i = 0; i < inputs.size(); ++i)
-      s += (i ? ", " : "") + std::string(dtype_name(inputs[i].dtype)) + shape_to_string(inputs[i].shape);
+      s += (i ? ", " : "") + (inputs[i].omitted() ? std::string("-")
+                                                 : std::string(dtype_name(inputs[i].dtype)) + shape_to_string(inputs[i].shape));
     return s + ")";
   }
 };
@@ -91,17 +94,25 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   ir::Graph graph;
   std::vector<Tensor> data;
   std::vector<ir::Value*> ins, outs;
+  data.reserve(c.inputs.size());
   for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (c.inputs[i].omitted()) {
+      data.emplace_back();
+      ins.push_back(nullptr);
+      continue;
+    }
     data.push_back(random_tensor(c.inputs[i].dtype, c.inputs[i].shape, seed + i));
     const std::string name = "in" + std::to_string(i);
     ins.push_back(c.inputs[i].constant ? graph.add_constant(name, data.back())
                                        : graph.add_value(name, ir::make_type(c.inputs[i].dtype, c.inputs[i].shape)));
   }
   for (size_t i = 0; i < c.outputs; ++i) outs.push_back(graph.add_value("out" + std::to_string(i)));
-  ir::Node* node = graph.add_node(c.op, ins, outs, "case", "", c.opset);
+  const size_t dot = c.op.rfind('.');
+  ir::Node* node = dot == std::string::npos ? graph.add_node(c.op, ins, outs, "case", "", c.opset)
+                                            : graph.add_node(c.op.substr(dot + 1), ins, outs, "case", c.op.substr(0, dot), c.opset);
   node->attributes = c.attributes;
   std::vector<const Tensor*> inputs;
-  for (const Tensor& t : data) inputs.push_back(&t);
+  for (const Tensor& t : data) inputs.push_back(t.defined() ? &t : nullptr);
 
   auto def = ops::resolve_op(ops::OpRegistry::global(), *node);
   if (!def.is_ok()) return {Verdict::kMismatch, def.status().to_string()};

@@ -56,6 +56,20 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 3, 9, 9}}},
                    {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"auto_pad", A::of_string("SAME_LOWER")}}});
   cases.push_back({"GlobalMaxPool", 1, {{DType::kFloat, {2, 3, 5}}}});
+  // kiln.FusedConv: residual and activation, channels-first and channels-last.
+  const TensorSpec no_bias{DType::kUndefined, {}};
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {1, 6, 9, 9}}, {DType::kFloat, {8, 6, 3, 3}, true}, {DType::kFloat, {8}, true},
+                    {DType::kFloat, {1, 8, 9, 9}}},
+                   {{"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Relu")}}});
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {2, 7, 10, 6}}, {DType::kFloat, {5, 6, 3, 3}, true}, {DType::kFloat, {5}, true}},
+                   {{"layout", A::of_string("NHWC")}, {"strides", A::of_ints({2, 1})}, {"activation", A::of_string("Clip")},
+                    {"activation_alpha", A::of_float(0.0f)}, {"activation_beta", A::of_float(6.0f)}}});
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {1, 8, 8, 12}}, {DType::kFloat, {12, 1, 3, 3}, true}, no_bias, {DType::kFloat, {1, 8, 8, 12}}},
+                   {{"layout", A::of_string("NHWC")}, {"group", A::of_int(12)}, {"pads", A::of_ints({1, 1, 1, 1})},
+                    {"activation", A::of_string("HardSwish")}}});
   for (int64_t axis : {-1, 1}) {
     cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
     cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});

@@ -194,21 +194,20 @@ const Acc* as_acc(const Tensor* t, std::vector<Acc>& storage) {
   }
 }
 
-template <bool kTransposed>
-Status conv_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(ctx.node(), ctx.input(0)->shape(), ctx.input(1)->shape(),
-                                                  ctx.output(0)->shape(), kTransposed));
-  const Tensor* bias = ctx.input(2);
-  if (bias && bias->element_count() != p.out_channels) return ctx.error("bias length does not match output channels");
-  Tensor& out = *ctx.output(0);
-  if (!is_float_dtype(out.dtype())) return ctx.error(std::string("unsupported element type ") + dtype_name(out.dtype()));
+// Conv or ConvTranspose of concrete tensors, computed in float (double for double).
+Status convolve(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out, bool transposed) {
+  KILN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, x.shape(), w.shape(), out.shape(), transposed));
+  if (bias && bias->element_count() != p.out_channels)
+    return invalid_argument(node.describe() + ": bias length does not match output channels");
+  if (!is_float_dtype(out.dtype()))
+    return invalid_argument(node.describe() + ": unsupported element type " + dtype_name(out.dtype()));
   visit_dtype(out.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Float16> ||
                   std::is_same_v<T, BFloat16>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       std::vector<Acc> xs, ws, bs, ys;
-      const Acc* x = as_acc<Acc, T>(ctx.input(0), xs);
-      const Acc* w = as_acc<Acc, T>(ctx.input(1), ws);
+      const Acc* xp = as_acc<Acc, T>(&x, xs);
+      const Acc* wp = as_acc<Acc, T>(&w, ws);
       const Acc* b = as_acc<Acc, T>(bias, bs);
       Acc* y = nullptr;
       if constexpr (std::is_same_v<T, Acc>) {
@@ -217,8 +216,8 @@ Status conv_kernel(KernelContext& ctx) {
         ys.resize(static_cast<size_t>(out.element_count()));
         y = ys.data();
       }
-      if (kTransposed) conv_transpose_forward(p, x, w, b, y);
-      else conv_forward(p, x, w, b, y);
+      if (transposed) conv_transpose_forward(p, xp, wp, b, y);
+      else conv_forward(p, xp, wp, b, y);
       if constexpr (!std::is_same_v<T, Acc>)
         for (size_t i = 0; i < ys.size(); ++i) out.data<T>()[i] = from_double<T>(ys[i]);
     }
@@ -226,7 +225,16 @@ Status conv_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+template <bool kTransposed>
+Status conv_kernel(KernelContext& ctx) {
+  return convolve(ctx.node(), *ctx.input(0), *ctx.input(1), ctx.input(2), *ctx.output(0), kTransposed);
+}
+
 }  // namespace
+
+Status conv_reference(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
+  return convolve(node, x, w, bias, y, false);
+}
 
 void register_conv_ops(OpRegistry& r) {
   for (int v : {1, 11}) {

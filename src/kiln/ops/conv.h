@@ -39,6 +39,10 @@ struct ConvProblem {
 Result<ConvProblem> conv_problem(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                                  const std::vector<int64_t>& y, bool transposed);
 
+// Conv (not transposed) of concrete tensors: Y = conv(X, W) + B, any float type (the reference
+// kernel's body, also used by kiln.FusedConv).
+Status conv_reference(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y);
+
 // Conv for one batch item and group: im2col (skipped for 1x1 stride-1 unpadded kernels) then GEMM.
 template <class Acc>
 void conv_group(const ConvProblem& p, const Acc* x, const Acc* w, const Acc* bias, Acc* y, bool parallel) {

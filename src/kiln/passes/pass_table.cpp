@@ -4,6 +4,7 @@
 
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_folding.h"
+#include "kiln/passes/conv_fusion.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/shape_folding.h"
@@ -18,6 +19,7 @@ const std::vector<PassInfo>& pass_table() {
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
+      {"conv_fusion", "fold a residual Add and an activation into the Conv before them", fuse_convolutions},
   };
   return table;
 }

@@ -1,8 +1,10 @@
-// cpu kernels for Conv: one oneDNN convolution primitive per node and plan, built for the plan's
-// concrete shapes, with constant weights reordered once into the layout the primitive prefers.
-// Activations stay in Kiln's row-major NC[D]HW layout at the kernel's boundary.
+// cpu kernels for Conv and kiln.FusedConv: one oneDNN convolution primitive per node and plan,
+// built for the plan's concrete shapes, with constant weights reordered once into the layout the
+// primitive prefers. FusedConv's residual and activation run as oneDNN post-ops (binary add, then
+// eltwise); its NHWC layout maps to oneDNN's channels-last tensors.
 #include <memory>
 
+#include "kiln/ops/activation.h"
 #include "kiln/ops/conv.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -12,13 +14,62 @@ namespace {
 
 using dnnl::memory;
 
+constexpr size_t kResidualInput = 3;
+
+bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
+
+// The oneDNN eltwise algorithm and its alpha/beta for a fused activation; nullopt when none fits.
+struct EltwiseOp {
+  dnnl::algorithm algorithm;
+  float alpha = 0, beta = 0;
+};
+std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
+  using dnnl::algorithm;
+  if (a.op == "Relu") return EltwiseOp{algorithm::eltwise_relu};
+  if (a.op == "LeakyRelu") return EltwiseOp{algorithm::eltwise_relu, a.alpha};
+  if (a.op == "Clip") return EltwiseOp{algorithm::eltwise_clip, a.alpha, a.beta};
+  if (a.op == "Sigmoid") return EltwiseOp{algorithm::eltwise_logistic};
+  if (a.op == "Tanh") return EltwiseOp{algorithm::eltwise_tanh};
+  if (a.op == "Elu") return EltwiseOp{algorithm::eltwise_elu, a.alpha};
+  if (a.op == "HardSwish") return EltwiseOp{algorithm::eltwise_hardswish};
+  return std::nullopt;
+}
+
 Capability conv_supports(const ir::Node& node) {
   if (node.inputs.size() < 2) return Capability::no("Conv needs X and W");
-  Capability c = float_tensors(node, {0, 1, 2});
+  Capability c = float_tensors(node, {0, 1, 2, kResidualInput});
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("Conv over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && !eltwise_for(*a))
+    return Capability::no("fused activation " + a->op + " has no oneDNN post-op");
   return Capability::yes();
+}
+
+// oneDNN descriptor of an activation tensor given in Kiln's logical dims: channels-last tensors
+// hold [N, spatial..., C] and are described to oneDNN as [N, C, spatial...] with NHWC strides.
+memory::desc activation_desc(const std::vector<int64_t>& dims, bool nhwc) {
+  if (!nhwc) return row_major_desc(dims);
+  const size_t rank = dims.size();
+  std::vector<int64_t> logical{dims[0], dims[rank - 1]}, strides(rank);
+  logical.insert(logical.end(), dims.begin() + 1, dims.end() - 1);
+  int64_t stride = 1;
+  strides[1] = stride;  // C is innermost
+  stride *= dims[rank - 1];
+  for (size_t d = rank; d-- > 2;) {
+    strides[d] = stride;
+    stride *= logical[d];
+  }
+  strides[0] = stride;
+  return strided_desc(logical, strides);
+}
+
+// dims in channels-first order.
+std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool nhwc) {
+  if (!nhwc) return dims;
+  std::vector<int64_t> out{dims[0], dims.back()};
+  out.insert(out.end(), dims.begin() + 1, dims.end() - 1);
+  return out;
 }
 
 // oneDNN's right padding for an output of `out` positions: the smallest non-negative value that
@@ -31,14 +82,16 @@ int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, i
 
 struct ConvKernelState {
   dnnl::convolution_forward primitive;
-  memory::desc src, dst, weights_plain, weights_packed, bias;
+  memory::desc src, dst, weights_plain, weights_packed, bias, residual;
   std::optional<memory> packed_weights;  // set when W is a constant
-  bool has_bias = false;
+  bool has_bias = false, has_residual = false;
   dnnl::stream stream{cpu_engine()};
 };
 
 Result<ops::Kernel> build_conv(const ir::Node& node) {
-  const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1), y = output_dims(node, 0);
+  const bool nhwc = channels_last(node);
+  const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), w = input_dims(node, 1),
+                             y = channels_first(output_dims(node, 0), nhwc);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));
   const size_t spatial = x.size() - 2;
   memory::dims strides, dilations, pad_left, pad_right;
@@ -55,8 +108,8 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
     weight_dims.insert(weight_dims.end(), w.begin() + 1, w.end());
   }
   auto state = std::make_shared<ConvKernelState>();
-  state->src = row_major_desc(x);
-  state->dst = row_major_desc(y);
+  state->src = activation_desc(input_dims(node, 0), nhwc);
+  state->dst = activation_desc(output_dims(node, 0), nhwc);
   state->weights_plain = row_major_desc(weight_dims);
   state->has_bias = node.input(2) != nullptr;
   state->bias = row_major_desc({p.out_channels});
@@ -69,7 +122,19 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                           state->src, weights_any, state->dst, strides, dilations, pad_left,
                                                           pad_right);
-  const dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+  dnnl::post_ops post_ops;
+  state->has_residual = node.input(kResidualInput) != nullptr;
+  if (state->has_residual) {
+    state->residual = activation_desc(input_dims(node, kResidualInput), nhwc);
+    post_ops.append_binary(dnnl::algorithm::binary_add, state->residual);
+  }
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
+    const EltwiseOp e = *eltwise_for(*a);
+    post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::convolution_forward(pd);
   state->weights_packed = pd.weights_desc();
   if (const Tensor* weights = constant_input(node, 1))
@@ -82,6 +147,8 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                                            {DNNL_ARG_WEIGHTS, weights},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
+      if (state->has_residual)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(state->residual, *ctx.input(kResidualInput)));
       state->primitive.execute(state->stream, args);
       state->stream.wait();
       return Status::ok();
@@ -91,6 +158,9 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
 
 }  // namespace
 
-void add_conv_kernels(CpuKernelTable& table) { table["Conv"] = {conv_supports, build_conv}; }
+void add_conv_kernels(CpuKernelTable& table) {
+  table["Conv"] = {conv_supports, build_conv};
+  table["kiln.FusedConv"] = {conv_supports, build_conv};
+}
 
 }  // namespace kiln::providers::cpu

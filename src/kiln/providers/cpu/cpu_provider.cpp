@@ -18,9 +18,9 @@ const cpu::CpuKernelTable& table() {
   return kernels;
 }
 
+// Table keys are ai.onnx op types, and "<domain>.<op>" for other domains.
 const cpu::CpuKernel* entry_for(const ir::Node& node) {
-  if (!node.domain.empty()) return nullptr;
-  const auto it = table().find(node.op_type);
+  const auto it = table().find(node.domain.empty() ? node.op_type : node.domain + "." + node.op_type);
   return it == table().end() ? nullptr : &it->second;
 }
 

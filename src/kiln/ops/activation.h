@@ -1,0 +1,28 @@
+// Activation: an element-wise activation a fused kernel applies to its result (kiln.FusedConv's
+// `activation` attribute), read from the ONNX op it replaced. One definition serves the fusion
+// pass (which ops fuse), the reference kernel (the math) and the fast providers (their mapping).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::ops {
+
+struct Activation {
+  std::string op;  // the ONNX op: Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish
+  float alpha = 0, beta = 0;  // LeakyRelu/Elu alpha; Clip min/max; HardSigmoid alpha/beta
+
+  double apply(double x) const;
+};
+
+// The activation `node` computes on its first input, when it is one with constant parameters
+// (Clip's min and max must be constants); nullopt otherwise.
+std::optional<Activation> activation_of(const ir::Node& node);
+
+// The activation recorded on a fused node (attributes activation, activation_alpha/beta).
+std::optional<Activation> fused_activation(const ir::Node& node);
+void set_fused_activation(ir::Node& node, const Activation& activation);
+
+}  // namespace kiln::ops

@@ -1,0 +1,91 @@
+// Op family fused (domain "kiln"): kiln.FusedConv, the node the conv_fusion and channels_last
+// passes make. Y = activation(Conv(X, W, B) + Z): Conv's inputs and attributes, an optional
+// residual Z of Y's shape, an optional `activation` (see activation.h), and `layout` NCHW (default)
+// or NHWC, where X, Z and Y are channels-last (W stays [M, C/group, kH, kW]). The reference kernel
+// is Conv's, so every provider's fused kernel is checked against the unfused math.
+#include "kiln/ops/activation.h"
+#include "kiln/ops/conv.h"
+#include "kiln/ops/data_movement.h"
+#include "kiln/ops/op_families.h"
+#include "kiln/ops/op_helpers.h"
+#include "kiln/ops/op_registry.h"
+
+namespace kiln::ops {
+namespace {
+
+bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
+
+// Axis orders between channels-first and channels-last for a rank.
+std::vector<int64_t> to_channels_last(size_t rank) {
+  std::vector<int64_t> perm{0};
+  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(1);
+  return perm;
+}
+std::vector<int64_t> to_channels_first(size_t rank) {
+  std::vector<int64_t> perm{0, static_cast<int64_t>(rank) - 1};
+  for (size_t d = 1; d + 1 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  return perm;
+}
+
+template <class T>
+std::vector<T> permuted(const std::vector<T>& dims, const std::vector<int64_t>& perm) {
+  std::vector<T> out;
+  for (int64_t p : perm) out.push_back(dims[static_cast<size_t>(p)]);
+  return out;
+}
+
+Tensor permute_tensor(const Tensor& t, const std::vector<int64_t>& perm) {
+  Tensor out = Tensor::allocate(t.dtype(), permuted(t.shape(), perm));
+  gather_by_offsets(t, out, permuted_offsets(t.shape(), perm));
+  return out;
+}
+
+Status fused_conv_infer(InferenceContext& ctx) {
+  const std::string layout = ctx.node().attr_string("layout", "NCHW");
+  if (layout != "NCHW" && layout != "NHWC") return ctx.error("layout must be NCHW or NHWC, got " + layout);
+  if (ctx.node().has_attr("activation") && !fused_activation(ctx.node())) return ctx.error("unknown activation");
+  const ir::TensorType& x = ctx.input_type(0);
+  ir::TensorType x_nchw = x;
+  const bool nhwc = channels_last(ctx.node());
+  if (nhwc && x.shape) x_nchw.shape = ir::Shape(permuted(x.shape->dims(), to_channels_first(x.shape->rank())));
+  std::vector<const ir::TensorType*> types{&x_nchw, &ctx.input_type(1)};
+  if (ctx.has_input(2)) types.push_back(&ctx.input_type(2));
+  InferenceContext conv_ctx(ctx.node(), types, {});
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(conv_ctx, ConvInputs{}, false));
+  if (nhwc && shape) shape = ir::Shape(permuted(shape->dims(), to_channels_last(shape->rank())));
+  ir::TensorType y{x.dtype, shape};
+  if (ctx.has_input(3)) {
+    const ir::TensorType& z = ctx.input_type(3);
+    if (z.dtype != x.dtype || (z.shape && shape && !(z.shape->rank() == shape->rank())))
+      return ctx.error("residual " + z.to_string() + " does not match the output " + y.to_string());
+  }
+  ctx.set_output_type(0, y);
+  return Status::ok();
+}
+
+Status fused_conv_kernel(KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  const bool nhwc = channels_last(node);
+  Tensor& out = *ctx.output(0);
+  const size_t rank = out.rank();
+  const Tensor x = nhwc ? permute_tensor(*ctx.input(0), to_channels_first(rank)) : *ctx.input(0);
+  Tensor y = Tensor::allocate(out.dtype(), nhwc ? permuted(out.shape(), to_channels_first(rank)) : out.shape());
+  KILN_RETURN_IF_ERROR(conv_reference(node, x, *ctx.input(1), ctx.input(2), y));
+  if (nhwc) y = permute_tensor(y, to_channels_last(rank));
+  const Tensor* z = ctx.input(3);
+  if (z && z->shape() != out.shape())
+    return ctx.error("residual shape " + shape_to_string(z->shape()) + " differs from the output's " + shape_to_string(out.shape()));
+  const std::optional<Activation> activation = fused_activation(node);
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    double v = element_as_double(y, i) + (z ? element_as_double(*z, i) : 0.0);
+    store_double(out, i, activation ? activation->apply(v) : v);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_fused_ops(OpRegistry& r) { r.add({"kiln", "FusedConv", 1, with_required_inputs(2, fused_conv_infer), fused_conv_kernel}); }
+
+}  // namespace kiln::ops

@@ -1,0 +1,121 @@
+// Tests of conv_fusion: Conv + residual Add + Relu and Conv + Clip(0, 6) become single
+// kiln.FusedConv nodes that list the nodes they replaced and compute exactly what the unfused graph
+// computes; a conv output read twice, or a Clip with run-time bounds, is left alone.
+#include "kiln/passes/conv_fusion.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/ops/op_registry.h"
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln::passes {
+namespace {
+
+using kiln::testing::ModelBuilder;
+using kiln::testing::ScratchDir;
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+std::vector<float> ramp(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>(i % 7) - 3);
+  return v;
+}
+
+// x[1,2,5,5] -> Conv(3x3, pad 1) -> Add(x-shaped residual r) -> Relu -> y; r -> Conv -> Clip(0, 6) -> z
+std::string residual_model(const ScratchDir& dir, bool conv_read_twice) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.input("r", kFloat, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.output("z", kFloat, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.float_initializer("w", {2, 2, 3, 3}, ramp(36, 0.1f));
+  b.float_initializer("bias", {2}, {0.25f, -0.5f});
+  b.float_initializer("lo", {}, {0.0f});
+  b.float_initializer("hi", {}, {6.0f});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv1");
+  onnx::AttributeProto* pads = conv.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  b.node("Add", {"c", "r"}, {"s"}, "residual");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  onnx::NodeProto& second = b.node("Conv", {"r", "w", "bias"}, {"c2"}, "conv2");
+  second.add_attribute()->CopyFrom(*pads);
+  b.node("Clip", {conv_read_twice ? "c" : "c2", "lo", "hi"}, {"z"}, "clip");
+  return b.save(dir.file("model.onnx"));
+}
+
+std::map<std::string, Tensor> inputs() {
+  return {{"x", Tensor::from_vector<float>(DType::kFloat, {1, 2, 5, 5}, ramp(50, 0.7f))},
+          {"r", Tensor::from_vector<float>(DType::kFloat, {1, 2, 5, 5}, ramp(50, -0.3f))}};
+}
+
+struct Ran {
+  std::map<std::string, Tensor> outputs;
+  nlohmann::json report;
+};
+
+Ran run(const std::string& model, bool optimize) {
+  SessionOptions options;
+  options.optimize = optimize;
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return {};
+  auto out = session.value()->run(inputs());
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return {out.is_ok() ? out.value() : std::map<std::string, Tensor>{}, nlohmann::json::parse(session.value()->report_json())};
+}
+
+TEST(ConvFusion, ResidualAndActivationsFoldIntoFusedConvsWithTheSameResults) {
+  ScratchDir dir("conv_fusion");
+  const std::string model = residual_model(dir, false);
+  const Ran fused = run(model, true), plain = run(model, false);
+  EXPECT_EQ(fused.report["nodes_after_passes"], 2);  // FusedConv(residual, Relu), FusedConv(Clip)
+  for (const char* name : {"y", "z"}) {
+    const Tensor& a = fused.outputs.at(name);
+    const Tensor& b = plain.outputs.at(name);
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.element_count(); ++i) EXPECT_FLOAT_EQ(a.data<float>()[i], b.data<float>()[i]) << name << i;
+  }
+}
+
+TEST(ConvFusion, FusedNodeRecordsItsOriginsAndPostOps) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
+  ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {1, 1, 1, 1}, {2.0f}));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
+  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
+  ir::Value* s = g.add_value("s", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
+  g.inputs = {x, r};
+  g.add_node("Conv", {x, w}, {c}, "conv", "", 11);
+  g.add_node("Add", {r, c}, {s}, "add", "", 14);
+  g.add_node("LeakyRelu", {s}, {y}, "leaky", "", 6)->attributes["alpha"] = ir::Attribute::of_float(0.2f);
+  g.outputs = {y};
+  ops::OpRegistry registry;
+  auto changed = fuse_convolutions(g, PassContext{registry});
+  ASSERT_TRUE(changed.is_ok() && changed.value());
+  ASSERT_EQ(g.nodes().size(), 1u);
+  const ir::Node& fused = *g.nodes()[0];
+  EXPECT_EQ(fused.domain + "." + fused.op_type, "kiln.FusedConv");
+  EXPECT_EQ(fused.source_nodes(), (std::vector<std::string>{"conv", "add", "leaky"}));
+  ASSERT_EQ(fused.inputs.size(), 4u);
+  EXPECT_EQ(fused.inputs[2], nullptr);
+  EXPECT_EQ(fused.inputs[3], r);
+  EXPECT_EQ(fused.outputs[0], y);
+  EXPECT_EQ(fused.attr_string("activation"), "LeakyRelu");
+  EXPECT_FLOAT_EQ(fused.attr_float("activation_alpha", 0), 0.2f);
+}
+
+TEST(ConvFusion, SharedConvOutputIsNotFused) {
+  ScratchDir dir("conv_fusion");
+  const Ran fused = run(residual_model(dir, true), true);
+  // conv1's output feeds both the residual Add and the Clip, so neither folds into conv1.
+  EXPECT_GE(fused.report["nodes_after_passes"].get<int>(), 4);
+}
+
+}  // namespace
+}  // namespace kiln::passes
