@@ -4,6 +4,7 @@
 // or NHWC, where X, Z and Y are channels-last (W stays [M, C/group, kH, kW]). The reference kernel
 // is Conv's, so every provider's fused kernel is checked against the unfused math.
 #include "kiln/ops/activation.h"
+#include "kiln/ops/channels_last.h"
 #include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
@@ -15,32 +16,6 @@ namespace {
 
 bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
 
-// Axis orders between channels-first and channels-last for a rank.
-std::vector<int64_t> to_channels_last(size_t rank) {
-  std::vector<int64_t> perm{0};
-  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
-  perm.push_back(1);
-  return perm;
-}
-std::vector<int64_t> to_channels_first(size_t rank) {
-  std::vector<int64_t> perm{0, static_cast<int64_t>(rank) - 1};
-  for (size_t d = 1; d + 1 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
-  return perm;
-}
-
-template <class T>
-std::vector<T> permuted(const std::vector<T>& dims, const std::vector<int64_t>& perm) {
-  std::vector<T> out;
-  for (int64_t p : perm) out.push_back(dims[static_cast<size_t>(p)]);
-  return out;
-}
-
-Tensor permute_tensor(const Tensor& t, const std::vector<int64_t>& perm) {
-  Tensor out = Tensor::allocate(t.dtype(), permuted(t.shape(), perm));
-  gather_by_offsets(t, out, permuted_offsets(t.shape(), perm));
-  return out;
-}
-
 Status fused_conv_infer(InferenceContext& ctx) {
   const std::string layout = ctx.node().attr_string("layout", "NCHW");
   if (layout != "NCHW" && layout != "NHWC") return ctx.error("layout must be NCHW or NHWC, got " + layout);
@@ -48,12 +23,12 @@ Status fused_conv_infer(InferenceContext& ctx) {
   const ir::TensorType& x = ctx.input_type(0);
   ir::TensorType x_nchw = x;
   const bool nhwc = channels_last(ctx.node());
-  if (nhwc && x.shape) x_nchw.shape = ir::Shape(permuted(x.shape->dims(), to_channels_first(x.shape->rank())));
+  if (nhwc && x.shape) x_nchw.shape = permuted(*x.shape, to_channels_first(x.shape->rank()));
   std::vector<const ir::TensorType*> types{&x_nchw, &ctx.input_type(1)};
   if (ctx.has_input(2)) types.push_back(&ctx.input_type(2));
   InferenceContext conv_ctx(ctx.node(), types, {});
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(conv_ctx, ConvInputs{}, false));
-  if (nhwc && shape) shape = ir::Shape(permuted(shape->dims(), to_channels_last(shape->rank())));
+  if (nhwc && shape) shape = permuted(*shape, to_channels_last(shape->rank()));
   ir::TensorType y{x.dtype, shape};
   if (ctx.has_input(3)) {
     const ir::TensorType& z = ctx.input_type(3);

@@ -31,6 +31,7 @@ void register_all_op_families(OpRegistry& r) {
   register_signal_ops(r);
   register_random_ops(r);
   register_fused_ops(r);
+  register_layout_ops(r);
 }
 
 }  // namespace kiln::ops

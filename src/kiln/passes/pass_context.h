@@ -17,6 +17,9 @@ struct PassContext {
   const ops::OpRegistry& registry;
   // Constant folding leaves a node unfolded when its outputs together would exceed this many bytes.
   int64_t max_folded_bytes = int64_t{64} << 20;
+  // The target providers run convolutions fastest on channels-last activations (the cpu provider):
+  // the channels_last pass converts convolution regions. Off for cpu_ref, which gains nothing.
+  bool channels_last = false;
 };
 
 // Every pass has this signature: it rewrites the top-level graph (subgraph bodies are left as they

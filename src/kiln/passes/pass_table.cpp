@@ -2,6 +2,7 @@
 // the pass manager repeats the whole list until a round changes nothing.
 #include "kiln/passes/pass_table.h"
 
+#include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_folding.h"
 #include "kiln/passes/conv_fusion.h"
@@ -20,6 +21,8 @@ const std::vector<PassInfo>& pass_table() {
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
       {"conv_fusion", "fold a residual Add and an activation into the Conv before them", fuse_convolutions},
+      {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
+       convert_to_channels_last},
   };
   return table;
 }

@@ -50,6 +50,7 @@ struct Session::Impl {
   Status import_model(const std::string& path);
   Status analyse();
   Status optimise();
+  passes::PassContext pass_context() const;
   Status place();
   Result<const runtime::ExecutionPlan*> plan_for(const std::vector<std::vector<int64_t>>& shapes);
   void record_plan(const runtime::ExecutionPlan& plan);
@@ -79,13 +80,20 @@ Status Session::Impl::analyse() {
   return Status::ok();
 }
 
+passes::PassContext Session::Impl::pass_context() const {
+  passes::PassContext ctx{ops::OpRegistry::global()};
+  const auto& preferred = options.providers;
+  ctx.channels_last = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
+  return ctx;
+}
+
 Status Session::Impl::optimise() {
   const auto start = std::chrono::steady_clock::now();
   if (options.optimize) {
     passes::PipelineOptions pipeline;
     pipeline.disabled_passes = options.disabled_passes;
     KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(
-                                             *model.graph, passes::PassContext{ops::OpRegistry::global()}, pipeline));
+                                             *model.graph, pass_context(), pipeline));
   }
   report.nodes_after_passes = ir::count_nodes(*model.graph);
   report.stages.passes_ms = ms_since(start);

@@ -13,6 +13,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_conv_kernels(t);
     cpu::add_matmul_kernels(t);
     cpu::add_pool_kernels(t);
+    cpu::add_transpose_kernels(t);
     return t;
   }();
   return kernels;

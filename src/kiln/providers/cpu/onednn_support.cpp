@@ -21,6 +21,29 @@ dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vec
                             dnnl::memory::dims(strides.begin(), strides.end()));
 }
 
+dnnl::memory::desc activation_desc(const std::vector<int64_t>& dims, bool channels_last) {
+  if (!channels_last) return row_major_desc(dims);
+  const size_t rank = dims.size();
+  std::vector<int64_t> logical{dims[0], dims[rank - 1]}, strides(rank);
+  logical.insert(logical.end(), dims.begin() + 1, dims.end() - 1);
+  int64_t stride = 1;
+  strides[1] = stride;  // C is innermost
+  stride *= dims[rank - 1];
+  for (size_t d = rank; d-- > 2;) {
+    strides[d] = stride;
+    stride *= logical[d];
+  }
+  strides[0] = stride;
+  return strided_desc(logical, strides);
+}
+
+std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool channels_last) {
+  if (!channels_last) return dims;
+  std::vector<int64_t> out{dims[0], dims.back()};
+  out.insert(out.end(), dims.begin() + 1, dims.end() - 1);
+  return out;
+}
+
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t) {
   return dnnl::memory(desc, cpu_engine(), const_cast<void*>(t.raw_data()));
 }

@@ -23,6 +23,12 @@ dnnl::memory::desc row_major_desc(const std::vector<int64_t>& dims);
 // The same with explicit strides (a transposed view, a broadcast operand).
 dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
 
+// Descriptor of an activation tensor given in Kiln's dims: channels-last tensors hold
+// [N, spatial..., C] and are described to oneDNN as [N, C, spatial...] with channels-last strides.
+dnnl::memory::desc activation_desc(const std::vector<int64_t>& dims, bool channels_last);
+// Kiln dims of an activation tensor in channels-first order.
+std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool channels_last);
+
 // A oneDNN memory over a Kiln tensor's storage (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 

@@ -1,6 +1,8 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
-// as oneDNN pooling primitives built for the plan's shapes.
+// as oneDNN pooling primitives built for the plan's shapes, channels-first, or channels-last when
+// wrapped in kiln.ChannelsLast.
 #include <memory>
+#include <set>
 
 #include "kiln/ops/spatial_geometry.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -11,21 +13,26 @@ namespace {
 
 using dnnl::memory;
 
-bool is_global(const ir::Node& node) { return node.op_type.rfind("Global", 0) == 0; }
+bool is_wrapped(const ir::Node& node) { return node.domain == "kiln"; }
+// The pooling op: the node's own, or the one kiln.ChannelsLast wraps.
+std::string pool_op(const ir::Node& node) { return is_wrapped(node) ? node.attr_string("op") : node.op_type; }
+bool is_global(const ir::Node& node) { return pool_op(node).rfind("Global", 0) == 0; }
 
 Capability pool_supports(const ir::Node& node) {
+  static const std::set<std::string> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+  if (!pools.count(pool_op(node))) return Capability::no("kiln.ChannelsLast of " + pool_op(node) + " has no cpu kernel");
   if (node.outputs.size() > 1 && node.outputs[1]) return Capability::no("MaxPool's Indices output");
   Capability c = float_tensors(node, {0});
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("pooling over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
-  if (node.op_type == "AveragePool" && node.attr_int("ceil_mode", 0) && node.attr_int("count_include_pad", 0))
+  if (pool_op(node) == "AveragePool" && node.attr_int("ceil_mode", 0) && node.attr_int("count_include_pad", 0))
     return Capability::no("AveragePool with ceil_mode and count_include_pad");
   return Capability::yes();
 }
 
 dnnl::algorithm algorithm_for(const ir::Node& node) {
-  if (node.op_type == "MaxPool" || node.op_type == "GlobalMaxPool") return dnnl::algorithm::pooling_max;
+  if (pool_op(node) == "MaxPool" || pool_op(node) == "GlobalMaxPool") return dnnl::algorithm::pooling_max;
   return node.attr_int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
 }
@@ -37,7 +44,8 @@ struct PoolState {
 };
 
 Result<ops::Kernel> build_pool(const ir::Node& node) {
-  const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
+  const bool nhwc = is_wrapped(node);
+  const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), y = channels_first(output_dims(node, 0), nhwc);
   const size_t spatial = x.size() - 2;
   std::vector<int64_t> kernel(x.begin() + 2, x.end());
   if (!is_global(node)) kernel = node.attr_ints("kernel_shape");
@@ -54,8 +62,8 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
     pad_right.push_back(std::max<int64_t>(0, (y[i + 2] - 1) * w.strides[i] + extent - x[i + 2] - w.pads[i]));
   }
   auto state = std::make_shared<PoolState>();
-  state->src = row_major_desc(x);
-  state->dst = row_major_desc(y);
+  state->src = activation_desc(input_dims(node, 0), nhwc);
+  state->dst = activation_desc(output_dims(node, 0), nhwc);
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_for(node), state->src, state->dst,
                                             strides, memory::dims(kernel.begin(), kernel.end()), dilations, pad_left,
                                             pad_right);
@@ -73,7 +81,8 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
 }  // namespace
 
 void add_pool_kernels(CpuKernelTable& table) {
-  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}) table[op] = {pool_supports, build_pool};
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.ChannelsLast"})
+    table[op] = {pool_supports, build_pool};
 }
 
 }  // namespace kiln::providers::cpu

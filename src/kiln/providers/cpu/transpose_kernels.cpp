@@ -1,0 +1,51 @@
+// cpu kernel for Transpose: a oneDNN reorder that reads the input through permuted strides, so any
+// permutation (the channels-last boundaries above all) runs as one threaded, vectorized copy.
+#include <memory>
+
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+Capability transpose_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0});
+  if (!c.supported) return c;
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < 1 || rank > 6) return Capability::no("Transpose of rank " + std::to_string(rank) + " (cpu has 1 to 6)");
+  return Capability::yes();
+}
+
+struct TransposeState {
+  dnnl::reorder primitive;
+  dnnl::memory::desc src, dst;
+  dnnl::stream stream{cpu_engine()};
+};
+
+Result<ops::Kernel> build_transpose(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
+  std::vector<int64_t> perm = node.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> x_strides(x.size(), 1), read_strides;
+  for (size_t i = x.size(); i-- > 1;) x_strides[i - 1] = x_strides[i] * x[i];
+  for (int64_t p : perm) read_strides.push_back(x_strides[static_cast<size_t>(p)]);
+  auto state = std::make_shared<TransposeState>();
+  state->src = strided_desc(y, read_strides);  // the input, seen in the output's axis order
+  state->dst = row_major_desc(y);
+  state->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state->src, cpu_engine(), state->dst));
+  return ops::Kernel([state](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      dnnl::memory src = wrap(state->src, *ctx.input(0)), dst = wrap(state->dst, *ctx.output(0));
+      state->primitive.execute(state->stream, src, dst);
+      state->stream.wait();
+      return Status::ok();
+    });
+  });
+}
+
+}  // namespace
+
+void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = {transpose_supports, build_transpose}; }
+
+}  // namespace kiln::providers::cpu
