@@ -34,6 +34,7 @@ void register_signal_ops(OpRegistry& r);             // signal.cpp
 void register_random_ops(OpRegistry& r);             // random.cpp
 void register_fused_ops(OpRegistry& r);              // fused_conv.cpp (domain kiln)
 void register_layout_ops(OpRegistry& r);             // channels_last_op.cpp (domain kiln)
+void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

@@ -7,6 +7,7 @@
 #include "kiln/passes/constant_folding.h"
 #include "kiln/passes/conv_fusion.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/gelu_fusion.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/shape_folding.h"
 
@@ -20,6 +21,7 @@ const std::vector<PassInfo>& pass_table() {
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
+      {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
       {"conv_fusion", "fold a residual Add and an activation into the Conv before them", fuse_convolutions},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},

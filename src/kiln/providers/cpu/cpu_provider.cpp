@@ -14,6 +14,9 @@ const cpu::CpuKernelTable& table() {
     cpu::add_matmul_kernels(t);
     cpu::add_pool_kernels(t);
     cpu::add_transpose_kernels(t);
+    cpu::add_eltwise_kernels(t);
+    cpu::add_normalization_kernels(t);
+    cpu::add_copy_kernels(t);
     return t;
   }();
   return kernels;

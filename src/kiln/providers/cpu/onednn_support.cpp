@@ -74,4 +74,15 @@ Status guard(const ir::Node& node, const std::function<Status()>& fn) {
   }
 }
 
+ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind) {
+  auto stream = std::make_shared<dnnl::stream>(cpu_engine());
+  return [primitive, bind = std::move(bind), stream](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      primitive.execute(*stream, bind(ctx));
+      stream->wait();
+      return Status::ok();
+    });
+  };
+}
+
 }  // namespace kiln::providers::cpu

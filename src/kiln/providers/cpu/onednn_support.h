@@ -6,6 +6,7 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/ir/graph.h"
@@ -45,5 +46,12 @@ std::vector<int64_t> output_dims(const ir::Node& node, size_t i);
 
 // Runs fn, turning oneDNN and allocation exceptions into BackendFailure naming the node.
 Status guard(const ir::Node& node, const std::function<Status()>& fn);
+
+// Fills a primitive's arguments from the kernel's inputs and outputs at run time.
+using ArgBinder = std::function<std::unordered_map<int, dnnl::memory>(ops::KernelContext&)>;
+
+// A kernel that runs one prepared primitive on the arguments `bind` gives (on this kernel's own
+// stream, waiting for completion).
+ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind);
 
 }  // namespace kiln::providers::cpu

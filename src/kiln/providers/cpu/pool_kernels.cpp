@@ -37,12 +37,6 @@ dnnl::algorithm algorithm_for(const ir::Node& node) {
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-struct PoolState {
-  dnnl::pooling_v2_forward primitive;
-  memory::desc src, dst;
-  dnnl::stream stream{cpu_engine()};
-};
-
 Result<ops::Kernel> build_pool(const ir::Node& node) {
   const bool nhwc = is_wrapped(node);
   const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), y = channels_first(output_dims(node, 0), nhwc);
@@ -61,21 +55,15 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
     // Past the input by as much as the last window needs (ceil_mode windows may overhang).
     pad_right.push_back(std::max<int64_t>(0, (y[i + 2] - 1) * w.strides[i] + extent - x[i + 2] - w.pads[i]));
   }
-  auto state = std::make_shared<PoolState>();
-  state->src = activation_desc(input_dims(node, 0), nhwc);
-  state->dst = activation_desc(output_dims(node, 0), nhwc);
-  const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_for(node), state->src, state->dst,
+  const memory::desc src = activation_desc(input_dims(node, 0), nhwc), dst = activation_desc(output_dims(node, 0), nhwc);
+  const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_for(node), src, dst,
                                             strides, memory::dims(kernel.begin(), kernel.end()), dilations, pad_left,
                                             pad_right);
-  state->primitive = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine()));
-  return ops::Kernel([state](ops::KernelContext& ctx) {
-    return guard(ctx.node(), [&] {
-      state->primitive.execute(state->stream, {{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                               {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}});
-      state->stream.wait();
-      return Status::ok();
-    });
-  });
+  return primitive_kernel(dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine())),
+                          [src, dst](ops::KernelContext& ctx) {
+                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(src, *ctx.input(0))},
+                                                                   {DNNL_ARG_DST, wrap(dst, *ctx.output(0))}};
+                          });
 }
 
 }  // namespace

@@ -16,12 +16,6 @@ Capability transpose_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-struct TransposeState {
-  dnnl::reorder primitive;
-  dnnl::memory::desc src, dst;
-  dnnl::stream stream{cpu_engine()};
-};
-
 Result<ops::Kernel> build_transpose(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
   std::vector<int64_t> perm = node.attr_ints("perm");
@@ -30,18 +24,13 @@ Result<ops::Kernel> build_transpose(const ir::Node& node) {
   std::vector<int64_t> x_strides(x.size(), 1), read_strides;
   for (size_t i = x.size(); i-- > 1;) x_strides[i - 1] = x_strides[i] * x[i];
   for (int64_t p : perm) read_strides.push_back(x_strides[static_cast<size_t>(p)]);
-  auto state = std::make_shared<TransposeState>();
-  state->src = strided_desc(y, read_strides);  // the input, seen in the output's axis order
-  state->dst = row_major_desc(y);
-  state->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state->src, cpu_engine(), state->dst));
-  return ops::Kernel([state](ops::KernelContext& ctx) {
-    return guard(ctx.node(), [&] {
-      dnnl::memory src = wrap(state->src, *ctx.input(0)), dst = wrap(state->dst, *ctx.output(0));
-      state->primitive.execute(state->stream, src, dst);
-      state->stream.wait();
-      return Status::ok();
-    });
-  });
+  const dnnl::memory::desc src = strided_desc(y, read_strides);  // the input, seen in the output's axis order
+  const dnnl::memory::desc dst = row_major_desc(y);
+  return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
+                          [src, dst](ops::KernelContext& ctx) {
+                            return std::unordered_map<int, dnnl::memory>{{DNNL_ARG_FROM, wrap(src, *ctx.input(0))},
+                                                                         {DNNL_ARG_TO, wrap(dst, *ctx.output(0))}};
+                          });
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// cpu kernels for the ops that only relabel a tensor's shape (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity): one memcpy of the data, for any fixed-size element type.
+#include <cstring>
+
+#include "kiln/providers/cpu/cpu_kernels.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+Capability copy_supports(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.is_tensor() || x->type.dtype == DType::kString || x->type.dtype == DType::kUndefined)
+    return Capability::no(node.op_type + " of a non-numeric or non-tensor value");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_copy(const ir::Node&) {
+  return ops::Kernel([](ops::KernelContext& ctx) {
+    const Tensor& x = *ctx.input(0);
+    Tensor& y = *ctx.output(0);
+    if (x.byte_size() != y.byte_size()) return ctx.error("input and output sizes differ");
+    if (y.raw_data() != x.raw_data()) std::memcpy(y.raw_data(), x.raw_data(), x.byte_size());
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void add_copy_kernels(CpuKernelTable& table) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) table[op] = {copy_supports, build_copy};
+}
+
+}  // namespace kiln::providers::cpu

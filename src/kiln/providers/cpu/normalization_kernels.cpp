@@ -1,0 +1,91 @@
+// cpu kernels for Softmax, LogSoftmax and LayerNormalization as oneDNN primitives. Softmax before
+// opset 13 normalises the flattened [outer, inner] view from `axis`; LayerNormalization normalises
+// the trailing dims from `axis` as one, with its scale and bias per element of those dims.
+#include <numeric>
+
+#include "kiln/ops/op_helpers.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  return std::accumulate(dims.begin() + static_cast<std::ptrdiff_t>(begin), dims.begin() + static_cast<std::ptrdiff_t>(end),
+                         int64_t{1}, std::multiplies<>());
+}
+
+// The normalised axis (default -1, or 1 for Softmax before opset 13), in [0, rank).
+Result<size_t> axis_of(const ir::Node& node, size_t rank) {
+  const int64_t fallback = node.op_type != "LayerNormalization" && node.opset_version < 13 ? 1 : -1;
+  KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", fallback), static_cast<int64_t>(rank)));
+  return static_cast<size_t>(axis);
+}
+
+Capability softmax_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0});
+  if (!c.supported) return c;
+  if (node.inputs[0]->type.shape->rank() == 0) return Capability::no("Softmax of a scalar");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_softmax(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
+  // Opset 13+: softmax along one axis, [outer, axis, inner]; before: over the flattened tail.
+  std::vector<int64_t> view{product(x, 0, axis), x[axis], product(x, axis + 1, x.size())};
+  if (node.opset_version < 13) view = {product(x, 0, axis), product(x, axis, x.size()), 1};
+  const memory::desc data = row_major_desc(view);
+  const dnnl::algorithm alg = node.op_type == "LogSoftmax" ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+  const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, data, data, 1);
+  return primitive_kernel(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
+                          [data](ops::KernelContext& ctx) {
+                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
+                                                                   {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+                          });
+}
+
+Capability layer_norm_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1, 2});
+  if (!c.supported) return c;
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (node.outputs[i]) return Capability::no("LayerNormalization's Mean and InvStdDev outputs");
+  if (node.attr_int("stash_type", 1) != 1) return Capability::no("LayerNormalization with stash_type other than float");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
+  const int64_t inner = product(x, axis, x.size());
+  for (size_t i : {size_t{1}, size_t{2}})
+    if (node.input(i) && product(input_dims(node, i), 0, input_dims(node, i).size()) != inner)
+      return unsupported_operator(node.describe() + ": scale or bias broadcast over the normalised dims");
+  const memory::desc data = row_major_desc({product(x, 0, axis), inner}), channel = row_major_desc({inner});
+  const bool has_bias = node.input(2) != nullptr;
+  auto flags = dnnl::normalization_flags::use_scale;
+  if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
+  const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
+                                                     node.attr_float("epsilon", 1e-5f), flags);
+  return primitive_kernel(
+      dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(desc, cpu_engine())),
+      [data, channel, has_bias](ops::KernelContext& ctx) {
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
+                                             {DNNL_ARG_SCALE, wrap(channel, *ctx.input(1))},
+                                             {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+        if (has_bias) args.emplace(DNNL_ARG_SHIFT, wrap(channel, *ctx.input(2)));
+        return args;
+      });
+}
+
+}  // namespace
+
+void add_normalization_kernels(CpuKernelTable& table) {
+  table["Softmax"] = {softmax_supports, build_softmax};
+  table["LogSoftmax"] = {softmax_supports, build_softmax};
+  table["LayerNormalization"] = {layer_norm_supports, build_layer_norm};
+}
+
+}  // namespace kiln::providers::cpu
