@@ -10,6 +10,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/evaluate.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/providers/provider.h"
 
@@ -19,6 +20,7 @@ struct TensorSpec {
   DType dtype = DType::kFloat;
   std::vector<int64_t> shape;
   bool constant = false;  // an initializer (weights), which providers may prepack
+  std::vector<double> values = {};  // fixed contents (Slice's starts...); random from the seed when empty
 
   bool omitted() const { return dtype == DType::kUndefined; }  // an optional input left out
 };
@@ -101,7 +103,9 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
       ins.push_back(nullptr);
       continue;
     }
-    data.push_back(random_tensor(c.inputs[i].dtype, c.inputs[i].shape, seed + i));
+    const TensorSpec& spec = c.inputs[i];
+    data.push_back(random_tensor(spec.dtype, spec.shape, seed + i));
+    for (size_t k = 0; k < spec.values.size(); ++k) ops::store_double(data.back(), static_cast<int64_t>(k), spec.values[k]);
     const std::string name = "in" + std::to_string(i);
     ins.push_back(c.inputs[i].constant ? graph.add_constant(name, data.back())
                                        : graph.add_value(name, ir::make_type(c.inputs[i].dtype, c.inputs[i].shape)));

@@ -56,6 +56,13 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 3, 9, 9}}},
                    {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"auto_pad", A::of_string("SAME_LOWER")}}});
   cases.push_back({"GlobalMaxPool", 1, {{DType::kFloat, {2, 3, 5}}}});
+  cases.push_back({"Concat", 13, {{DType::kFloat, {1, 3, 5, 4}}, {DType::kFloat, {1, 3, 5, 7}}, {DType::kFloat, {1, 3, 5, 1}}},
+                   {{"axis", A::of_int(-1)}}});
+  cases.push_back({"Concat", 13, {{DType::kFloat, {2, 16, 3, 3}}, {DType::kFloat, {2, 8, 3, 3}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"Slice", 13,
+                   {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
+                    {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
+  cases.push_back({"Slice", 13, {{DType::kFloat, {3, 8}}, {DType::kInt64, {1}, true, {1}}, {DType::kInt64, {1}, true, {2}}}});
   // kiln.FusedConv: residual and activation, channels-first and channels-last.
   const TensorSpec no_bias{DType::kUndefined, {}};
   cases.push_back({"kiln.FusedConv", 1,

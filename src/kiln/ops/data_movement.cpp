@@ -395,31 +395,10 @@ Status slice_infer(InferenceContext& ctx) {
 }
 
 Status slice_kernel(KernelContext& ctx) {
-  const Tensor& in = *ctx.input(0);
-  SliceArgs a;
-  if (ctx.opset() < 10) {
-    a.starts = ctx.node().attr_ints("starts");
-    a.ends = ctx.node().attr_ints("ends");
-    a.axes = ctx.node().attr_ints("axes");
-  } else {
-    KILN_ASSIGN_OR_RETURN(a.starts, read_int64s(*ctx.input(1), "starts"));
-    KILN_ASSIGN_OR_RETURN(a.ends, read_int64s(*ctx.input(2), "ends"));
-    if (ctx.input(3)) {
-      KILN_ASSIGN_OR_RETURN(a.axes, read_int64s(*ctx.input(3), "axes"));
-    }
-    if (ctx.input(4)) {
-      KILN_ASSIGN_OR_RETURN(a.steps, read_int64s(*ctx.input(4), "steps"));
-    }
-  }
-  KILN_RETURN_IF_ERROR(validate_slice(a, in.rank(), ctx.node()));
-  std::vector<int64_t> strides = contiguous_strides(in.shape());
-  int64_t base = 0;
-  for (size_t i = 0; i < a.axes.size(); ++i) {
-    const size_t axis = static_cast<size_t>(a.axes[i]);
-    base += slice_axis(in.shape()[axis], a.starts[i], a.ends[i], a.steps[i]).start * strides[axis];
-    strides[axis] *= a.steps[i];
-  }
-  gather_by_offsets(in, *ctx.output(0), strided_offsets(ctx.output(0)->shape(), strides, base));
+  std::vector<const Tensor*> args;
+  for (size_t i = 1; i < ctx.input_count(); ++i) args.push_back(ctx.input(i));
+  KILN_ASSIGN_OR_RETURN(const StridedView view, slice_view(ctx.node(), ctx.input(0)->shape(), args));
+  gather_by_offsets(*ctx.input(0), *ctx.output(0), strided_offsets(ctx.output(0)->shape(), view.strides, view.base));
   return Status::ok();
 }
 
@@ -845,6 +824,31 @@ Status block_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Result<StridedView> slice_view(const ir::Node& node, const std::vector<int64_t>& in_shape,
+                               const std::vector<const Tensor*>& args) {
+  SliceArgs a;
+  if (node.opset_version < 10) {
+    a.starts = node.attr_ints("starts");
+    a.ends = node.attr_ints("ends");
+    a.axes = node.attr_ints("axes");
+  } else {
+    std::vector<int64_t>* targets[] = {&a.starts, &a.ends, &a.axes, &a.steps};
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    for (size_t i = 0; i < 4 && i < args.size(); ++i) {
+      if (!args[i]) continue;
+      KILN_ASSIGN_OR_RETURN(*targets[i], read_int64s(*args[i], names[i]));
+    }
+  }
+  KILN_RETURN_IF_ERROR(validate_slice(a, static_cast<int64_t>(in_shape.size()), node));
+  StridedView view{0, contiguous_strides(in_shape)};
+  for (size_t i = 0; i < a.axes.size(); ++i) {
+    const size_t axis = static_cast<size_t>(a.axes[i]);
+    view.base += slice_axis(in_shape[axis], a.starts[i], a.ends[i], a.steps[i]).start * view.strides[axis];
+    view.strides[axis] *= a.steps[i];
+  }
+  return view;
+}
 
 void register_data_movement_ops(OpRegistry& r) {
   for (int v : {1, 13}) r.add({"", "Transpose", v, with_required_inputs(1, transpose_infer), transpose_kernel});

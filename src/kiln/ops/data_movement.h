@@ -64,6 +64,16 @@ void gather_by_offsets(const Tensor& src, Tensor& dst, const std::vector<int64_t
 // base + sum(index[d] * strides[d]).
 std::vector<int64_t> strided_offsets(const std::vector<int64_t>& out_shape, const std::vector<int64_t>& strides,
                                      int64_t base = 0);
+// Where a Slice reads its input: output position (i0, i1, ...) reads input element
+// base + sum(ik * strides[k]). `args` are Slice's inputs 1..4 (starts, ends, axes, steps; nullptr
+// when omitted); before opset 10 the attributes are read instead.
+struct StridedView {
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+Result<StridedView> slice_view(const ir::Node& node, const std::vector<int64_t>& in_shape,
+                               const std::vector<const Tensor*>& args);
+
 // Offsets of the elements of a row-major tensor of `in_shape` transposed by `perm`, in output order.
 std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 

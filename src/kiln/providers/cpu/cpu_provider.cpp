@@ -17,6 +17,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_eltwise_kernels(t);
     cpu::add_normalization_kernels(t);
     cpu::add_copy_kernels(t);
+    cpu::add_slice_concat_kernels(t);
     return t;
   }();
   return kernels;
