@@ -164,7 +164,7 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
     EXPECT_TRUE(names.insert(pass.name).second) << pass.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"constant_folding", "shape_folding", "identity_elimination",
-                                          "common_subexpression_elimination", "dead_code_elimination", "conv_fusion",
+                                          "common_subexpression_elimination", "dead_code_elimination", "product_fusion",
                                           "channels_last", "gelu_fusion"}));
 }
 

@@ -17,7 +17,7 @@ using A = ir::Attribute;
 const std::set<std::string> kAccelerated = {
     "Conv", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.FusedConv", "Relu",
     "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax",
-    "LayerNormalization", "Transpose", "Slice", "Concat"};
+    "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul"};
 
 bool all_float32(const OpCase& c) {
   for (const TensorSpec& t : c.inputs)

@@ -63,6 +63,15 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
                     {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
   cases.push_back({"Slice", 13, {{DType::kFloat, {3, 8}}, {DType::kInt64, {1}, true, {1}}, {DType::kInt64, {1}, true, {2}}}});
+  // kiln.FusedMatMul: bias, residual, activations.
+  cases.push_back({"kiln.FusedMatMul", 1,
+                   {{DType::kFloat, {2, 7, 33}}, {DType::kFloat, {33, 20}, true}, {DType::kFloat, {20}, true}},
+                   {{"activation", A::of_string("Gelu")}}});
+  cases.push_back({"kiln.FusedMatMul", 1,
+                   {{DType::kFloat, {9, 16}}, {DType::kFloat, {16, 12}, true}, {DType::kFloat, {12}, true}, {DType::kFloat, {9, 12}}}});
+  cases.push_back({"kiln.FusedMatMul", 1,
+                   {{DType::kFloat, {2, 3, 5, 8}}, {DType::kFloat, {2, 3, 8, 6}}, {DType::kUndefined, {}}, {DType::kFloat, {2, 3, 5, 6}}},
+                   {{"activation", A::of_string("GeluTanh")}}});
   // kiln.FusedConv: residual and activation, channels-first and channels-last.
   const TensorSpec no_bias{DType::kUndefined, {}};
   cases.push_back({"kiln.FusedConv", 1,

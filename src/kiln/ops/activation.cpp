@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace kiln::ops {
 namespace {
@@ -19,6 +20,12 @@ std::optional<float> clip_bound(const ir::Node& node, size_t input, const char* 
 
 }  // namespace
 
+double gelu(double x, bool tanh_form) {
+  if (!tanh_form) return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
 double Activation::apply(double x) const {
   if (op == "Relu") return std::max(x, 0.0);
   if (op == "LeakyRelu") return x >= 0 ? x : alpha * x;
@@ -28,11 +35,15 @@ double Activation::apply(double x) const {
   if (op == "Elu") return x >= 0 ? x : alpha * (std::exp(x) - 1.0);
   if (op == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
   if (op == "HardSwish") return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+  if (op == "Gelu" || op == "GeluTanh") return gelu(x, op == "GeluTanh");
   return x;
 }
 
 std::optional<Activation> activation_of(const ir::Node& node) {
-  if (!node.domain.empty() || node.inputs.empty() || !node.inputs[0]) return std::nullopt;
+  if (node.inputs.empty() || !node.inputs[0]) return std::nullopt;
+  if (node.domain == "kiln" && node.op_type == "Gelu")
+    return Activation{node.attr_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu"};
+  if (!node.domain.empty()) return std::nullopt;
   const std::string& op = node.op_type;
   if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return Activation{op};
   if (op == "LeakyRelu") return Activation{op, node.attr_float("alpha", 0.01f)};

@@ -10,8 +10,13 @@
 
 namespace kiln::ops {
 
+// GELU, exact (erf) or with the tanh approximation (kiln.Gelu's two forms).
+double gelu(double x, bool tanh_form);
+
 struct Activation {
-  std::string op;  // the ONNX op: Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish
+  // The ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish), or Gelu /
+  // GeluTanh for kiln.Gelu with approximate none / tanh.
+  std::string op;
   float alpha = 0, beta = 0;  // LeakyRelu/Elu alpha; Clip min/max; HardSigmoid alpha/beta
 
   double apply(double x) const;

@@ -1,9 +1,7 @@
 // kiln.Gelu (domain "kiln"): the GELU activation the gelu_fusion pass recognises in exported
 // graphs. approximate = "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). Computed in double, stored in x's type.
-#include <cmath>
-#include <numbers>
-
+#include "kiln/ops/activation.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
@@ -19,12 +17,6 @@ Status gelu_infer(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
   ctx.set_output_type(0, ctx.input_type(0));
   return Status::ok();
-}
-
-double gelu(double x, bool tanh_form) {
-  if (!tanh_form) return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
-  const double k = std::sqrt(2.0 / std::numbers::pi);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
 Status gelu_kernel(KernelContext& ctx) {

@@ -89,16 +89,7 @@ void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y) {
   });
 }
 
-Status matmul_kernel(KernelContext& ctx) {
-  const Tensor& a = *ctx.input(0);
-  const Tensor& b = *ctx.input(1);
-  const int64_t k_b = b.rank() == 1 ? b.shape()[0] : b.shape()[b.shape().size() - 2];
-  if (a.shape().back() != k_b)
-    return ctx.error("inner dimensions differ: " + shape_to_string(a.shape()) + " x " + shape_to_string(b.shape()));
-  if (!dispatch<MatMulTypes>(a.dtype(), [&]<class T>() { matmul_typed<T>(a, b, *ctx.output(0)); }))
-    return ctx.error(std::string("unsupported element type ") + dtype_name(a.dtype()));
-  return Status::ok();
-}
+Status matmul_kernel(KernelContext& ctx) { return matmul_reference(ctx.node(), *ctx.input(0), *ctx.input(1), *ctx.output(0)); }
 
 // ---- Gemm ----
 
@@ -174,6 +165,16 @@ Status gemm_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Status matmul_reference(const ir::Node& node, const Tensor& a, const Tensor& b, Tensor& y) {
+  const int64_t k_b = b.rank() == 1 ? b.shape()[0] : b.shape()[b.shape().size() - 2];
+  if (a.shape().back() != k_b)
+    return invalid_argument(node.describe() + ": inner dimensions differ: " + shape_to_string(a.shape()) + " x " +
+                            shape_to_string(b.shape()));
+  if (!dispatch<MatMulTypes>(a.dtype(), [&]<class T>() { matmul_typed<T>(a, b, y); }))
+    return invalid_argument(node.describe() + ": unsupported element type " + dtype_name(a.dtype()));
+  return Status::ok();
+}
 
 void register_matmul_ops(OpRegistry& r) {
   for (int v : {1, 9, 13}) r.add(OpDef{"", "MatMul", v, matmul_rule, matmul_kernel});

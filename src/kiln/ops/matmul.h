@@ -20,6 +20,9 @@ namespace kiln::ops {
 // naming the node for rank-0 operands, differing inner dims or batch dims that do not broadcast.
 Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, size_t a, size_t b);
 
+// MatMul of concrete tensors (the reference kernel's body, also used by kiln.FusedMatMul).
+Status matmul_reference(const ir::Node& node, const Tensor& a, const Tensor& b, Tensor& y);
+
 // One matmul of concrete shapes: 1-D operands act as [1,K] and [K,1].
 struct MatMulGeometry {
   int64_t m = 1, k = 1, n = 1;

@@ -32,7 +32,7 @@ void register_sampling_ops(OpRegistry& r);            // sampling.cpp
 void register_recurrent_ops(OpRegistry& r);          // recurrent.cpp
 void register_signal_ops(OpRegistry& r);             // signal.cpp
 void register_random_ops(OpRegistry& r);             // random.cpp
-void register_fused_ops(OpRegistry& r);              // fused_conv.cpp (domain kiln)
+void register_fused_ops(OpRegistry& r);              // fused_products.cpp (domain kiln)
 void register_layout_ops(OpRegistry& r);             // channels_last_op.cpp (domain kiln)
 void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 

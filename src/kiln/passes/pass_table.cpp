@@ -5,10 +5,10 @@
 #include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_folding.h"
-#include "kiln/passes/conv_fusion.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/gelu_fusion.h"
 #include "kiln/passes/identity_elimination.h"
+#include "kiln/passes/product_fusion.h"
 #include "kiln/passes/shape_folding.h"
 
 namespace kiln::passes {
@@ -22,7 +22,7 @@ const std::vector<PassInfo>& pass_table() {
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
-      {"conv_fusion", "fold a residual Add and an activation into the Conv before them", fuse_convolutions},
+      {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},
   };

@@ -1,14 +1,13 @@
 // cpu kernels for Conv and kiln.FusedConv: one oneDNN convolution primitive per node and plan,
 // built for the plan's concrete shapes, with constant weights reordered once into the layout the
-// primitive prefers. FusedConv's residual and activation run as oneDNN post-ops (sum into the
-// output, which first receives a copy of the residual, then eltwise; a binary-add post-op is far
-// slower in oneDNN's GEMM-based convolutions); its NHWC layout maps to channels-last tensors.
-#include <cstring>
+// primitive prefers. FusedConv's residual and activation run as post-ops (epilogue.h); its NHWC
+// layout maps to oneDNN's channels-last tensors.
 #include <memory>
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/conv.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
@@ -16,26 +15,7 @@ namespace {
 
 using dnnl::memory;
 
-constexpr size_t kResidualInput = 3;
-
 bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
-
-// The oneDNN eltwise algorithm and its alpha/beta for a fused activation; nullopt when none fits.
-struct EltwiseOp {
-  dnnl::algorithm algorithm;
-  float alpha = 0, beta = 0;
-};
-std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
-  using dnnl::algorithm;
-  if (a.op == "Relu") return EltwiseOp{algorithm::eltwise_relu};
-  if (a.op == "LeakyRelu") return EltwiseOp{algorithm::eltwise_relu, a.alpha};
-  if (a.op == "Clip") return EltwiseOp{algorithm::eltwise_clip, a.alpha, a.beta};
-  if (a.op == "Sigmoid") return EltwiseOp{algorithm::eltwise_logistic};
-  if (a.op == "Tanh") return EltwiseOp{algorithm::eltwise_tanh};
-  if (a.op == "Elu") return EltwiseOp{algorithm::eltwise_elu, a.alpha};
-  if (a.op == "HardSwish") return EltwiseOp{algorithm::eltwise_hardswish};
-  return std::nullopt;
-}
 
 Capability conv_supports(const ir::Node& node) {
   if (node.inputs.size() < 2) return Capability::no("Conv needs X and W");
@@ -43,9 +23,7 @@ Capability conv_supports(const ir::Node& node) {
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("Conv over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
-  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && !eltwise_for(*a))
-    return Capability::no("fused activation " + a->op + " has no oneDNN post-op");
-  return Capability::yes();
+  return epilogue_supported(node);
 }
 
 // oneDNN's right padding for an output of `out` positions: the smallest non-negative value that
@@ -60,7 +38,7 @@ struct ConvKernelState {
   dnnl::convolution_forward primitive;
   memory::desc src, dst, weights_plain, weights_packed, bias;
   std::optional<memory> packed_weights;  // set when W is a constant
-  bool has_bias = false, has_residual = false;
+  bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
 
@@ -98,16 +76,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                           state->src, weights_any, state->dst, strides, dilations, pad_left,
                                                           pad_right);
-  dnnl::post_ops post_ops;
-  state->has_residual = node.input(kResidualInput) != nullptr;
-  if (state->has_residual) post_ops.append_sum(1.0f);
-  if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
-    const EltwiseOp e = *eltwise_for(*a);
-    post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
-  }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post_ops);
-  const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
+  const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attr(node), cpu_engine());
   state->primitive = dnnl::convolution_forward(pd);
   state->weights_packed = pd.weights_desc();
   if (const Tensor* weights = constant_input(node, 1))
@@ -120,11 +89,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                                            {DNNL_ARG_WEIGHTS, weights},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
-      if (state->has_residual) {
-        const Tensor& residual = *ctx.input(kResidualInput);
-        if (residual.byte_size() != ctx.output(0)->byte_size()) return ctx.error("residual and output sizes differ");
-        std::memcpy(ctx.output(0)->raw_data(), residual.raw_data(), residual.byte_size());
-      }
+      KILN_RETURN_IF_ERROR(prepare_residual(ctx));
       state->primitive.execute(state->stream, args);
       state->stream.wait();
       return Status::ok();

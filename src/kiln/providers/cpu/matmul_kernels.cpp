@@ -1,10 +1,13 @@
-// cpu kernels for MatMul and Gemm: oneDNN matmul primitives built for the plan's shapes. A constant
-// right-hand side (the weights of Linear layers) is reordered once into oneDNN's preferred layout;
-// MatMul of an N-d activation by a 2-d matrix runs as one 2-d product over the flattened rows.
+// cpu kernels for MatMul, kiln.FusedMatMul and Gemm: oneDNN matmul primitives built for the plan's
+// shapes. A constant right-hand side (the weights of Linear layers) is reordered once into oneDNN's
+// preferred layout; a product of an N-d activation by a 2-d matrix runs as one 2-d product over
+// the flattened rows. FusedMatMul's bias is the primitive's bias; residual and activation are
+// post-ops (epilogue.h).
 #include <memory>
 #include <numeric>
 
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
@@ -25,7 +28,8 @@ memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), m
 
 // Builds the primitive; `weights_view` describes how the B tensor's storage is read.
 std::shared_ptr<ProductState> make_product(const memory::desc& src, const memory::desc& weights_view, const memory::desc* bias,
-                                           const memory::desc& dst, const Tensor* constant_weights) {
+                                           const memory::desc& dst, const Tensor* constant_weights,
+                                           const dnnl::primitive_attr& attr = {}) {
   auto state = std::make_shared<ProductState>();
   state->src = src;
   state->weights_view = weights_view;
@@ -34,7 +38,7 @@ std::shared_ptr<ProductState> make_product(const memory::desc& src, const memory
   if (bias) state->bias = *bias;
   const memory::desc weights = constant_weights ? any_layout(weights_view) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
-  const dnnl::matmul::primitive_desc pd(desc, cpu_engine());
+  const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::matmul(pd);
   state->weights_packed = pd.weights_desc();
   if (constant_weights) state->packed_weights = reorder_to(wrap(weights_view, *constant_weights), state->weights_packed);
@@ -49,6 +53,7 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, size_t a, size_t
                                                                                     : wrap(state->weights_view, *ctx.input(b))},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(*bias)));
+      KILN_RETURN_IF_ERROR(prepare_residual(ctx));
       state->primitive.execute(state->stream, args);
       state->stream.wait();
       return Status::ok();
@@ -59,11 +64,11 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, size_t a, size_t
 // ---- MatMul ----
 
 Capability matmul_supports(const ir::Node& node) {
-  Capability c = float_tensors(node, {0, 1});
+  Capability c = float_tensors(node, {0, 1, 2, kResidualInput});
   if (!c.supported) return c;
   if (node.inputs[0]->type.shape->rank() < 2 || node.inputs[1]->type.shape->rank() < 2)
     return Capability::no("MatMul of a 1-d operand (cpu needs matrices)");
-  return Capability::yes();
+  return epilogue_supported(node);
 }
 
 std::vector<int64_t> left_padded(std::vector<int64_t> dims, size_t rank) {
@@ -71,18 +76,24 @@ std::vector<int64_t> left_padded(std::vector<int64_t> dims, size_t rank) {
   return dims;
 }
 
+// MatMul and FusedMatMul (bias along the last dim: [1, ..., 1, N]).
 Result<ops::Kernel> build_matmul(const ir::Node& node) {
   const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
-  const Tensor* constant_b = constant_input(node, 1);
+  const bool has_bias = node.input(2) != nullptr;
+  const std::optional<size_t> bias_input = has_bias ? std::optional<size_t>(2) : std::nullopt;
   if (b.size() == 2) {  // rows of every batch item at once: [prod(a[:-1]), K] x [K, N]
     const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
-    return product_kernel(make_product(row_major_desc({rows, a.back()}), row_major_desc(b), nullptr,
-                                       row_major_desc({rows, b[1]}), constant_b),
-                          0, 1, std::nullopt);
+    const memory::desc bias = row_major_desc({1, b[1]});
+    return product_kernel(make_product(row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
+                                       row_major_desc({rows, b[1]}), constant_input(node, 1), epilogue_attr(node)),
+                          0, 1, bias_input);
   }
+  std::vector<int64_t> bias_dims(y.size(), 1);
+  bias_dims.back() = y.back();
+  const memory::desc bias = row_major_desc(bias_dims);
   return product_kernel(make_product(row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
-                                     nullptr, row_major_desc(y), nullptr),
-                        0, 1, std::nullopt);
+                                     has_bias ? &bias : nullptr, row_major_desc(y), nullptr, epilogue_attr(node)),
+                        0, 1, bias_input);
 }
 
 // ---- Gemm: Y = alpha * A' B' + beta * C ----
@@ -113,6 +124,7 @@ Result<ops::Kernel> build_gemm(const ir::Node& node) {
 
 void add_matmul_kernels(CpuKernelTable& table) {
   table["MatMul"] = {matmul_supports, build_matmul};
+  table["kiln.FusedMatMul"] = {matmul_supports, build_matmul};
   table["Gemm"] = {gemm_supports, build_gemm};
 }
 

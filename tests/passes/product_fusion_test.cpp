@@ -1,7 +1,7 @@
-// Tests of conv_fusion: Conv + residual Add + Relu and Conv + Clip(0, 6) become single
+// Tests of product_fusion: Conv + residual Add + Relu and Conv + Clip(0, 6) become single
 // kiln.FusedConv nodes that list the nodes they replaced and compute exactly what the unfused graph
 // computes; a conv output read twice, or a Clip with run-time bounds, is left alone.
-#include "kiln/passes/conv_fusion.h"
+#include "kiln/passes/product_fusion.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -69,8 +69,8 @@ Ran run(const std::string& model, bool optimize) {
   return {out.is_ok() ? out.value() : std::map<std::string, Tensor>{}, nlohmann::json::parse(session.value()->report_json())};
 }
 
-TEST(ConvFusion, ResidualAndActivationsFoldIntoFusedConvsWithTheSameResults) {
-  ScratchDir dir("conv_fusion");
+TEST(ProductFusion, ResidualAndActivationsFoldIntoFusedConvsWithTheSameResults) {
+  ScratchDir dir("product_fusion");
   const std::string model = residual_model(dir, false);
   const Ran fused = run(model, true), plain = run(model, false);
   EXPECT_EQ(fused.report["nodes_after_passes"], 2);  // FusedConv(residual, Relu), FusedConv(Clip)
@@ -82,7 +82,7 @@ TEST(ConvFusion, ResidualAndActivationsFoldIntoFusedConvsWithTheSameResults) {
   }
 }
 
-TEST(ConvFusion, FusedNodeRecordsItsOriginsAndPostOps) {
+TEST(ProductFusion, FusedNodeRecordsItsOriginsAndPostOps) {
   ir::Graph g;
   ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {1, 1, 3, 3}));
   ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {1, 1, 1, 1}, {2.0f}));
@@ -96,7 +96,7 @@ TEST(ConvFusion, FusedNodeRecordsItsOriginsAndPostOps) {
   g.add_node("LeakyRelu", {s}, {y}, "leaky", "", 6)->attributes["alpha"] = ir::Attribute::of_float(0.2f);
   g.outputs = {y};
   ops::OpRegistry registry;
-  auto changed = fuse_convolutions(g, PassContext{registry});
+  auto changed = fuse_products(g, PassContext{registry});
   ASSERT_TRUE(changed.is_ok() && changed.value());
   ASSERT_EQ(g.nodes().size(), 1u);
   const ir::Node& fused = *g.nodes()[0];
@@ -110,8 +110,35 @@ TEST(ConvFusion, FusedNodeRecordsItsOriginsAndPostOps) {
   EXPECT_FLOAT_EQ(fused.attr_float("activation_alpha", 0), 0.2f);
 }
 
-TEST(ConvFusion, SharedConvOutputIsNotFused) {
-  ScratchDir dir("conv_fusion");
+TEST(ProductFusion, MatMulAbsorbsBiasResidualAndActivation) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 3, 4}));
+  ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {4, 5}, ramp(20, 0.1f)));
+  ir::Value* b = g.add_constant("b", Tensor::from_vector<float>(DType::kFloat, {5}, ramp(5, 0.2f)));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {2, 3, 5}));
+  ir::Value* m = g.add_value("m", ir::make_type(DType::kFloat, {2, 3, 5}));
+  ir::Value* biased = g.add_value("biased", ir::make_type(DType::kFloat, {2, 3, 5}));
+  ir::Value* summed = g.add_value("summed", ir::make_type(DType::kFloat, {2, 3, 5}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 3, 5}));
+  g.inputs = {x, r};
+  g.add_node("MatMul", {x, w}, {m}, "matmul", "", 13);
+  g.add_node("Add", {b, m}, {biased}, "bias", "", 14);  // bias first, as torch exports it
+  g.add_node("Add", {biased, r}, {summed}, "residual", "", 14);
+  g.add_node("Tanh", {summed}, {y}, "tanh", "", 13);
+  g.outputs = {y};
+  ops::OpRegistry registry;
+  auto changed = fuse_products(g, PassContext{registry});
+  ASSERT_TRUE(changed.is_ok() && changed.value());
+  ASSERT_EQ(g.nodes().size(), 1u);
+  const ir::Node& fused = *g.nodes()[0];
+  EXPECT_EQ(fused.domain + "." + fused.op_type, "kiln.FusedMatMul");
+  EXPECT_EQ(fused.source_nodes(), (std::vector<std::string>{"matmul", "bias", "residual", "tanh"}));
+  EXPECT_EQ(fused.inputs, (std::vector<ir::Value*>{x, w, b, r}));
+  EXPECT_EQ(fused.attr_string("activation"), "Tanh");
+}
+
+TEST(ProductFusion, SharedConvOutputIsNotFused) {
+  ScratchDir dir("product_fusion");
   const Ran fused = run(residual_model(dir, true), true);
   // conv1's output feeds both the residual Add and the Clip, so neither folds into conv1.
   EXPECT_GE(fused.report["nodes_after_passes"].get<int>(), 4);

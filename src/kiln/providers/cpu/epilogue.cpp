@@ -1,0 +1,49 @@
+// Fused epilogues as oneDNN post-ops.
+#include "kiln/providers/cpu/epilogue.h"
+
+#include <cstring>
+
+namespace kiln::providers::cpu {
+
+std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
+  using dnnl::algorithm;
+  if (a.op == "Relu") return EltwiseOp{algorithm::eltwise_relu};
+  if (a.op == "LeakyRelu") return EltwiseOp{algorithm::eltwise_relu, a.alpha};
+  if (a.op == "Clip") return EltwiseOp{algorithm::eltwise_clip, a.alpha, a.beta};
+  if (a.op == "Sigmoid") return EltwiseOp{algorithm::eltwise_logistic};
+  if (a.op == "Tanh") return EltwiseOp{algorithm::eltwise_tanh};
+  if (a.op == "Elu") return EltwiseOp{algorithm::eltwise_elu, a.alpha};
+  if (a.op == "HardSwish") return EltwiseOp{algorithm::eltwise_hardswish};
+  if (a.op == "Gelu") return EltwiseOp{algorithm::eltwise_gelu_erf};
+  if (a.op == "GeluTanh") return EltwiseOp{algorithm::eltwise_gelu_tanh};
+  return std::nullopt;
+}
+
+Capability epilogue_supported(const ir::Node& node) {
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && !eltwise_for(*a))
+    return Capability::no("fused activation " + a->op + " has no oneDNN post-op");
+  return Capability::yes();
+}
+
+dnnl::primitive_attr epilogue_attr(const ir::Node& node) {
+  dnnl::post_ops post_ops;
+  if (node.input(kResidualInput)) post_ops.append_sum(1.0f);
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
+    const EltwiseOp e = *eltwise_for(*a);
+    post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  return attr;
+}
+
+Status prepare_residual(ops::KernelContext& ctx) {
+  const Tensor* residual = ctx.input(kResidualInput);
+  if (!residual) return Status::ok();
+  Tensor& out = *ctx.output(0);
+  if (residual->byte_size() != out.byte_size()) return ctx.error("residual and output sizes differ");
+  std::memcpy(out.raw_data(), residual->raw_data(), residual->byte_size());
+  return Status::ok();
+}
+
+}  // namespace kiln::providers::cpu
