@@ -48,7 +48,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const char* sub : {"", "inspect ", "compile ", "run "}) {
+  for (const char* sub : {"", "inspect ", "compile ", "run ", "bench "}) {
     CommandResult r = run_kiln(std::string(sub) + "--help");
     EXPECT_EQ(r.exit_code, 0) << sub << r.output;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << sub;
@@ -86,6 +86,31 @@ TEST(Cli, RunWritesOutputsAndReport) {
   EXPECT_NE(r.output.find("steady median"), std::string::npos) << r.output;
   std::ifstream in(dir.file("r.json"));
   EXPECT_EQ(nlohmann::json::parse(in)["run"]["runs"], 3);
+}
+
+TEST(Cli, BenchWritesTimingsAndAChromeTraceNamingOnnxNodes) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("bench " + small_model(dir) + " --shape x=4x3 --warmup 1 --runs 5 --threads 1 --providers cpu "
+                             "--json " + dir.file("b.json") + " --profile " + dir.file("trace.json") + " --output-dir " +
+                             dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("median"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Relu"), std::string::npos) << r.output;
+  std::ifstream bench_file(dir.file("b.json"));
+  const auto bench = nlohmann::json::parse(bench_file);
+  EXPECT_EQ(bench["runner"], "kiln");
+  EXPECT_EQ(bench["samples_ms"].size(), 5u);
+  const auto& latency = bench["latency_ms"];
+  EXPECT_LE(latency["min"].get<double>(), latency["median"].get<double>());
+  EXPECT_LE(latency["median"].get<double>(), latency["p90"].get<double>());
+  EXPECT_LE(latency["p90"].get<double>(), latency["max"].get<double>());
+  std::ifstream trace_file(dir.file("trace.json"));
+  const auto events = nlohmann::json::parse(trace_file)["traceEvents"];
+  ASSERT_EQ(events.size(), 10u);  // 2 kernels x 5 runs
+  EXPECT_EQ(events[0]["ph"], "X");
+  EXPECT_EQ(events[0]["cat"], "cpu");
+  EXPECT_EQ(events[0]["args"]["onnx_nodes"], nlohmann::json::array({"relu"}));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("out/y.npy")));
 }
 
 TEST(Cli, ExpectRecordsParityAndFailsBeyondTolerance) {
