@@ -1,4 +1,5 @@
 // Capability-driven partitioning under a fallback policy.
+#include "kiln/analysis/flops.h"
 #include "kiln/partition/partitioner.h"
 
 #include <map>
@@ -57,6 +58,9 @@ void summarise(const ir::Graph& graph, PartitionMap& map) {
     const Assignment& a = map.assignments[i];
     provider_of[a.node] = a.provider;
     if (a.fallback) ++map.fallback_nodes;
+    map.total_flops += a.flops;
+    if (a.fallback) map.fallback_flops += a.flops;
+    if (analysis::is_layout_boundary(graph, *a.node)) ++map.layout_boundaries;
     if (map.partitions.empty() || map.partitions.back().provider != a.provider)
       map.partitions.push_back({a.provider, static_cast<int64_t>(i), 0});
     ++map.partitions.back().node_count;
@@ -86,6 +90,7 @@ Result<PartitionMap> partition_graph(const ir::Graph& graph, const FallbackPolic
     a.node = node.get();
     a.node_name = node->name;
     a.op_type = node->op_type;
+    a.flops = analysis::estimate_flops(*node);
     KILN_RETURN_IF_ERROR(place_node(*node, policy, available, a));
     map.assignments.push_back(std::move(a));
   }

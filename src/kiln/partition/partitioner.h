@@ -25,6 +25,7 @@ struct Assignment {
   std::string op_type;
   std::string provider;
   bool fallback = false;          // placed on an allowed fallback provider
+  int64_t flops = 0;              // analysis::estimate_flops
   std::vector<Decline> declined;  // providers asked before this one, with their reasons
 };
 
@@ -41,9 +42,14 @@ struct PartitionMap {
   std::vector<Partition> partitions;
   int64_t fallback_nodes = 0;
   int64_t boundary_edges = 0;  // values produced on one provider and read on another
+  int64_t total_flops = 0, fallback_flops = 0;
+  int64_t layout_boundaries = 0;  // Transposes into or out of channels-last regions
 
   double fallback_share() const {
     return assignments.empty() ? 0.0 : static_cast<double>(fallback_nodes) / static_cast<double>(assignments.size());
+  }
+  double fallback_flops_share() const {
+    return total_flops == 0 ? 0.0 : static_cast<double>(fallback_flops) / static_cast<double>(total_flops);
   }
 };
 

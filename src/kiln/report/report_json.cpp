@@ -69,6 +69,8 @@ json partition_json(const partition::PartitionMap& p) {
   return {{"policy", p.policy},          {"nodes", nodes},
           {"declined", declined},        {"partitions", parts},
           {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
+          {"flops", p.total_flops}, {"fallback_flops", p.fallback_flops}, {"fallback_flops_share", p.fallback_flops_share()},
+          {"layout_boundaries", p.layout_boundaries},
           {"boundary_edges", p.boundary_edges}};
 }
 

@@ -1,0 +1,54 @@
+// Node FLOP estimates and layout-boundary detection.
+#include "kiln/analysis/flops.h"
+
+namespace kiln::analysis {
+namespace {
+
+// Product of a value's dims, symbolic or unknown dims counted as 1; 0 without a shape.
+int64_t elements(const ir::Value* v) {
+  if (!v || !v->type.is_tensor() || !v->type.shape) return 0;
+  int64_t n = 1;
+  for (const ir::Dim& d : v->type.shape->dims()) n *= d.is_static() ? d.value() : 1;
+  return n;
+}
+
+int64_t dim(const ir::Value* v, int64_t axis) {
+  if (!v || !v->type.shape || v->type.shape->rank() == 0) return 1;
+  const auto rank = static_cast<int64_t>(v->type.shape->rank());
+  const ir::Dim& d = (*v->type.shape)[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+  return d.is_static() ? d.value() : 1;
+}
+
+bool is_op(const ir::Node& n, const char* domain, const char* op) { return n.domain == domain && n.op_type == op; }
+
+bool is_channels_last_node(const ir::Node& n) {
+  return (is_op(n, "kiln", "FusedConv") && n.attr_string("layout", "NCHW") == "NHWC") || is_op(n, "kiln", "ChannelsLast");
+}
+
+}  // namespace
+
+int64_t estimate_flops(const ir::Node& node) {
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (is_op(node, "", "Conv") || is_op(node, "kiln", "FusedConv")) {
+    // Each output element: C/group * kernel taps multiply-adds; W is [M, C/group, k...].
+    const int64_t w_elements = elements(node.input(1)), out_channels = dim(node.input(1), 0);
+    return 2 * elements(y) * (out_channels ? w_elements / out_channels : 0) + elements(y);
+  }
+  if (is_op(node, "", "MatMul") || is_op(node, "kiln", "FusedMatMul")) return 2 * elements(y) * dim(node.input(0), -1) + elements(y);
+  if (is_op(node, "", "Gemm")) {
+    const int64_t k = node.attr_int("transA", 0) ? dim(node.input(0), 0) : dim(node.input(0), 1);
+    return 2 * elements(y) * k + elements(y);
+  }
+  return elements(y);
+}
+
+bool is_layout_boundary(const ir::Graph& graph, const ir::Node& node) {
+  if (!is_op(node, "", "Transpose") || node.inputs.empty() || !node.inputs[0] || node.outputs.empty()) return false;
+  const ir::Node* producer = node.inputs[0]->producer;
+  if (producer && is_channels_last_node(*producer)) return true;
+  for (const ir::Node* reader : graph.consumers(node.outputs[0]))
+    if (is_channels_last_node(*reader)) return true;
+  return false;
+}
+
+}  // namespace kiln::analysis
