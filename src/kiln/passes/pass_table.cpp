@@ -2,6 +2,7 @@
 // the pass manager repeats the whole list until a round changes nothing.
 #include "kiln/passes/pass_table.h"
 
+#include "kiln/passes/batchnorm_folding.h"
 #include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_folding.h"
@@ -21,6 +22,7 @@ const std::vector<PassInfo>& pass_table() {
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
+      {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
