@@ -63,6 +63,17 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
                     {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
   cases.push_back({"Slice", 13, {{DType::kFloat, {3, 8}}, {DType::kInt64, {1}, true, {1}}, {DType::kInt64, {1}, true, {2}}}});
+  // kiln.Attention: scale only; bool mask [B,1,1,T]; additive bias [S,T]; 3-d with V of other width.
+  cases.push_back({"kiln.Attention", 1,
+                   {{DType::kFloat, {2, 3, 7, 8}}, {DType::kFloat, {2, 3, 8, 7}}, {DType::kFloat, {2, 3, 7, 8}}},
+                   {{"scale", A::of_float(0.35f)}}});
+  cases.push_back({"kiln.Attention", 1,
+                   {{DType::kFloat, {2, 2, 5, 4}}, {DType::kFloat, {2, 2, 4, 6}}, {DType::kFloat, {2, 2, 6, 4}},
+                    {DType::kBool, {2, 1, 1, 6}, false, {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1}}},
+                   {{"scale", A::of_float(0.5f)}}});
+  cases.push_back({"kiln.Attention", 1,
+                   {{DType::kFloat, {6, 9, 4}}, {DType::kFloat, {6, 4, 9}}, {DType::kFloat, {6, 9, 3}}, {DType::kUndefined, {}},
+                    {DType::kFloat, {9, 9}}}});
   // kiln.FusedMatMul: bias, residual, activations.
   cases.push_back({"kiln.FusedMatMul", 1,
                    {{DType::kFloat, {2, 7, 33}}, {DType::kFloat, {33, 20}, true}, {DType::kFloat, {20}, true}},

@@ -35,6 +35,7 @@ void register_random_ops(OpRegistry& r);             // random.cpp
 void register_fused_ops(OpRegistry& r);              // fused_products.cpp (domain kiln)
 void register_layout_ops(OpRegistry& r);             // channels_last_op.cpp (domain kiln)
 void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
+void register_attention_ops(OpRegistry& r);          // attention.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

@@ -2,6 +2,7 @@
 // the pass manager repeats the whole list until a round changes nothing.
 #include "kiln/passes/pass_table.h"
 
+#include "kiln/passes/attention_fusion.h"
 #include "kiln/passes/batchnorm_folding.h"
 #include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
@@ -24,6 +25,7 @@ const std::vector<PassInfo>& pass_table() {
        eliminate_common_subexpressions},
       {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
+      {"attention_fusion", "replace MatMul, scale, mask, Softmax, MatMul by one kiln.Attention", fuse_attention},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},

@@ -29,6 +29,7 @@ void add_eltwise_kernels(CpuKernelTable& table);
 void add_normalization_kernels(CpuKernelTable& table);
 void add_copy_kernels(CpuKernelTable& table);
 void add_slice_concat_kernels(CpuKernelTable& table);
+void add_attention_kernels(CpuKernelTable& table);
 
 // Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
 Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);

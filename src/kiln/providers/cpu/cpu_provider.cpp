@@ -18,6 +18,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_normalization_kernels(t);
     cpu::add_copy_kernels(t);
     cpu::add_slice_concat_kernels(t);
+    cpu::add_attention_kernels(t);
     return t;
   }();
   return kernels;

@@ -1,0 +1,91 @@
+// kiln.Attention (domain "kiln"): scaled dot-product attention, the node the attention_fusion pass
+// makes of MatMul -> scale -> mask -> Softmax -> MatMul.
+//   scores = scale * (Q x Kt)              Q [..., S, D], Kt [..., D, T]
+//   scores = mask ? mask_fill : scores     optional bool `mask` (input 3), broadcast to scores
+//   scores = scores + bias                 optional additive `bias` (input 4), broadcast to scores
+//   Y = softmax(scores, last axis) x V     V [..., T, Dv];  Y [..., S, Dv]
+// Attributes: scale (default 1), mask_fill (default -3.4028234663852886e38, what exporters use).
+// The reference kernel runs these steps one by one with the MatMul reference.
+#include <cmath>
+#include <limits>
+
+#include "kiln/ops/data_movement.h"
+#include "kiln/ops/matmul.h"
+#include "kiln/ops/op_families.h"
+#include "kiln/ops/op_helpers.h"
+#include "kiln/ops/op_registry.h"
+
+namespace kiln::ops {
+namespace {
+
+constexpr size_t kMaskInput = 3, kBiasInput = 4;
+
+Status attention_infer(InferenceContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> scores, matmul_output_shape(ctx, 0, 1));
+  const ir::TensorType& v = ctx.input_type(2);
+  if (ctx.input_type(0).dtype != DType::kFloat || v.dtype != DType::kFloat) return ctx.error("Q, Kt and V must be float32");
+  if (ctx.has_input(kMaskInput) && ctx.input_type(kMaskInput).dtype != DType::kBool) return ctx.error("mask must be bool");
+  std::optional<ir::Shape> out;
+  if (scores && v.shape && scores->rank() >= 2 && v.shape->rank() >= 2) {
+    std::vector<ir::Dim> dims = scores->dims();
+    dims.back() = (*v.shape)[v.shape->rank() - 1];
+    out = ir::Shape(dims);
+  }
+  ctx.set_output_type(0, ir::TensorType{DType::kFloat, out});
+  return Status::ok();
+}
+
+// Offsets of `t`'s elements for each position of a tensor of `shape` (numpy broadcasting).
+Result<std::vector<int64_t>> broadcast_offsets(const KernelContext& ctx, const Tensor& t, const std::vector<int64_t>& shape) {
+  const size_t rank = t.shape().size();
+  if (rank > shape.size()) return ctx.error("mask or bias of rank " + std::to_string(rank) + " exceeds the scores'");
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t d = t.shape()[i], s = shape[shape.size() - rank + i];
+    if (d != 1 && d != s) return ctx.error("mask or bias " + shape_to_string(t.shape()) + " does not broadcast to " + shape_to_string(shape));
+  }
+  return strided_offsets(shape, broadcast_strides(t.shape(), shape), 0);
+}
+
+Status attention_kernel(KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  const Tensor &q = *ctx.input(0), &kt = *ctx.input(1), &v = *ctx.input(2);
+  std::vector<int64_t> scores_shape = ctx.output(0)->shape();
+  scores_shape.back() = kt.shape().back();
+  Tensor scores = Tensor::allocate(DType::kFloat, scores_shape);
+  KILN_RETURN_IF_ERROR(matmul_reference(node, q, kt, scores));
+  const double scale = node.attr_float("scale", 1.0f), fill = node.attr_float("mask_fill", std::numeric_limits<float>::lowest());
+  std::vector<int64_t> mask_at, bias_at;
+  if (const Tensor* mask = ctx.input(kMaskInput)) {
+    KILN_ASSIGN_OR_RETURN(mask_at, broadcast_offsets(ctx, *mask, scores_shape));
+  }
+  if (const Tensor* bias = ctx.input(kBiasInput)) {
+    KILN_ASSIGN_OR_RETURN(bias_at, broadcast_offsets(ctx, *bias, scores_shape));
+  }
+  float* s = scores.data<float>();
+  const int64_t t = scores_shape.back(), rows = scores.element_count() / std::max<int64_t>(t, 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = s + r * t;
+    double top = -std::numeric_limits<double>::infinity();
+    std::vector<double> x(static_cast<size_t>(t));
+    for (int64_t j = 0; j < t; ++j) {
+      const int64_t i = r * t + j;
+      double value = static_cast<float>(scale * row[j]);
+      if (!mask_at.empty() && ctx.input(kMaskInput)->data<bool>()[mask_at[static_cast<size_t>(i)]]) value = fill;
+      if (!bias_at.empty()) value += element_as_double(*ctx.input(kBiasInput), bias_at[static_cast<size_t>(i)]);
+      x[static_cast<size_t>(j)] = value;
+      top = std::max(top, value);
+    }
+    double sum = 0;
+    for (double& e : x) sum += (e = std::exp(e - top));
+    for (int64_t j = 0; j < t; ++j) row[j] = static_cast<float>(x[static_cast<size_t>(j)] / sum);
+  }
+  return matmul_reference(node, scores, v, *ctx.output(0));
+}
+
+}  // namespace
+
+void register_attention_ops(OpRegistry& r) {
+  r.add({"kiln", "Attention", 1, with_required_inputs(3, attention_infer), attention_kernel});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,135 @@
+// cpu kernel for kiln.Attention: Q x Kt as a oneDNN matmul with the scale as its output scale,
+// the mask and bias applied in one threaded pass over the scores, oneDNN softmax in place, then a
+// second matmul with V. The scores live in a buffer the kernel owns, sized for the plan's shapes.
+#include <limits>
+#include <memory>
+
+#include "kiln/ops/data_movement.h"
+#include "kiln/ops/op_helpers.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+constexpr size_t kMaskInput = 3, kBiasInput = 4;
+
+Capability attention_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1, 2, kBiasInput});
+  if (!c.supported) return c;
+  for (size_t i = 0; i < 3; ++i)
+    if (node.inputs[i]->type.shape->rank() < 2) return Capability::no("Attention operands must be matrices");
+  return Capability::yes();
+}
+
+std::vector<int64_t> padded(std::vector<int64_t> dims, size_t rank) {
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  return dims;
+}
+
+// For each row of the scores (all dims but the last), where a broadcast operand's row starts, and
+// the operand's stride along the row.
+struct RowMap {
+  std::vector<int64_t> row_start;
+  int64_t step = 0;
+};
+
+RowMap row_map(const std::vector<int64_t>& operand, const std::vector<int64_t>& scores) {
+  const std::vector<int64_t> strides = ops::broadcast_strides(operand, scores);
+  RowMap m;
+  m.step = strides.back();
+  const size_t lead = scores.size() - 1;
+  std::vector<int64_t> index(lead, 0);
+  const int64_t rows = ops::dims_product(scores, 0, lead);
+  m.row_start.reserve(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t start = 0;
+    for (size_t d = 0; d < lead; ++d) start += index[d] * strides[d];
+    m.row_start.push_back(start);
+    for (size_t d = lead; d-- > 0;) {
+      if (++index[d] < scores[d]) break;
+      index[d] = 0;
+    }
+  }
+  return m;
+}
+
+struct AttentionState {
+  dnnl::matmul scores_product, output_product;
+  dnnl::softmax_v2_forward softmax;
+  memory::desc q, kt, v, y, scores_desc;
+  Tensor scores;
+  std::optional<RowMap> mask, bias;
+  float fill = 0;
+  dnnl::stream stream{cpu_engine()};
+};
+
+// Applies mask (select) and bias (add) to each row of the scores.
+void mask_scores(const AttentionState& s, const Tensor* mask, const Tensor* bias) {
+  float* scores = const_cast<float*>(s.scores.data<float>());
+  const int64_t t = s.scores.shape().back(), rows = s.scores.element_count() / std::max<int64_t>(t, 1);
+  const bool* m = mask ? mask->data<bool>() : nullptr;
+  const float* b = bias ? bias->data<float>() : nullptr;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = scores + r * t;
+    if (m) {
+      const bool* mr = m + s.mask->row_start[static_cast<size_t>(r)];
+      for (int64_t j = 0; j < t; ++j) row[j] = mr[j * s.mask->step] ? s.fill : row[j];
+    }
+    if (b) {
+      const float* br = b + s.bias->row_start[static_cast<size_t>(r)];
+      for (int64_t j = 0; j < t; ++j) row[j] += br[j * s.bias->step];
+    }
+  }
+}
+
+Result<ops::Kernel> build_attention(const ir::Node& node) {
+  const std::vector<int64_t> y = output_dims(node, 0);
+  const size_t rank = y.size();
+  std::vector<int64_t> scores_dims = y;
+  scores_dims.back() = input_dims(node, 1).back();
+  auto state = std::make_shared<AttentionState>();
+  state->q = row_major_desc(padded(input_dims(node, 0), rank));
+  state->kt = row_major_desc(padded(input_dims(node, 1), rank));
+  state->v = row_major_desc(padded(input_dims(node, 2), rank));
+  state->y = row_major_desc(y);
+  state->scores_desc = row_major_desc(scores_dims);
+  state->scores = Tensor::allocate(DType::kFloat, scores_dims);
+  state->fill = node.attr_float("mask_fill", std::numeric_limits<float>::lowest());
+  if (node.input(kMaskInput)) state->mask = row_map(input_dims(node, kMaskInput), scores_dims);
+  if (node.input(kBiasInput)) state->bias = row_map(input_dims(node, kBiasInput), scores_dims);
+  dnnl::primitive_attr scaled;  // the scale as output scales: a post-op slows the brgemm kernel
+  if (const float scale = node.attr_float("scale", 1.0f); scale != 1.0f) scaled.set_output_scales(0, {scale});
+  state->scores_product = dnnl::matmul(
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->q, state->kt, state->scores_desc), scaled, cpu_engine()));
+  state->output_product =
+      dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->scores_desc, state->v, state->y), cpu_engine()));
+  const dnnl::softmax_v2_forward::desc softmax(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate,
+                                               state->scores_desc, state->scores_desc, static_cast<int>(rank - 1));
+  state->softmax = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine()));
+  return ops::Kernel([state](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      const memory scores = wrap(state->scores_desc, state->scores);
+      state->scores_product.execute(state->stream, {{DNNL_ARG_SRC, wrap(state->q, *ctx.input(0))},
+                                                    {DNNL_ARG_WEIGHTS, wrap(state->kt, *ctx.input(1))},
+                                                    {DNNL_ARG_DST, scores}});
+      state->stream.wait();
+      if (state->mask || state->bias) mask_scores(*state, ctx.input(kMaskInput), ctx.input(kBiasInput));
+      state->softmax.execute(state->stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
+      state->output_product.execute(state->stream, {{DNNL_ARG_SRC, scores},
+                                                    {DNNL_ARG_WEIGHTS, wrap(state->v, *ctx.input(2))},
+                                                    {DNNL_ARG_DST, wrap(state->y, *ctx.output(0))}});
+      state->stream.wait();
+      return Status::ok();
+    });
+  });
+}
+
+}  // namespace
+
+void add_attention_kernels(CpuKernelTable& table) { table["kiln.Attention"] = {attention_supports, build_attention}; }
+
+}  // namespace kiln::providers::cpu
