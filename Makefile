@@ -23,8 +23,8 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 # Reduced-depth PyTorch exports with reference inputs and outputs for the parity tests.
-$(BUILD_DIR)/models/.exported: bench/models/export.py
-	OMP_WAIT_POLICY=PASSIVE $(PYTHON) bench/models/export.py --variant test --out $(BUILD_DIR)/models
+%/models/.exported: bench/models/export.py
+	OMP_WAIT_POLICY=PASSIVE $(PYTHON) bench/models/export.py --variant test --out $*/models
 	touch $@
 
 models: deps $(BUILD_DIR)/models/.exported
@@ -34,7 +34,7 @@ test: build models
 
 # The conformance suite and the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
 # any finding aborts the process that made it, so the run fails.
-test-asan: deps
+test-asan: deps $(ASAN_DIR)/models/.exported
 	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON -DKILN_SANITIZE=ON
 	cmake --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
