@@ -10,6 +10,7 @@
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/gelu_fusion.h"
 #include "kiln/passes/identity_elimination.h"
+#include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/shape_folding.h"
 
@@ -24,6 +25,7 @@ const std::vector<PassInfo>& pass_table() {
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
       {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
+      {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
       {"attention_fusion", "replace MatMul, scale, mask, Softmax, MatMul by one kiln.Attention", fuse_attention},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},

@@ -1,0 +1,84 @@
+// Tests of layer_norm_fusion: the reduction form of layer normalisation (Pow or Mul squares, with
+// and without scale and bias) becomes one LayerNormalization computing the same values.
+#include "kiln/passes/layer_norm_fusion.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln::passes {
+namespace {
+
+using kiln::testing::ModelBuilder;
+using kiln::testing::ScratchDir;
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+void add_ints(onnx::NodeProto& n, const char* name, std::vector<int64_t> values) {
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// x[2,3,8] -> decomposed layer norm over the last axis -> y
+std::string model(const ScratchDir& dir, bool pow_square, bool affine) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}, int64_t{8}});
+  b.output("y", kFloat, {int64_t{2}, int64_t{3}, int64_t{8}});
+  b.float_initializer("two", {}, {2.0f});
+  b.float_initializer("eps", {}, {1e-5f});
+  b.float_initializer("gamma", {8}, {1, 2, 3, 4, 0.5f, 0.25f, -1, 1});
+  b.float_initializer("beta", {8}, {0, 0.1f, 0.2f, 0.3f, -0.1f, 0, 1, 2});
+  add_ints(b.node("ReduceMean", {"x"}, {"mean"}, "mean"), "axes", {-1});
+  b.node("Sub", {"x", "mean"}, {"d"}, "sub");
+  if (pow_square) b.node("Pow", {"d", "two"}, {"sq"}, "square");
+  else b.node("Mul", {"d", "d"}, {"sq"}, "square");
+  add_ints(b.node("ReduceMean", {"sq"}, {"var"}, "var"), "axes", {2});
+  b.node("Add", {"var", "eps"}, {"ve"}, "add_eps");
+  b.node("Sqrt", {"ve"}, {"std"}, "sqrt");
+  b.node("Div", {"d", "std"}, {affine ? "n" : "y"}, "div");
+  if (affine) {
+    b.node("Mul", {"n", "gamma"}, {"scaled"}, "scale");
+    b.node("Add", {"scaled", "beta"}, {"y"}, "shift");
+  }
+  return b.save(dir.file("model.onnx"));
+}
+
+struct Ran {
+  Tensor y;
+  int nodes = 0;
+};
+
+Ran run(const std::string& path, bool optimize) {
+  SessionOptions options;
+  options.optimize = optimize;
+  auto session = Session::load(path, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return {};
+  std::vector<float> x(48);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 11) * 0.3f - 1.0f;
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 3, 8}, x)}});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return {out.is_ok() ? out.value().at("y") : Tensor{},
+          nlohmann::json::parse(session.value()->report_json())["nodes_after_passes"].get<int>()};
+}
+
+TEST(LayerNormFusion, DecomposedFormsBecomeOneNodeWithTheSameValues) {
+  for (bool pow_square : {true, false}) {
+    for (bool affine : {true, false}) {
+      ScratchDir dir("layer_norm");
+      const std::string path = model(dir, pow_square, affine);
+      const Ran fused = run(path, true), plain = run(path, false);
+      EXPECT_EQ(fused.nodes, 1) << pow_square << affine;
+      ASSERT_EQ(fused.y.shape(), plain.y.shape());
+      for (int64_t i = 0; i < plain.y.element_count(); ++i)
+        EXPECT_NEAR(fused.y.data<float>()[i], plain.y.data<float>()[i], 1e-5) << pow_square << affine << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::passes
