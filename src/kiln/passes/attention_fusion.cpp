@@ -36,10 +36,8 @@ class Matcher {
       m.nodes.push_back(step);
       step = producer_read_once(step->inputs[scores_side]);
     }
-    if (step && (is_onnx_op(*step, "Div") || is_onnx_op(*step, "Mul")) && step->inputs.size() == 2 && is_scalar(step->inputs[1])) {
-      const double c = element_as_double(*step->inputs[1]->initializer, 0);
-      if (c == 0.0) return std::nullopt;
-      m.scale = is_onnx_op(*step, "Div") ? 1.0 / c : c;
+    if (step && is_scalar_scale(*step)) {
+      m.scale = scale_of(*step);
       m.nodes.push_back(step);
       step = producer_read_once(step->inputs[0]);
     }
@@ -47,6 +45,12 @@ class Matcher {
     m.q = step->inputs[0];
     m.kt = step->inputs[1];
     m.nodes.push_back(step);
+    // A scale applied to Q before the product (ViT's) folds in too.
+    if (const ir::Node* q_scale = producer_read_once(m.q); q_scale && is_scalar_scale(*q_scale)) {
+      m.scale *= scale_of(*q_scale);
+      m.q = q_scale->inputs[0];
+      m.nodes.push_back(q_scale);
+    }
     m.nodes.push_back(&softmax);
     m.nodes.push_back(pv);
     return m;
@@ -55,6 +59,15 @@ class Matcher {
  private:
   static bool is_scalar(const ir::Value* v) {
     return v && v->initializer && v->initializer->element_count() == 1 && v->initializer->dtype() == DType::kFloat;
+  }
+  // x / c or x * c with a non-zero constant scalar c (x first).
+  static bool is_scalar_scale(const ir::Node& n) {
+    return (is_onnx_op(n, "Div") || is_onnx_op(n, "Mul")) && n.inputs.size() == 2 && is_scalar(n.inputs[1]) &&
+           element_as_double(*n.inputs[1]->initializer, 0) != 0.0;
+  }
+  static double scale_of(const ir::Node& n) {
+    const double c = element_as_double(*n.inputs[1]->initializer, 0);
+    return is_onnx_op(n, "Div") ? 1.0 / c : c;
   }
   static bool is_last_axis_softmax(const ir::Node& n) {
     if (!is_onnx_op(n, "Softmax") || !n.inputs[0] || !n.inputs[0]->type.shape) return false;
