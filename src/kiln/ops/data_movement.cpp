@@ -22,6 +22,7 @@ void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t d
     return;
   }
   const size_t size = dtype_size(src.dtype());
+  if (src.raw_data() == dst.raw_data() && src_offset == dst_offset) return;  // in place
   std::memcpy(static_cast<char*>(dst.raw_data()) + dst_offset * size,
               static_cast<const char*>(src.raw_data()) + src_offset * size, static_cast<size_t>(count) * size);
 }

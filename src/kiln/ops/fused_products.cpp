@@ -98,8 +98,15 @@ Status fused_matmul_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
-  r.add({"kiln", "FusedConv", 1, with_required_inputs(2, fused_conv_infer), fused_conv_kernel});
-  r.add({"kiln", "FusedMatMul", 1, with_required_inputs(2, fused_matmul_infer), fused_matmul_kernel});
+  // The output may take the residual's buffer: each element of Z is read before the same element of
+  // Y is written (the product is computed apart first, or summed into Y by the provider).
+  auto fused = [&r](const char* op, ShapeRule rule, Kernel kernel) {
+    OpDef def{"kiln", op, 1, with_required_inputs(2, std::move(rule)), std::move(kernel)};
+    def.in_place_input = static_cast<int>(kResidualInput);
+    r.add(std::move(def));
+  };
+  fused("FusedConv", fused_conv_infer, fused_conv_kernel);
+  fused("FusedMatMul", fused_matmul_infer, fused_matmul_kernel);
 }
 
 }  // namespace kiln::ops

@@ -114,6 +114,9 @@ struct OpDef {
   bool kernel_allocates_outputs = false;
   // Takes or gives sequences and optionals; other ops refuse them at analysis.
   bool accepts_containers = false;
+  // Output 0 may share this input's buffer when nothing reads the input afterwards (the memory
+  // planner then gives both one buffer); every provider's kernel must allow that alias. -1: never.
+  int in_place_input = -1;
 };
 
 class OpRegistry {

@@ -1,6 +1,8 @@
 // Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
 #include "kiln/runtime/execution_plan.h"
 
+#include <algorithm>
+
 #include "kiln/analysis/lifetimes.h"
 #include "kiln/analysis/type_inference.h"
 
@@ -60,12 +62,43 @@ bool produced_by_self_allocating_op(const ir::Value* v, const ops::OpRegistry& r
   return def.is_ok() && def.value()->kernel_allocates_outputs;
 }
 
-// Arena slots for intermediates with static shapes; dynamic slots for the rest.
+// Values that share one arena buffer: an op's output with the input it may overwrite
+// (OpDef::in_place_input) when that input is read by nothing after the op. Maps each such output to
+// the value whose buffer it takes (chains resolve to the first).
+std::map<const ir::Value*, const ir::Value*> in_place_pairs(const ir::Graph& graph, const ops::OpRegistry& registry,
+                                                            const std::vector<analysis::Lifetime>& lifetimes) {
+  std::map<const ir::Value*, int64_t> last_read;
+  for (const analysis::Lifetime& life : lifetimes) last_read[life.value] = life.last_step;
+  std::map<const ir::Value*, const ir::Value*> owner;
+  const auto& nodes = graph.nodes();
+  for (size_t step = 0; step < nodes.size(); ++step) {
+    const ir::Node& node = *nodes[step];
+    auto def = ops::resolve_op(registry, node);
+    if (!def.is_ok() || def.value()->in_place_input < 0 || node.outputs.empty() || !node.outputs[0]) continue;
+    const ir::Value* in = node.input(static_cast<size_t>(def.value()->in_place_input));
+    const ir::Value* out = node.outputs[0];
+    const auto read = in ? last_read.find(in) : last_read.end();
+    if (read == last_read.end() || read->second != static_cast<int64_t>(step) || !last_read.count(out)) continue;
+    if (std::count(node.inputs.begin(), node.inputs.end(), in) != 1) continue;
+    if (in->type.dtype != out->type.dtype || !in->type.has_static_shape() || !out->type.has_static_shape() ||
+        shape_element_count(in->type.shape->static_dims()) != shape_element_count(out->type.shape->static_dims()))
+      continue;
+    const auto root = owner.find(in);
+    owner[out] = root == owner.end() ? in : root->second;
+  }
+  return owner;
+}
+
+// Arena slots for intermediates with static shapes; dynamic slots for the rest. In-place pairs
+// share one request spanning both lifetimes.
 void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry, ExecutionPlan& plan,
                         std::map<const ir::Value*, int>& slot_of) {
   std::vector<memory::BufferRequest> requests;
-  std::vector<int> request_slots;
-  for (const analysis::Lifetime& life : analysis::compute_lifetimes(graph)) {
+  std::vector<std::vector<int>> request_slots;  // the slots each request serves
+  std::map<const ir::Value*, size_t> request_of;
+  const std::vector<analysis::Lifetime> lifetimes = analysis::compute_lifetimes(graph);
+  const std::map<const ir::Value*, const ir::Value*> owner = in_place_pairs(graph, registry, lifetimes);
+  for (const analysis::Lifetime& life : lifetimes) {
     const ir::Value* v = life.value;
     if (slot_of.count(v)) continue;
     ValueSlot slot;
@@ -76,9 +109,20 @@ void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry,
     slot.kind = planned ? ValueSlot::Kind::kArena : ValueSlot::Kind::kDynamic;
     if (planned) {
       slot.shape = v->type.shape->static_dims();
-      requests.push_back({static_cast<int64_t>(shape_element_count(slot.shape) * dtype_size(slot.dtype)),
-                          life.first_step, life.last_step});
-      request_slots.push_back(static_cast<int>(plan.slots.size()));
+      const auto shared = owner.find(v);
+      const auto request = shared == owner.end() ? request_of.end() : request_of.find(shared->second);
+      if (request != request_of.end()) {
+        memory::BufferRequest& r = requests[request->second];
+        r.first_step = std::min(r.first_step, life.first_step);
+        r.last_step = std::max(r.last_step, life.last_step);
+        request_slots[request->second].push_back(static_cast<int>(plan.slots.size()));
+        request_of[v] = request->second;
+      } else {
+        request_of[v] = requests.size();
+        requests.push_back({static_cast<int64_t>(shape_element_count(slot.shape) * dtype_size(slot.dtype)),
+                            life.first_step, life.last_step});
+        request_slots.push_back({static_cast<int>(plan.slots.size())});
+      }
     } else {
       ++plan.dynamic_values;
     }
@@ -86,7 +130,8 @@ void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry,
     plan.slots.push_back(std::move(slot));
   }
   plan.memory = memory::plan_memory(requests);
-  for (size_t i = 0; i < request_slots.size(); ++i) plan.slots[request_slots[i]].offset = plan.memory.offsets[i];
+  for (size_t i = 0; i < request_slots.size(); ++i)
+    for (int s : request_slots[i]) plan.slots[static_cast<size_t>(s)].offset = plan.memory.offsets[i];
 }
 
 Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partition,
