@@ -7,6 +7,7 @@ The model comes from bench/models/export.py's build_model (same seed, same weigh
       --runs 10 [--variant full] [--json OUT.json] [--output-dir DIR]
 """
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -44,10 +45,16 @@ def parse_args():
 
 
 def loaded_blas():
-    """The BLAS library this process actually mapped (Debian's libblas.so.3 may be reference BLAS)."""
+    """The BLAS libraries this process mapped (Debian's libblas.so.3 may be the slow reference BLAS)
+    and, for OpenBLAS, the kernel family it picked (OPENBLAS_CORETYPE or its CPU detection)."""
     with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "blas" in line.rsplit("/", 1)[-1]}
-    return sorted(paths)
+        paths = sorted({line.split()[-1] for line in maps if "blas" in line.rsplit("/", 1)[-1]})
+    core = None
+    if any("openblas" in path for path in paths):
+        get_corename = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
+        get_corename.restype = ctypes.c_char_p
+        core = get_corename().decode()
+    return {"libraries": paths, "openblas_core": core}
 
 
 def timed(function):
