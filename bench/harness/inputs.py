@@ -11,7 +11,13 @@ import numpy as np
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(BENCH, "models"))
+_caller_wait_policy = os.environ.get("OMP_WAIT_POLICY")
 import export  # noqa: E402  (imports torch; only used here to draw inputs)
+
+# export.py sets OMP_WAIT_POLICY=PASSIVE for its own torch; the runners inherit this process's
+# environment, and Kiln and ONNX Runtime must get the caller's, not PyTorch's setting.
+if _caller_wait_policy is None:
+    os.environ.pop("OMP_WAIT_POLICY", None)
 
 EXPORT_DIR = os.path.join(BENCH, "models", "out", "full")
 
@@ -40,7 +46,8 @@ def model_path(model):
 
 
 def ensure_inputs(model, batch):
-    """Returns {input name: .npy path} for the model at this batch, writing the files if missing."""
+    """Returns ({input name: .npy path}, {input name: shape}) for the model at this batch, writing
+    the files if missing."""
     spec = export.specs("full")[model]
     directory = os.path.join(EXPORT_DIR, model, f"bench_inputs_b{batch}")
     paths = {name: os.path.join(directory, f"{name}.npy") for name in spec["inputs"]}
@@ -49,4 +56,5 @@ def ensure_inputs(model, batch):
         generator = export.torch.Generator().manual_seed(export.SEED)
         for name, value in export.make_inputs(spec, generator, batch).items():
             np.save(paths[name], value.numpy())
-    return paths
+    shapes = {name: list(np.load(path, mmap_mode="r").shape) for name, path in paths.items()}
+    return paths, shapes

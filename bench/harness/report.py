@@ -36,21 +36,25 @@ def make_row(case, flops, peak, measurements, diffs):
     }
 
 
+def _runner(row, name, key):
+    return row["runners"].get(name, {}).get(key)  # runners left out by --runners have no entry
+
+
 COLUMNS = [  # header, width, value from a row
     ("model", 14, lambda r: r["model"]),
     ("batch", 5, lambda r: r["batch"]),
     ("thr", 3, lambda r: r["threads"]),
-    ("kiln ms", 9, lambda r: r["runners"]["kiln"].get("median_ms")),
-    ("ort ms", 9, lambda r: r["runners"]["ort"].get("median_ms")),
-    ("torch ms", 9, lambda r: r["runners"]["torch"].get("median_ms")),
+    ("kiln ms", 9, lambda r: _runner(r, "kiln", "median_ms")),
+    ("ort ms", 9, lambda r: _runner(r, "ort", "median_ms")),
+    ("torch ms", 9, lambda r: _runner(r, "torch", "median_ms")),
     ("kiln/ort", 8, lambda r: r["kiln_over_ort"]),
     ("-0.8", 6, lambda r: r["ratio_minus_target"]),
     ("|kiln-ort|", 10, lambda r: r["max_abs_diff"].get("kiln_vs_ort")),
     ("|torch-ort|", 11, lambda r: r["max_abs_diff"].get("torch_vs_ort")),
     ("GFLOP", 7, lambda r: r["gflop"]),
-    ("kiln GF/s", 9, lambda r: r["runners"]["kiln"].get("gflop_per_s")),
-    ("ort GF/s", 9, lambda r: r["runners"]["ort"].get("gflop_per_s")),
-    ("torch GF/s", 10, lambda r: r["runners"]["torch"].get("gflop_per_s")),
+    ("kiln GF/s", 9, lambda r: _runner(r, "kiln", "gflop_per_s")),
+    ("ort GF/s", 9, lambda r: _runner(r, "ort", "gflop_per_s")),
+    ("torch GF/s", 10, lambda r: _runner(r, "torch", "gflop_per_s")),
     ("peak GF/s", 9, lambda r: r["peak_gflop_per_s"]),
 ]
 

@@ -56,8 +56,7 @@ def make_cases(args):
         for batch in args.batches:
             if model in SINGLE_BATCH and batch != 1:
                 continue
-            paths = inputs.ensure_inputs(model, batch)
-            shapes = {name: list(inputs.np.load(path, mmap_mode="r").shape) for name, path in paths.items()}
+            paths, shapes = inputs.ensure_inputs(model, batch)
             for threads in args.threads:
                 cases.append(runners.Case(model, inputs.model_path(model), batch, threads, paths, shapes))
     return cases
@@ -130,7 +129,7 @@ def main():
     info["load_average_at_end"] = list(os.getloadavg())
     results = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(time.time() - started, 1),
-        "settings": {k: v for k, v in vars(args).items()}, "machine": info, "fma_probe": probe,
+        "settings": vars(args), "machine": info, "fma_probe": probe,
         "target_ratio": report.TARGET_RATIO, "rows": rows, "processes": raw,
     }
     with open(os.path.join(OUT, "results.json"), "w") as f:
