@@ -63,7 +63,7 @@ def _cell(value, width):
     if value is None:
         text = "-"
     elif isinstance(value, float):
-        text = f"{value:.2e}" if abs(value) < 1e-2 and value != 0 else f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+        text = f"{value:.2e}" if abs(value) < 1e-2 and value != 0 else f"{value:#.3g}" if abs(value) < 10 else f"{value:.1f}"
     else:
         text = str(value)
     return text.rjust(width)

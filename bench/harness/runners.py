@@ -120,7 +120,7 @@ def measure(runner, case, settings, json_path, output_dir=None):
         measurement.error = f"timed out after {TIMEOUT_S} s"
         return measurement
     if process.returncode != 0:
-        measurement.error = f"exit {process.returncode}: {_tail(process.stderr or process.stdout)}"
+        measurement.error = f"exit {process.returncode}: {_tail(process.stderr or process.stdout) or 'no output'}"
         return measurement
     try:
         with open(json_path) as f:
