@@ -1,6 +1,7 @@
-# Kiln's two entry points on a fresh Debian 12 machine:
+# Kiln's entry points on a fresh Debian 12 machine:
 #   make demo   installs what is missing, builds, runs a bundled model and prints its evidence
 #   make test   installs what is missing, builds, exports the parity models, runs every test
+#   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
 BUILD_DIR ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
@@ -9,7 +10,7 @@ DEMO := examples/squeezenet
 
 ASAN_DIR ?= build-asan
 
-.PHONY: all deps build test test-asan demo models clean
+.PHONY: all deps build test test-asan demo models bench clean
 
 all: build
 
@@ -47,6 +48,12 @@ demo: build
 	$(KILN) inspect $(DEMO)/model.onnx
 	$(KILN) run $(DEMO)/model.onnx --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --output-dir $(BUILD_DIR)/demo --report $(BUILD_DIR)/demo/report.json --iterations 5
+
+# Kiln vs ONNX Runtime vs PyTorch on the six full-size models (bench/README.md): installs the peers,
+# then writes bench/out/results.{json,png}. Options go in BENCH_ARGS, e.g. BENCH_ARGS=--quick.
+bench: build
+	./bench/setup.sh
+	KILN=$(KILN) ./bench/run.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

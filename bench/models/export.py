@@ -196,9 +196,11 @@ class OcrDetector(nn.Module):
 # ---------------------------------------------------------------------------------------------
 # Model specs per variant: constructor, reference inputs, names, dynamic axes.
 
-def image_spec(build, size, input_name="image", output_name="logits"):
+def image_spec(build, size, dynamic_batch, input_name="image", output_name="logits"):
+    """Reference batch 1; the batch axis is fixed unless dynamic_batch (the full variant's)."""
+    dynamic = {input_name: {0: "batch"}, output_name: {0: "batch"}} if dynamic_batch else {}
     return {"build": build, "inputs": {input_name: ("image", [1, 3, size, size])},
-            "outputs": [output_name], "dynamic": {}}
+            "outputs": [output_name], "dynamic": dynamic}
 
 
 def vit(size, layers):
@@ -209,15 +211,16 @@ def vit(size, layers):
 def specs(variant):
     full = variant == "full"
     # The test variant keeps every model's real width and input size; only the transformers lose
-    # depth (2 layers, same operators) and, for the token models, vocabulary rows.
+    # depth (2 layers, same operators) and, for the token models, vocabulary rows. Its CNNs have a
+    # fixed batch of 1; the full variant's have a dynamic batch axis (bench/ runs batch 1 and 8).
     bert = dict(vocab=30522 if full else 1024, max_positions=512, hidden=768, heads=12, layers=12 if full else 2)
     gpt2 = dict(vocab=50257 if full else 1024, max_positions=1024, hidden=768, heads=12, layers=12 if full else 2)
     seq = 128 if full else 32
     batch_axes = {0: "batch"}
     return {
-        "resnet50": image_spec(lambda: torchvision.models.resnet50(weights=None), 224),
-        "mobilenet_v2": image_spec(lambda: torchvision.models.mobilenet_v2(weights=None), 224),
-        "squeezenet1_1": image_spec(lambda: torchvision.models.squeezenet1_1(weights=None), 224),
+        "resnet50": image_spec(lambda: torchvision.models.resnet50(weights=None), 224, full),
+        "mobilenet_v2": image_spec(lambda: torchvision.models.mobilenet_v2(weights=None), 224, full),
+        "squeezenet1_1": image_spec(lambda: torchvision.models.squeezenet1_1(weights=None), 224, full),
         "vit_b_16": {"build": lambda: vit(224, 12 if full else 2),
                      "inputs": {"image": ("image", [2, 3, 224, 224])},
                      "outputs": ["logits"], "dynamic": {"image": batch_axes, "logits": batch_axes},
@@ -234,7 +237,7 @@ def specs(variant):
                          "outputs": ["logits"],
                          "dynamic": {"input_ids": batch_axes, "logits": batch_axes},
                          "config": dict(gpt2, seq=seq)},
-        "ocr_det": image_spec(OcrDetector, 640 if full else 128, output_name="probability"),
+        "ocr_det": image_spec(OcrDetector, 640 if full else 128, full, output_name="probability"),
     }
 
 
@@ -243,10 +246,18 @@ def make_input(kind, shape, generator, high=None):
         return torch.randn(shape, generator=generator)
     if kind == "tokens":
         return torch.randint(0, high, shape, generator=generator, dtype=torch.int64)
-    mask = torch.ones(shape, dtype=torch.int64)  # row b keeps a shrinking prefix: padding to test
+    mask = torch.ones(shape, dtype=torch.int64)  # row b pads the last (b % 4) quarters: padding to test
     for b in range(shape[0]):
-        mask[b, shape[1] - b * shape[1] // 4:] = 0
+        mask[b, shape[1] - (b % 4) * shape[1] // 4:] = 0
     return mask
+
+
+def make_inputs(spec, generator, batch=None):
+    """The spec's reference inputs by name, drawn from generator; batch replaces the reference batch."""
+    inputs = {}
+    for name, (kind, shape, *rest) in spec["inputs"].items():
+        inputs[name] = make_input(kind, [batch or shape[0]] + shape[1:], generator, *rest)
+    return inputs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,15 +317,24 @@ def check_output(model_name, name, y):
 
 # ---------------------------------------------------------------------------------------------
 
-def export_model(name, spec, out_dir, variant):
-    start = time.time()
+def build_model(name, variant):
+    """The seeded model in eval mode, its spec and its reference inputs. The single definition of
+    every model's weights: the export and the PyTorch benchmark peer (bench/peers/torch_bench.py)
+    both build through here, so they run the same network."""
+    spec = specs(variant)[name]
     generator = torch.Generator().manual_seed(SEED)
     torch.manual_seed(SEED)
     model = spec["build"]()
     redraw_weights(model, generator)
-    inputs = {n: make_input(kind, shape, generator, *rest) for n, (kind, shape, *rest) in spec["inputs"].items()}
+    inputs = make_inputs(spec, generator)
     calibrate_batchnorm(model, next(iter(inputs.values())), generator)
     model.eval()
+    return model, spec, inputs
+
+
+def export_model(name, out_dir, variant):
+    start = time.time()
+    model, spec, inputs = build_model(name, variant)
     args = tuple(inputs.values())
     with torch.no_grad():
         outputs = model(*args)
@@ -368,10 +388,9 @@ def main():
     # The tracer warns about asserts, Python scalars and interpolate scales; none changes the export.
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
-    all_specs = specs(args.variant)
     total = time.time()
     for name in args.models:
-        meta = export_model(name, all_specs[name], os.path.join(out, name), args.variant)
+        meta = export_model(name, os.path.join(out, name), args.variant)
         scales = ", ".join(f"{n} max|y| {s['max_abs']:.3g} std {s['std']:.3g}"
                            for n, s in meta["reference_output_stats"].items())
         print(f"{name:14s} {meta['model_bytes'] / 2**20:8.1f} MiB {meta['nodes']:5d} nodes "

@@ -1,0 +1,135 @@
+"""The three runners bench/run.sh compares, each one process per measurement: Kiln (`kiln bench`),
+ONNX Runtime (peers/ort_bench.js) and PyTorch eager (peers/torch_bench.py). All three take the same
+inputs and settings and write the same JSON ({load_ms, first_run_ms, samples_ms, latency_ms, ...});
+a runner that fails yields an error record, never numbers."""
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.path.join(BENCH, "peers")
+TIMEOUT_S = 1800  # one process: load, warm-up and timed runs of the largest model at batch 8
+
+
+@dataclass
+class Case:
+    """One row of the comparison: a model at a batch size and a thread count."""
+    model: str
+    model_path: str
+    batch: int
+    threads: int
+    inputs: dict  # input name -> .npy path
+    shapes: dict  # input name -> shape
+
+    @property
+    def label(self):
+        return f"{self.model}_b{self.batch}_t{self.threads}"
+
+
+@dataclass
+class Settings:
+    warmup: int
+    runs: int
+    kiln: str
+    kiln_providers: str = None
+    kiln_allow_fallback: str = None
+    torch_openblas_coretype: str = None
+
+
+def _input_args(case):
+    return [arg for name, path in case.inputs.items() for arg in ("--input", f"{name}={path}")]
+
+
+def _common_args(case, settings, json_path, output_dir):
+    args = ["--threads", str(case.threads), "--warmup", str(settings.warmup), "--runs", str(settings.runs),
+            "--json", json_path]
+    return args + (["--output-dir", output_dir] if output_dir else [])
+
+
+def kiln_command(case, settings, json_path, output_dir):
+    shapes = [arg for name, shape in case.shapes.items()
+              for arg in ("--shape", f"{name}={'x'.join(map(str, shape))}")]
+    extra = []
+    if settings.kiln_providers:
+        extra += ["--providers", settings.kiln_providers]
+    if settings.kiln_allow_fallback:
+        extra += ["--allow-fallback", settings.kiln_allow_fallback]
+    return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
+             *_common_args(case, settings, json_path, output_dir)], {})
+
+
+def ort_command(case, settings, json_path, output_dir):
+    return (["node", os.path.join(PEERS, "ort_bench.js"), case.model_path, *_input_args(case),
+             *_common_args(case, settings, json_path, output_dir)], {})
+
+
+def torch_command(case, settings, json_path, output_dir):
+    """PyTorch gets its best setting (NOTES.md): passive OpenMP waiting so its OpenMP and OpenBLAS
+    pools do not fight, OpenBLAS instead of a reference BLAS, and OpenBLAS's own CPU detection
+    unless a core type is asked for (OPENBLAS_CORETYPE=Haswell halves its speed on AVX-512)."""
+    threads = str(case.threads)
+    env = {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+           "LD_LIBRARY_PATH": ":".join(filter(None, [os.path.join(PEERS, "openblas", "lib"),
+                                                      os.environ.get("LD_LIBRARY_PATH")])),
+           "OPENBLAS_CORETYPE": settings.torch_openblas_coretype}
+    return (["/usr/bin/python3", os.path.join(PEERS, "torch_bench.py"), "--model", case.model, "--variant", "full",
+             *_input_args(case), *_common_args(case, settings, json_path, output_dir)], env)
+
+
+RUNNERS = {"kiln": kiln_command, "ort": ort_command, "torch": torch_command}
+
+
+@dataclass
+class Measurement:
+    """One process's result: its JSON, or why there is none."""
+    runner: str
+    command: list
+    environment: dict = field(default_factory=dict)
+    result: dict = None
+    error: str = None
+
+
+def _environment(overrides):
+    """The process environment: os.environ with overrides applied (None removes a variable)."""
+    env = dict(os.environ)
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def _tail(text, lines=6):
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def measure(runner, case, settings, json_path, output_dir=None):
+    command, overrides = RUNNERS[runner](case, settings, json_path, output_dir)
+    measurement = Measurement(runner, command, overrides)
+    if os.path.exists(json_path):
+        os.remove(json_path)
+    try:
+        process = subprocess.run(command, env=_environment(overrides), capture_output=True, text=True,
+                                 timeout=TIMEOUT_S)
+    except FileNotFoundError:
+        measurement.error = f"{command[0]} not found" + (" (build Kiln, or set KILN / --kiln)" if runner == "kiln" else "")
+        return measurement
+    except subprocess.TimeoutExpired:
+        measurement.error = f"timed out after {TIMEOUT_S} s"
+        return measurement
+    if process.returncode != 0:
+        measurement.error = f"exit {process.returncode}: {_tail(process.stderr or process.stdout) or 'no output'}"
+        return measurement
+    try:
+        with open(json_path) as f:
+            result = json.load(f)
+    except (OSError, ValueError) as error:
+        measurement.error = f"no usable JSON at {json_path}: {error}"
+        return measurement
+    if len(result.get("samples_ms") or []) != settings.runs:
+        measurement.error = f"JSON has {len(result.get('samples_ms') or [])} samples, expected {settings.runs}"
+        return measurement
+    measurement.result = result
+    return measurement
