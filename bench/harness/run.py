@@ -37,8 +37,9 @@ def parse_args():
     parser.add_argument("--runners", nargs="+", choices=list(runners.RUNNERS), default=list(runners.RUNNERS))
     parser.add_argument("--kiln", default=os.environ.get("KILN", "build/kiln"),
                         help="Kiln binary (default: $KILN or build/kiln)")
-    parser.add_argument("--providers", help="passed to kiln bench --providers (default: Kiln's own)")
-    parser.add_argument("--allow-fallback", help="passed to kiln bench --allow-fallback")
+    parser.add_argument("--providers", default="cpu", help="passed to kiln bench --providers (default: cpu)")
+    parser.add_argument("--allow-fallback", default="cpu_ref",
+                        help="passed to kiln bench --allow-fallback (default: cpu_ref; '' for fail-closed)")
     parser.add_argument("--torch-openblas-coretype",
                         help="OPENBLAS_CORETYPE for PyTorch (default: unset, OpenBLAS detects the CPU)")
     parser.add_argument("--quick", action="store_true",
