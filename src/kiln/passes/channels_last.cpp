@@ -14,8 +14,9 @@ namespace {
 const std::set<std::string> kPools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
 const std::set<std::string> kElementwiseBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
 
+// A float activation of rank 4 (dims may be symbolic: a dynamic batch converts too).
 bool is_float_4d(const ir::Value* v) {
-  return v && v->type.is_tensor() && v->type.dtype == DType::kFloat && v->type.has_static_shape() && v->type.shape->rank() == 4;
+  return v && v->type.is_tensor() && v->type.dtype == DType::kFloat && v->type.shape && v->type.shape->rank() == 4;
 }
 
 bool is_scalar_constant(const ir::Value* v) { return v && v->initializer && v->initializer->element_count() == 1; }
