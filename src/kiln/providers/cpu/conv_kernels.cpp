@@ -38,6 +38,7 @@ struct ConvKernelState {
   dnnl::convolution_forward primitive;
   memory::desc src, dst, weights_plain, weights_packed, bias;
   std::optional<memory> packed_weights;  // set when W is a constant
+  memory scratchpad;                     // the primitive's own work space, allocated once
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
@@ -76,8 +77,11 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                           state->src, weights_any, state->dst, strides, dilations, pad_left,
                                                           pad_right);
-  const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attr(node), cpu_engine());
+  dnnl::primitive_attr attr = epilogue_attr(node);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::convolution_forward(pd);
+  state->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
   state->weights_packed = pd.weights_desc();
   if (const Tensor* weights = constant_input(node, 1))
     state->packed_weights = reorder_to(wrap(state->weights_plain, *weights), state->weights_packed);
@@ -87,7 +91,8 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                                              : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
                                            {DNNL_ARG_WEIGHTS, weights},
-                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
+                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))},
+                                           {DNNL_ARG_SCRATCHPAD, state->scratchpad}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
       state->primitive.execute(state->stream, args);
