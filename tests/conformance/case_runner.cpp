@@ -1,4 +1,4 @@
-// Case execution: load or run (UnsupportedOperator => unsupported), bind input_K.pb to the K-th model
+// Case execution: load (any refusal is a failure with its reason), bind input_K.pb to the K-th model
 // input, run, compare output_K.pb with the K-th output. Isolation: fork, pipe the result back.
 #include "case_runner.h"
 
@@ -101,8 +101,6 @@ CaseResult run_data_set(Session& session, const fs::path& set, bool random) {
   std::map<std::string, Value> feeds;
   for (size_t k = 0; k < inputs->size(); ++k) feeds[session.inputs()[k].name] = (*inputs)[k];
   Result<std::map<std::string, Value>> got = session.run_values(feeds);
-  if (!got.is_ok() && got.status().code() == StatusCode::kUnsupportedOperator)
-    return {CaseStatus::kUnsupported, where + got.status().message()};  // e.g. a data-dependent mode
   if (!got.is_ok()) return fail(where + "run failed: " + got.status().to_string());
   for (size_t k = 0; k < wanted->size(); ++k) {
     const std::string& name = session.outputs()[k].name;
@@ -146,7 +144,6 @@ const char* case_status_name(CaseStatus status) {
   switch (status) {
     case CaseStatus::kPass: return "pass";
     case CaseStatus::kFail: return "fail";
-    case CaseStatus::kUnsupported: return "unsupported";
     case CaseStatus::kRandom: return "random";
   }
   return "fail";
@@ -155,8 +152,6 @@ const char* case_status_name(CaseStatus status) {
 CaseResult run_case(const std::string& case_dir) {
   Result<std::unique_ptr<Session>> session = Session::load(case_dir + "/model.onnx");
   if (!session.is_ok()) {
-    if (session.status().code() == StatusCode::kUnsupportedOperator)
-      return {CaseStatus::kUnsupported, session.status().message()};
     return fail("load failed: " + session.status().to_string());
   }
   const bool random = draws_random_numbers(case_dir + "/model.onnx");
