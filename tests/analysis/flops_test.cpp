@@ -1,5 +1,5 @@
-// Tests of the FLOP estimates (products count 2 per multiply-add plus their epilogue; other ops one
-// per output element; symbolic dims as 1) and of layout-boundary detection.
+// Tests of the FLOP estimates: products count 2 per multiply-add plus their epilogue; other ops one
+// per output element; symbolic dims as 1.
 #include "kiln/analysis/flops.h"
 
 #include <gtest/gtest.h>
@@ -23,24 +23,6 @@ TEST(Flops, ProductsCountMultiplyAddsOtherOpsCountOutputs) {
 
   ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 4, 8, 8}));
   EXPECT_EQ(estimate_flops(*g.add_node("Relu", {c}, {r}, "relu", "", 14)), 256);
-}
-
-TEST(Flops, TransposesIntoAndOutOfChannelsLastNodesAreLayoutBoundaries) {
-  ir::Graph g;
-  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {1, 3, 4, 4}));
-  ir::Value* x_last = g.add_value("x_last", ir::make_type(DType::kFloat, {1, 4, 4, 3}));
-  ir::Value* p = g.add_value("p", ir::make_type(DType::kFloat, {1, 2, 2, 3}));
-  ir::Value* p_first = g.add_value("p_first", ir::make_type(DType::kFloat, {1, 3, 2, 2}));
-  ir::Value* q = g.add_value("q", ir::make_type(DType::kFloat, {1, 2, 3, 2}));
-  const ir::Node* in = g.add_node("Transpose", {x}, {x_last}, "to_nhwc", "", 13);
-  ir::Node* pool = g.add_node("ChannelsLast", {x_last}, {p}, "pool", "kiln", 1);
-  pool->attributes["op"] = ir::Attribute::of_string("MaxPool");
-  const ir::Node* out = g.add_node("Transpose", {p}, {p_first}, "to_nchw", "", 13);
-  const ir::Node* plain = g.add_node("Transpose", {p_first}, {q}, "other", "", 13);
-  EXPECT_TRUE(is_layout_boundary(g, *in));
-  EXPECT_TRUE(is_layout_boundary(g, *out));
-  EXPECT_FALSE(is_layout_boundary(g, *plain));
-  EXPECT_FALSE(is_layout_boundary(g, *pool));
 }
 
 }  // namespace

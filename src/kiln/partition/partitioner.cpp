@@ -1,5 +1,6 @@
 // Capability-driven partitioning under a fallback policy.
 #include "kiln/analysis/flops.h"
+#include "kiln/analysis/layout_boundary.h"
 #include "kiln/partition/partitioner.h"
 
 #include <map>
