@@ -142,6 +142,30 @@ TEST(ProductFusion, MatMulAbsorbsBiasResidualAndActivation) {
   EXPECT_EQ(fused.attr_string("activation"), "Tanh");
 }
 
+// Conv -> Add(residual) over [batch, 1, 3, 3]: a named batch fuses; an unknown dim may broadcast,
+// so it does not.
+TEST(ProductFusion, ResidualWithSymbolicBatchFusesOnlyWhenTheSymbolIsNamed) {
+  for (bool named : {true, false}) {
+    const ir::Dim batch = named ? ir::Dim::symbol("batch") : ir::Dim::unknown();
+    const ir::TensorType t{DType::kFloat, ir::Shape({batch, 1, 3, 3})};
+    ir::Graph g;
+    ir::Value* x = g.add_value("x", t);
+    ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {1, 1, 1, 1}, {2.0f}));
+    ir::Value* r = g.add_value("r", t);
+    ir::Value* c = g.add_value("c", t);
+    ir::Value* y = g.add_value("y", t);
+    g.inputs = {x, r};
+    g.add_node("Conv", {x, w}, {c}, "conv", "", 11);
+    g.add_node("Add", {c, r}, {y}, "add", "", 14);
+    g.outputs = {y};
+    ops::OpRegistry registry;
+    auto changed = fuse_products(g, PassContext{registry});
+    ASSERT_TRUE(changed.is_ok());
+    EXPECT_EQ(changed.value(), named);
+    EXPECT_EQ(g.nodes().size(), named ? 1u : 2u);
+  }
+}
+
 TEST(ProductFusion, SharedConvOutputIsNotFused) {
   ScratchDir dir("product_fusion");
   const Ran fused = run(residual_model(dir, true), true);

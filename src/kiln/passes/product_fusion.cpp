@@ -1,6 +1,8 @@
 // product_fusion: Conv | MatMul [+ bias] [+ Add residual] [+ activation] -> kiln.FusedConv | FusedMatMul.
 #include "kiln/passes/product_fusion.h"
 
+#include <algorithm>
+
 #include "kiln/ops/activation.h"
 #include "kiln/passes/rewrite_helpers.h"
 
@@ -30,7 +32,10 @@ ir::Value* residual_operand(const ir::Node& add, const ir::Value* y) {
   if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) return nullptr;
   ir::Value* other = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
   const ir::TensorType& t = y->type;
-  const bool same = other && t.has_static_shape() && other->type == t;
+  // Equal types with every dim known or named: a named symbol is one size, an unknown dim is not.
+  const bool known = t.shape && std::all_of(t.shape->dims().begin(), t.shape->dims().end(),
+                                            [](const ir::Dim& d) { return d.is_static() || d.is_symbol(); });
+  const bool same = other && known && other->type == t;
   return same ? other : nullptr;
 }
 
