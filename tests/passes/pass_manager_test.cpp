@@ -166,7 +166,8 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
   EXPECT_EQ(names, (std::set<std::string>{"constant_folding", "shape_folding", "identity_elimination",
                                           "common_subexpression_elimination", "dead_code_elimination", "product_fusion",
                                           "channels_last", "gelu_fusion", "batchnorm_folding",
-                                          "attention_fusion", "layer_norm_fusion"}));
+                                          "attention_fusion", "layer_norm_fusion", "concat_split",
+                                          "winograd_selection"}));
 }
 
 }  // namespace

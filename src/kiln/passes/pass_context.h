@@ -20,6 +20,9 @@ struct PassContext {
   // The target providers run convolutions fastest on channels-last activations (the cpu provider):
   // the channels_last pass converts convolution regions. Off for cpu_ref, which gains nothing.
   bool channels_last = false;
+  // The target provider has Winograd kernels for 3x3 convolutions (the cpu provider on AVX-512):
+  // the winograd_selection pass marks the convolutions they take.
+  bool winograd = false;
 };
 
 // Every pass has this signature: it rewrites the top-level graph (subgraph bodies are left as they

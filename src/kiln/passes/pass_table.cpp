@@ -6,6 +6,7 @@
 #include "kiln/passes/batchnorm_folding.h"
 #include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
+#include "kiln/passes/concat_split.h"
 #include "kiln/passes/constant_folding.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/gelu_fusion.h"
@@ -13,6 +14,7 @@
 #include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/shape_folding.h"
+#include "kiln/passes/winograd_selection.h"
 
 namespace kiln::passes {
 
@@ -28,9 +30,13 @@ const std::vector<PassInfo>& pass_table() {
       {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
       {"attention_fusion", "replace MatMul, scale, mask, Softmax, MatMul by one kiln.Attention", fuse_attention},
+      {"concat_split", "turn a Conv reading a channel Concat into a sum of Convs, one per input",
+       split_concat_convolutions},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},
+      {"winograd_selection", "compute 3x3 stride-1 convolutions by Winograd's method (targets that have it)",
+       select_winograd},
   };
   return table;
 }

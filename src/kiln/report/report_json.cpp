@@ -70,7 +70,7 @@ json partition_json(const partition::PartitionMap& p) {
           {"declined", declined},        {"partitions", parts},
           {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
           {"flops", p.total_flops}, {"fallback_flops", p.fallback_flops}, {"fallback_flops_share", p.fallback_flops_share()},
-          {"layout_boundaries", p.layout_boundaries},
+          {"layout_boundaries", p.layout_boundaries}, {"kernel_reorders", p.kernel_reorders},
           {"boundary_edges", p.boundary_edges}};
 }
 

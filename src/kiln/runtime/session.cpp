@@ -13,6 +13,7 @@
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
+#include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
 #include "kiln/runtime/input_binding.h"
@@ -84,6 +85,7 @@ passes::PassContext Session::Impl::pass_context() const {
   passes::PassContext ctx{ops::OpRegistry::global()};
   const auto& preferred = options.providers;
   ctx.channels_last = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
+  ctx.winograd = ctx.channels_last && providers::cpu_has_winograd_convolutions();
   return ctx;
 }
 

@@ -1,8 +1,13 @@
 // cpu kernels for Conv and kiln.FusedConv: one oneDNN convolution primitive per node and plan,
 // built for the plan's concrete shapes, with constant weights reordered once into the layout the
 // primitive prefers. FusedConv's residual and activation run as post-ops (epilogue.h); its NHWC
-// layout maps to oneDNN's channels-last tensors.
+// layout maps to oneDNN's channels-last tensors. A FusedConv marked algorithm = "winograd"
+// (passes/winograd_selection.h) runs oneDNN's Winograd convolution, which works on the blocked
+// layout nChw16c: its input and output are reordered into and out of that layout at the kernel's
+// edges, through one per-thread workspace; when oneDNN declines it, the direct method runs.
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/conv.h"
@@ -34,13 +39,80 @@ int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, i
   return pad < 0 && pad + stride - 1 >= 0 ? 0 : pad;
 }
 
+// Everything a oneDNN convolution descriptor needs besides the activation layouts.
+struct ConvGeometry {
+  memory::dims strides, dilations, pad_left, pad_right;
+  memory::desc weights_any, bias;
+  bool has_bias = false;
+};
+
+dnnl::convolution_forward::primitive_desc primitive_desc(const ir::Node& node, const ConvGeometry& g, dnnl::algorithm algorithm,
+                                                         const memory::desc& src, const memory::desc& dst) {
+  const auto desc = g.has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, g.weights_any,
+                                                                 g.bias, dst, g.strides, g.dilations, g.pad_left, g.pad_right)
+                               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, g.weights_any,
+                                                                 dst, g.strides, g.dilations, g.pad_left, g.pad_right);
+  dnnl::primitive_attr attr = epilogue_attr(node);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return {desc, attr, cpu_engine()};
+}
+
+// The Winograd primitive on nChw16c activations of these channels-first dims, when oneDNN has one.
+std::optional<dnnl::convolution_forward::primitive_desc> winograd_desc(const ir::Node& node, const ConvGeometry& g,
+                                                                       const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+  const memory::desc src(memory::dims(x.begin(), x.end()), memory::data_type::f32, memory::format_tag::nChw16c);
+  const memory::desc dst(memory::dims(y.begin(), y.end()), memory::data_type::f32, memory::format_tag::nChw16c);
+  try {
+    return primitive_desc(node, g, dnnl::algorithm::convolution_winograd, src, dst);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+// A grow-only, 64-byte aligned buffer per thread: the blocked copies of a Winograd convolution's
+// input and output live there while the kernel runs (kernels of one thread run one at a time).
+float* blocked_workspace(size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+    size_t bytes = 0;
+  };
+  thread_local Buffer buffer;
+  if (buffer.bytes < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    buffer.data.reset(static_cast<float*>(std::aligned_alloc(64, rounded)));
+    if (!buffer.data) throw std::bad_alloc();
+    buffer.bytes = rounded;
+  }
+  return buffer.data.get();
+}
+
 struct ConvKernelState {
   dnnl::convolution_forward primitive;
   memory::desc src, dst, weights_plain, weights_packed, bias;
   std::optional<memory> packed_weights;  // set when W is a constant
   memory scratchpad;                     // the primitive's own work space, allocated once
   bool has_bias = false;
+  // Winograd: the blocked layouts the primitive reads and writes, and the reorders to them.
+  std::optional<memory::desc> src_blocked, dst_blocked;
+  dnnl::reorder to_blocked, from_blocked;
   dnnl::stream stream{cpu_engine()};
+
+  // Runs the primitive on plain src/dst memories, through the blocked layout for Winograd.
+  void execute(std::unordered_map<int, memory>& args) {
+    if (!src_blocked) {
+      primitive.execute(stream, args);
+      return;
+    }
+    memory src = args[DNNL_ARG_SRC], dst = args[DNNL_ARG_DST];
+    float* workspace = blocked_workspace(src_blocked->get_size() + dst_blocked->get_size());
+    memory src_b(*src_blocked, cpu_engine(), workspace);
+    memory dst_b(*dst_blocked, cpu_engine(), reinterpret_cast<char*>(workspace) + src_blocked->get_size());
+    to_blocked.execute(stream, src, src_b);
+    args[DNNL_ARG_SRC] = src_b;
+    args[DNNL_ARG_DST] = dst_b;
+    primitive.execute(stream, args);
+    from_blocked.execute(stream, dst_b, dst);
+  }
 };
 
 Result<ops::Kernel> build_conv(const ir::Node& node) {
@@ -49,40 +121,41 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                              y = channels_first(output_dims(node, 0), nhwc);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));
   const size_t spatial = x.size() - 2;
-  memory::dims strides, dilations, pad_left, pad_right;
+  ConvGeometry g;
   for (size_t i = 0; i < spatial; ++i) {
-    strides.push_back(p.grid.strides[i]);
-    dilations.push_back(p.grid.dilations[i] - 1);  // oneDNN counts dilation from 0
-    pad_left.push_back(p.grid.pads_begin[i]);
-    pad_right.push_back(right_padding(x[i + 2], y[i + 2], p.grid.kernel[i], p.grid.strides[i], p.grid.dilations[i],
-                                      p.grid.pads_begin[i]));
+    g.strides.push_back(p.grid.strides[i]);
+    g.dilations.push_back(p.grid.dilations[i] - 1);  // oneDNN counts dilation from 0
+    g.pad_left.push_back(p.grid.pads_begin[i]);
+    g.pad_right.push_back(right_padding(x[i + 2], y[i + 2], p.grid.kernel[i], p.grid.strides[i], p.grid.dilations[i],
+                                        p.grid.pads_begin[i]));
   }
   std::vector<int64_t> weight_dims = w;
   if (p.group > 1) {
     weight_dims = {p.group, w[0] / p.group};
     weight_dims.insert(weight_dims.end(), w.begin() + 1, w.end());
   }
+  g.has_bias = node.input(2) != nullptr;
+  g.bias = row_major_desc({p.out_channels});
+  g.weights_any = memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), memory::data_type::f32, memory::format_tag::any);
+
   auto state = std::make_shared<ConvKernelState>();
   state->src = activation_desc(input_dims(node, 0), nhwc);
   state->dst = activation_desc(output_dims(node, 0), nhwc);
   state->weights_plain = row_major_desc(weight_dims);
-  state->has_bias = node.input(2) != nullptr;
-  state->bias = row_major_desc({p.out_channels});
-  const memory::desc weights_any(memory::dims(weight_dims.begin(), weight_dims.end()), memory::data_type::f32,
-                                 memory::format_tag::any);
-  const auto desc = state->has_bias
-                        ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                          state->src, weights_any, state->bias, state->dst, strides,
-                                                          dilations, pad_left, pad_right)
-                        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                          state->src, weights_any, state->dst, strides, dilations, pad_left,
-                                                          pad_right);
-  dnnl::primitive_attr attr = epilogue_attr(node);
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
-  state->primitive = dnnl::convolution_forward(pd);
-  state->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
-  state->weights_packed = pd.weights_desc();
+  state->has_bias = g.has_bias;
+  state->bias = g.bias;
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  if (node.attr_string("algorithm", "direct") == "winograd" && (pd = winograd_desc(node, g, x, y))) {
+    state->src_blocked = pd->src_desc();
+    state->dst_blocked = pd->dst_desc();
+    state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
+    state->from_blocked = dnnl::reorder(memory(*state->dst_blocked, cpu_engine(), nullptr), memory(state->dst, cpu_engine(), nullptr));
+  } else {
+    pd = primitive_desc(node, g, dnnl::algorithm::convolution_direct, state->src, state->dst);
+  }
+  state->primitive = dnnl::convolution_forward(*pd);
+  state->scratchpad = memory(pd->scratchpad_desc(), cpu_engine());
+  state->weights_packed = pd->weights_desc();
   if (const Tensor* weights = constant_input(node, 1))
     state->packed_weights = reorder_to(wrap(state->weights_plain, *weights), state->weights_packed);
   return ops::Kernel([state](ops::KernelContext& ctx) {
@@ -95,7 +168,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
                                            {DNNL_ARG_SCRATCHPAD, state->scratchpad}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
-      state->primitive.execute(state->stream, args);
+      state->execute(args);
       state->stream.wait();
       return Status::ok();
     });

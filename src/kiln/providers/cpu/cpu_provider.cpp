@@ -71,4 +71,10 @@ Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs
 }
 
 }  // namespace cpu
+bool cpu_has_winograd_convolutions() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
+}
+
 }  // namespace kiln::providers

@@ -14,4 +14,7 @@ class CpuProvider final : public Provider {
   Result<ops::Kernel> kernel_for(const ir::Node& node) const override;
 };
 
+// Whether this machine runs the cpu provider's Winograd convolutions (oneDNN has them for AVX-512).
+bool cpu_has_winograd_convolutions();
+
 }  // namespace kiln::providers

@@ -1,0 +1,118 @@
+// Tests of winograd_selection: which convolutions are marked (3x3 stride 1, channels multiples of
+// 16 with enough work, no residual, Relu at most), that nothing is marked for targets without
+// Winograd kernels, and that a marked convolution on the cpu provider computes what cpu_ref
+// computes, with its two reorders counted in the report.
+#include "kiln/passes/winograd_selection.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "kiln/providers/cpu/cpu_provider.h"
+#include "kiln/session.h"
+#include "passes/pass_test_util.h"
+#include "support/model_builder.h"
+
+namespace kiln::passes {
+namespace {
+
+using kiln::testing::ModelBuilder;
+using kiln::testing::ScratchDir;
+
+std::vector<float> wave(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i));
+  return v;
+}
+
+struct ConvSpec {
+  int64_t in = 64, out = 64, kernel = 3, stride = 1, size = 28;
+  bool residual = false;
+  std::string activation = "Relu";
+};
+
+// One kiln.FusedConv (layout NHWC) as the channels_last pass leaves it.
+ir::Node* add_fused_conv(ir::Graph& g, const ConvSpec& s) {
+  const int64_t out_size = (s.size + 2 - s.kernel) / s.stride + 1;
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, s.size, s.size, s.in}));
+  ir::Value* w = g.add_constant("w", Tensor::allocate(DType::kFloat, {s.out, s.in, s.kernel, s.kernel}));
+  std::vector<ir::Value*> inputs = {x, w, nullptr};
+  if (s.residual) inputs.push_back(testing::add_input(g, "r", ir::make_type(DType::kFloat, {1, out_size, out_size, s.out})));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, out_size, out_size, s.out}));
+  g.outputs = {y};
+  ir::Node* conv = g.add_node("FusedConv", inputs, {y}, "conv", "kiln", 1);
+  conv->attributes["layout"] = ir::Attribute::of_string("NHWC");
+  conv->attributes["pads"] = ir::Attribute::of_ints({1, 1, 1, 1});
+  conv->attributes["strides"] = ir::Attribute::of_ints({s.stride, s.stride});
+  if (!s.activation.empty()) conv->attributes["activation"] = ir::Attribute::of_string(s.activation);
+  return conv;
+}
+
+std::string selected(const ConvSpec& spec, bool target_has_winograd = true) {
+  ir::Graph g;
+  ir::Node* conv = add_fused_conv(g, spec);
+  PassContext ctx = testing::fake_context();
+  ctx.winograd = target_has_winograd;
+  EXPECT_TRUE(select_winograd(g, ctx).is_ok());
+  return conv->attr_string("algorithm", "direct");
+}
+
+TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
+  EXPECT_EQ(selected({}), "winograd");
+  EXPECT_EQ(selected({.in = 128, .out = 128, .size = 14}), "winograd");
+  EXPECT_EQ(selected({.activation = ""}), "winograd");
+  EXPECT_EQ(selected({}, false), "direct");
+  EXPECT_EQ(selected({.in = 48}), "direct");                  // too few input channels
+  EXPECT_EQ(selected({.in = 32, .out = 64}), "direct");       // too few input channels
+  EXPECT_EQ(selected({.in = 64, .size = 13}), "direct");      // 64 channels on a small map
+  EXPECT_EQ(selected({.in = 72, .out = 72}), "direct");       // not a multiple of 16
+  EXPECT_EQ(selected({.kernel = 1}), "direct");
+  EXPECT_EQ(selected({.stride = 2}), "direct");
+  EXPECT_EQ(selected({.residual = true}), "direct");
+  EXPECT_EQ(selected({.activation = "Sigmoid"}), "direct");
+}
+
+// x[1,64,28,28] -> Conv(64, 3x3, pad 1, bias) -> Relu -> y, run on `provider`.
+struct Ran {
+  Tensor y;
+  nlohmann::json partition;
+};
+
+Ran run_conv(const std::string& model, const std::string& provider) {
+  SessionOptions options;
+  options.providers = {provider};
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return {};
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 64, 28, 28}, wave(64 * 28 * 28, 1.5f))}});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return {out.is_ok() ? out.value().at("y") : Tensor{}, nlohmann::json::parse(session.value()->report_json())["partition"]};
+}
+
+TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
+  ScratchDir dir("winograd");
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{64}, int64_t{28}, int64_t{28}});
+  b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{64}, int64_t{28}, int64_t{28}});
+  b.float_initializer("w", {64, 64, 3, 3}, wave(64 * 64 * 9, 0.05f));
+  b.float_initializer("bias", {64}, wave(64, 0.3f));
+  onnx::NodeProto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
+  onnx::AttributeProto* pads = conv.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  b.node("Relu", {"c"}, {"y"}, "relu");
+  const std::string model = b.save(dir.file("model.onnx"));
+  const Ran reference = run_conv(model, "cpu_ref"), fast = run_conv(model, "cpu");
+  EXPECT_EQ(fast.partition["kernel_reorders"], providers::cpu_has_winograd_convolutions() ? 2 : 0);
+  EXPECT_EQ(reference.partition["kernel_reorders"], 0);
+  ASSERT_EQ(fast.y.shape(), reference.y.shape());
+  float scale = 1;
+  for (int64_t i = 0; i < reference.y.element_count(); ++i) scale = std::max(scale, std::abs(reference.y.data<float>()[i]));
+  for (int64_t i = 0; i < reference.y.element_count(); ++i)
+    ASSERT_NEAR(fast.y.data<float>()[i], reference.y.data<float>()[i], 1e-5 * scale) << i;
+}
+
+}  // namespace
+}  // namespace kiln::passes
