@@ -14,6 +14,13 @@
 namespace kiln::autodiff {
 namespace {
 
+// Gradients run in double, on the reference provider.
+SessionOptions reference_provider() {
+  SessionOptions options;
+  options.providers = {"cpu_ref"};
+  return options;
+}
+
 using kiln::testing::DimSpec;
 using kiln::testing::ModelBuilder;
 using kiln::testing::ScratchDir;
@@ -105,7 +112,7 @@ double sum_of_y(Session& session, const std::map<std::string, Tensor>& inputs, c
 // Compares every d_<x> output with central differences of sum(y).
 void expect_matches_finite_differences(const GradientCase& c) {
   ScratchDir dir("gradient");
-  auto session = Session::load(write_model(c, dir));
+  auto session = Session::load(write_model(c, dir), reference_provider());
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   std::map<std::string, Tensor> inputs = make_inputs(c);
   auto out = session.value()->run(inputs);
@@ -181,7 +188,7 @@ TEST(GradientExpansion, XThatYDoesNotDependOnGetsZeros) {
   c.y_dims = {2};
   c.xs = {"a", "unused"};
   ScratchDir dir("gradient");
-  auto session = Session::load(write_model(c, dir));
+  auto session = Session::load(write_model(c, dir), reference_provider());
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   auto out = session.value()->run(make_inputs(c));
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
@@ -192,7 +199,7 @@ TEST(GradientExpansion, XThatYDoesNotDependOnGetsZeros) {
 
 Status load_status(const GradientCase& c, const std::vector<std::string>& gradient_inputs) {
   ScratchDir dir("gradient");
-  auto session = Session::load(write_model(c, dir, gradient_inputs));
+  auto session = Session::load(write_model(c, dir, gradient_inputs), reference_provider());
   return session.is_ok() ? Status::ok() : session.status();
 }
 

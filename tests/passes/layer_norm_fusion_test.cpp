@@ -54,6 +54,7 @@ struct Ran {
 
 Ran run(const std::string& path, bool optimize) {
   SessionOptions options;
+  options.providers = {"cpu_ref"};  // the pass's semantics, on the reference kernels
   options.optimize = optimize;
   auto session = Session::load(path, options);
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();

@@ -1,5 +1,5 @@
 // Tests of winograd_selection: which convolutions are marked (3x3 stride 1, channels multiples of
-// 16 with enough work, no residual, Relu at most), that nothing is marked for targets without
+// 16, no residual, Relu at most), that nothing is marked for targets without
 // Winograd kernels, and that a marked convolution on the cpu provider computes what cpu_ref
 // computes, with its two reorders counted in the report.
 #include "kiln/passes/winograd_selection.h"
@@ -63,40 +63,41 @@ TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
   EXPECT_EQ(selected({.in = 128, .out = 128, .size = 14}), "winograd");
   EXPECT_EQ(selected({.activation = ""}), "winograd");
   EXPECT_EQ(selected({}, false), "direct");
-  EXPECT_EQ(selected({.in = 48}), "direct");                  // too few input channels
-  EXPECT_EQ(selected({.in = 32, .out = 64}), "direct");       // too few input channels
-  EXPECT_EQ(selected({.in = 64, .size = 13}), "direct");      // 64 channels on a small map
-  EXPECT_EQ(selected({.in = 72, .out = 72}), "direct");       // not a multiple of 16
+  EXPECT_EQ(selected({.in = 16, .out = 32, .size = 13}), "winograd");  // the kernel weighs the work
+  EXPECT_EQ(selected({.in = 72, .out = 72}), "direct");                // not a multiple of 16
+  EXPECT_EQ(selected({.in = 64, .out = 24}), "direct");
   EXPECT_EQ(selected({.kernel = 1}), "direct");
   EXPECT_EQ(selected({.stride = 2}), "direct");
   EXPECT_EQ(selected({.residual = true}), "direct");
   EXPECT_EQ(selected({.activation = "Sigmoid"}), "direct");
 }
 
-// x[1,64,28,28] -> Conv(64, 3x3, pad 1, bias) -> Relu -> y, run on `provider`.
+// x[1,96,32,32] -> Conv(96, 3x3, pad 1, bias) -> Relu -> y, run on `provider` with one thread
+// (enough work per thread for the cpu kernel to choose Winograd).
 struct Ran {
   Tensor y;
-  nlohmann::json partition;
+  nlohmann::json memory;
 };
 
 Ran run_conv(const std::string& model, const std::string& provider) {
   SessionOptions options;
   options.providers = {provider};
+  options.threads = 1;
   auto session = Session::load(model, options);
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
   if (!session.is_ok()) return {};
-  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 64, 28, 28}, wave(64 * 28 * 28, 1.5f))}});
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 96, 32, 32}, wave(96 * 32 * 32, 1.5f))}});
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-  return {out.is_ok() ? out.value().at("y") : Tensor{}, nlohmann::json::parse(session.value()->report_json())["partition"]};
+  return {out.is_ok() ? out.value().at("y") : Tensor{}, nlohmann::json::parse(session.value()->report_json())["memory"]};
 }
 
 TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
   ScratchDir dir("winograd");
   ModelBuilder b(13);
-  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{64}, int64_t{28}, int64_t{28}});
-  b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{64}, int64_t{28}, int64_t{28}});
-  b.float_initializer("w", {64, 64, 3, 3}, wave(64 * 64 * 9, 0.05f));
-  b.float_initializer("bias", {64}, wave(64, 0.3f));
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{96}, int64_t{32}, int64_t{32}});
+  b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{96}, int64_t{32}, int64_t{32}});
+  b.float_initializer("w", {96, 96, 3, 3}, wave(96 * 96 * 9, 0.05f));
+  b.float_initializer("bias", {96}, wave(96, 0.3f));
   onnx::NodeProto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
   onnx::AttributeProto* pads = conv.add_attribute();
   pads->set_name("pads");
@@ -105,8 +106,8 @@ TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
   b.node("Relu", {"c"}, {"y"}, "relu");
   const std::string model = b.save(dir.file("model.onnx"));
   const Ran reference = run_conv(model, "cpu_ref"), fast = run_conv(model, "cpu");
-  EXPECT_EQ(fast.partition["kernel_reorders"], providers::cpu_has_winograd_convolutions() ? 2 : 0);
-  EXPECT_EQ(reference.partition["kernel_reorders"], 0);
+  EXPECT_EQ(fast.memory["kernel_reorders"], providers::cpu_has_winograd_convolutions() ? 2 : 0);
+  EXPECT_EQ(reference.memory["kernel_reorders"], 0);
   ASSERT_EQ(fast.y.shape(), reference.y.shape());
   float scale = 1;
   for (int64_t i = 0; i < reference.y.element_count(); ++i) scale = std::max(scale, std::abs(reference.y.data<float>()[i]));

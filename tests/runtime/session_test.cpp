@@ -25,6 +25,13 @@ std::string relu_bias_model(const ScratchDir& dir) {
   return b.save(dir.file("relu_bias.onnx"));
 }
 
+// Reference semantics throughout (control flow and sequences run on cpu_ref only).
+SessionOptions reference_provider() {
+  SessionOptions options;
+  options.providers = {"cpu_ref"};
+  return options;
+}
+
 Tensor batch(int64_t n) {
   std::vector<float> v;
   for (int64_t i = 0; i < n * 4; ++i) v.push_back(static_cast<float>(i % 3) - 1.0f);  // -1, 0, 1, ...
@@ -172,7 +179,7 @@ TEST(Session, IfBranchesReadEnclosingValues) {
   };
   branch("then_branch", true);
   branch("else_branch", false);
-  auto session = Session::load(b.save(dir.file("if.onnx")));
+  auto session = Session::load(b.save(dir.file("if.onnx")), reference_provider());
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   const Tensor x = Tensor::from_vector<float>(DType::kFloat, {3}, {-1, 2, -3});
   for (bool flag : {true, false}) {
@@ -196,7 +203,7 @@ TEST(Session, SequencesFlowThroughRunValues) {
   out->set_name("seq_out");
   out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kFloat);
   b.node("SequenceInsert", {"seq_in", "x"}, {"seq_out"}, "insert");
-  auto session = Session::load(b.save(dir.file("seq.onnx")));
+  auto session = Session::load(b.save(dir.file("seq.onnx")), reference_provider());
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   const Tensor x = Tensor::from_vector<float>(DType::kFloat, {2}, {1, 2});
   auto result = session.value()->run_values({{"seq_in", Value::sequence(DType::kFloat, {x})}, {"x", x}});
@@ -209,6 +216,34 @@ TEST(Session, SequencesFlowThroughRunValues) {
       {{"seq_in", Value::sequence(DType::kInt64, {Tensor::allocate(DType::kInt64, {1})})}, {"x", x}});
   EXPECT_EQ(wrong_dtype.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong_dtype.status().message().find("seq_in"), std::string::npos);
+}
+
+// cpu alone (fail closed) refuses an op cpu lacks, naming node, op and the way out; allowing
+// fallback to cpu_ref runs it there and the report lists it as fallback.
+TEST(Session, CpuFailsClosedAndFallbackIsExplicit) {
+  ScratchDir dir("session");
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{2}, int64_t{2}}).output("y", kFloat, {});
+  b.node("Det", {"x"}, {"y"}, "determinant");
+  const std::string model = b.save(dir.file("det.onnx"));
+  SessionOptions cpu_only;
+  cpu_only.providers = {"cpu"};
+  auto refused = Session::load(model, cpu_only);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupportedOperator);
+  for (const char* text : {"determinant", "Det", "fail closed", "--allow-fallback cpu_ref"})
+    EXPECT_NE(refused.status().message().find(text), std::string::npos) << text << ": " << refused.status().message();
+
+  SessionOptions with_fallback = cpu_only;
+  with_fallback.allow_fallback = {"cpu_ref"};
+  auto session = Session::load(model, with_fallback);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 2}, {1, 2, 3, 4})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_FLOAT_EQ(out.value().at("y").data<float>()[0], -2.0f);
+  const auto report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_EQ(report["partition"]["fallback_nodes"], 1);
+  EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu_ref");
 }
 
 TEST(Session, DeclaredOutputShapeContradictingInferenceIsInvalidModel) {

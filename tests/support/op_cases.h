@@ -97,6 +97,21 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {1, 8, 8, 12}}, {DType::kFloat, {12, 1, 3, 3}, true}, no_bias, {DType::kFloat, {1, 8, 8, 12}}},
                    {{"layout", A::of_string("NHWC")}, {"group", A::of_int(12)}, {"pads", A::of_ints({1, 1, 1, 1})},
                     {"activation", A::of_string("HardSwish")}}});
+  // Winograd convolutions (passes/winograd_selection.h), channels-first and channels-last.
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {1, 16, 12, 11}}, {DType::kFloat, {32, 16, 3, 3}, true}, {DType::kFloat, {32}, true}},
+                   {{"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Relu")}, {"algorithm", A::of_string("winograd")}}});
+  cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {2, 9, 13, 32}}, {DType::kFloat, {16, 32, 3, 3}, true}},
+                   {{"layout", A::of_string("NHWC")}, {"algorithm", A::of_string("winograd")}}});
+  // kiln.ElementwiseChain: x * full + row -> Tanh -> max(., 0.25) -> ^2 -> Exp, with broadcast
+  // operands (scalar, last dim) and a full one.
+  A steps;
+  steps.kind = A::Kind::kStrings;
+  steps.strings = {"Mul", "Add", "Tanh", "Max", "Pow", "Exp"};
+  for (const std::vector<int64_t>& x : std::vector<std::vector<int64_t>>{{2, 3, 17}, {1, 64}})
+    cases.push_back({"kiln.ElementwiseChain", 1,
+                     {{DType::kFloat, x}, {DType::kFloat, x}, {DType::kFloat, {x.back()}}, {DType::kFloat, {}, true, {0.25}}, {DType::kFloat, {}, true, {2.0}}},
+                     {{"steps", steps}, {"operands", A::of_ints({1, 2, -1, 3, 4, -1})}, {"operand_first", A::of_ints({0, 1, 0, 0, 0, 0})}}});
   for (int64_t axis : {-1, 1}) {
     cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
     cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});

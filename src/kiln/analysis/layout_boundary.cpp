@@ -21,8 +21,4 @@ bool is_layout_boundary(const ir::Graph& graph, const ir::Node& node) {
   return false;
 }
 
-int kernel_reorders(const ir::Node& node) {
-  return is_op(node, "kiln", "FusedConv") && node.attr_string("algorithm", "direct") == "winograd" ? 2 : 0;
-}
-
 }  // namespace kiln::analysis

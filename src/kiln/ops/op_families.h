@@ -36,6 +36,7 @@ void register_fused_ops(OpRegistry& r);              // fused_products.cpp (doma
 void register_layout_ops(OpRegistry& r);             // channels_last_op.cpp (domain kiln)
 void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 void register_attention_ops(OpRegistry& r);          // attention.cpp (domain kiln)
+void register_elementwise_chain_ops(OpRegistry& r);  // elementwise_chain.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

@@ -62,7 +62,6 @@ void summarise(const ir::Graph& graph, PartitionMap& map) {
     map.total_flops += a.flops;
     if (a.fallback) map.fallback_flops += a.flops;
     if (analysis::is_layout_boundary(graph, *a.node)) ++map.layout_boundaries;
-    if (a.provider == "cpu") map.kernel_reorders += analysis::kernel_reorders(*a.node);
     if (map.partitions.empty() || map.partitions.back().provider != a.provider)
       map.partitions.push_back({a.provider, static_cast<int64_t>(i), 0});
     ++map.partitions.back().node_count;

@@ -44,7 +44,6 @@ struct PartitionMap {
   int64_t boundary_edges = 0;  // values produced on one provider and read on another
   int64_t total_flops = 0, fallback_flops = 0;
   int64_t layout_boundaries = 0;  // Transposes into or out of channels-last regions
-  int64_t kernel_reorders = 0;    // activation reorders cpu kernels do at their edges (Winograd convs)
 
   double fallback_share() const {
     return assignments.empty() ? 0.0 : static_cast<double>(fallback_nodes) / static_cast<double>(assignments.size());

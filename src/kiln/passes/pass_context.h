@@ -23,6 +23,9 @@ struct PassContext {
   // The target provider has Winograd kernels for 3x3 convolutions (the cpu provider on AVX-512):
   // the winograd_selection pass marks the convolutions they take.
   bool winograd = false;
+  // The target runs a fused element-wise chain in one pass (the cpu provider): the
+  // elementwise_chain_fusion pass builds them. Off for cpu_ref, whose chain kernel is step by step.
+  bool elementwise_chains = false;
 };
 
 // Every pass has this signature: it rewrites the top-level graph (subgraph bodies are left as they

@@ -9,6 +9,7 @@
 #include "kiln/passes/concat_split.h"
 #include "kiln/passes/constant_folding.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/elementwise_chain_fusion.h"
 #include "kiln/passes/gelu_fusion.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/layer_norm_fusion.h"
@@ -35,6 +36,7 @@ const std::vector<PassInfo>& pass_table() {
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},
+      {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains},
       {"winograd_selection", "compute 3x3 stride-1 convolutions by Winograd's method (targets that have it)",
        select_winograd},
   };

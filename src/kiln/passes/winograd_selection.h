@@ -4,9 +4,10 @@
 // float sums; error stays near 1e-6 relative). Only for targets that have such kernels
 // (PassContext::winograd: the cpu provider on an AVX-512 machine) and convolutions they take:
 // ungrouped, undilated, constant weights, input and output channels multiples of 16, no residual,
-// no activation but Relu; and where it pays: at least 64 channels in and out, and 128 in unless
-// the output map has 28x28 positions or more. The cpu kernel reorders activations into and out of oneDNN's blocked
-// layout at its edges; the report counts those reorders (partition.kernel_reorders).
+// no activation but Relu. The mark is a preference: the cpu kernel, built for concrete shapes and
+// a thread count, runs Winograd only where the work per thread pays for the transforms, and then
+// reorders activations into and out of oneDNN's blocked layout at its edges; the report counts
+// those reorders for each plan (memory.kernel_reorders).
 // `--disable-pass winograd_selection` keeps every convolution direct.
 #pragma once
 

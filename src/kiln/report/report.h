@@ -28,6 +28,7 @@ struct MemorySection {
   int64_t buffers = 0;
   int64_t reused_buffers = 0;
   int64_t dynamic_values = 0;
+  int64_t kernel_reorders = 0;  // activation reorders inside the plan's kernels (Winograd convs), per run
   int64_t output_bytes = 0;
 };
 

@@ -70,7 +70,7 @@ json partition_json(const partition::PartitionMap& p) {
           {"declined", declined},        {"partitions", parts},
           {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
           {"flops", p.total_flops}, {"fallback_flops", p.fallback_flops}, {"fallback_flops_share", p.fallback_flops_share()},
-          {"layout_boundaries", p.layout_boundaries}, {"kernel_reorders", p.kernel_reorders},
+          {"layout_boundaries", p.layout_boundaries},
           {"boundary_edges", p.boundary_edges}};
 }
 
@@ -141,6 +141,7 @@ std::string to_json(const Report& report, int indent) {
         {"buffers", m.buffers},
         {"reused_buffers", m.reused_buffers},
         {"dynamic_values", m.dynamic_values},
+        {"kernel_reorders", m.kernel_reorders},
         {"output_bytes", m.output_bytes}}},
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},

@@ -38,7 +38,7 @@ std::string to_summary(const Report& r) {
     s << (i ? ", " : "") << r.partition.partitions[i].provider << " x" << r.partition.partitions[i].node_count;
   s << "; fallback " << r.partition.fallback_nodes << " nodes (" << r.partition.fallback_share() * 100 << "%), "
     << r.partition.fallback_flops_share() * 100 << "% of FLOPs; " << r.partition.layout_boundaries << " layout reorders + "
-    << r.partition.kernel_reorders << " in kernels\n";
+    << r.memory.kernel_reorders << " in kernels\n";
   s << "kernels    " << r.kernels.size() << " distinct (op, provider) kernels\n";
   s << "memory     arena " << mib(r.memory.arena_bytes) << " planned peak vs " << mib(r.memory.naive_bytes)
     << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "

@@ -86,6 +86,7 @@ passes::PassContext Session::Impl::pass_context() const {
   const auto& preferred = options.providers;
   ctx.channels_last = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
   ctx.winograd = ctx.channels_last && providers::cpu_has_winograd_convolutions();
+  ctx.elementwise_chains = ctx.channels_last;
   return ctx;
 }
 
@@ -105,11 +106,15 @@ Status Session::Impl::optimise() {
 Status Session::Impl::place() {
   const auto start = std::chrono::steady_clock::now();
   partition::FallbackPolicy policy{options.providers, options.allow_fallback};
-  for (const auto* names : {&policy.preferred, &policy.allowed_fallback}) {
-    for (const std::string& name : *names) {
-      KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name));
-      providers.push_back(std::move(provider));
-    }
+  // The policy's providers, then every other one this build has: the partitioner places nodes on
+  // the policy's only, and names the others in a refusal when one of them could run the node.
+  std::vector<std::string> names = policy.preferred;
+  names.insert(names.end(), policy.allowed_fallback.begin(), policy.allowed_fallback.end());
+  for (const std::string& name : providers::available_providers())
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const std::string& name : names) {
+    KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name));
+    providers.push_back(std::move(provider));
   }
   KILN_ASSIGN_OR_RETURN(partition, partition::partition_graph(*model.graph, policy, providers));
   report.partition = partition;
@@ -128,6 +133,9 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   m.buffers = plan.memory.buffers;
   m.reused_buffers = plan.memory.reused_buffers;
   m.dynamic_values = plan.dynamic_values;
+  m.kernel_reorders = 0;
+  for (const runtime::Step& step : plan.steps)
+    if (step.provider == "cpu") m.kernel_reorders += providers::cpu_kernel_reorders(*step.node);
   m.output_bytes = 0;
   for (int s : plan.output_slots) {
     const runtime::ValueSlot& slot = plan.slots[s];

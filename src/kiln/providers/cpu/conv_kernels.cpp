@@ -5,6 +5,9 @@
 // (passes/winograd_selection.h) runs oneDNN's Winograd convolution, which works on the blocked
 // layout nChw16c: its input and output are reordered into and out of that layout at the kernel's
 // edges, through one per-thread workspace; when oneDNN declines it, the direct method runs.
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -67,6 +70,22 @@ std::optional<dnnl::convolution_forward::primitive_desc> winograd_desc(const ir:
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
+}
+
+// Winograd's input and output transforms pay for themselves only with enough multiply-adds per
+// thread: N * OH * OW * C_in * C_out / threads of at least this (measured with oneDNN 2.6 on
+// AVX-512: SqueezeNet's layers, about 3M each at batch 1, run faster by Winograd on one thread and
+// slower split over two; ResNet-50's, about 12M each, run about 1.5x faster from batch 1 on).
+constexpr int64_t kWinogradMinWorkPerThread = int64_t{2} << 20;
+
+bool winograd_pays(const std::vector<int64_t>& y, int64_t in_channels) {
+  const int64_t threads = std::max(1, omp_get_max_threads());
+  return y[0] * y[2] * y[3] * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
+}
+
+// Whether the kernel for `node` (output y, channels-first dims) runs by Winograd.
+bool runs_winograd(const ir::Node& node, const std::vector<int64_t>& y, int64_t in_channels) {
+  return node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4 && winograd_pays(y, in_channels);
 }
 
 // A grow-only, 64-byte aligned buffer per thread: the blocked copies of a Winograd convolution's
@@ -145,7 +164,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
   state->has_bias = g.has_bias;
   state->bias = g.bias;
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  if (node.attr_string("algorithm", "direct") == "winograd" && (pd = winograd_desc(node, g, x, y))) {
+  if (runs_winograd(node, y, x[1]) && (pd = winograd_desc(node, g, x, y))) {
     state->src_blocked = pd->src_desc();
     state->dst_blocked = pd->dst_desc();
     state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
@@ -183,3 +202,15 @@ void add_conv_kernels(CpuKernelTable& table) {
 }
 
 }  // namespace kiln::providers::cpu
+
+namespace kiln::providers {
+
+int cpu_kernel_reorders(const ir::Node& node) {
+  if (node.domain != "kiln" || node.op_type != "FusedConv") return 0;
+  const bool nhwc = node.attr_string("layout", "NCHW") == "NHWC";
+  const std::vector<int64_t> x = cpu::channels_first(cpu::input_dims(node, 0), nhwc),
+                             y = cpu::channels_first(cpu::output_dims(node, 0), nhwc);
+  return x.size() == 4 && cpu::runs_winograd(node, y, x[1]) ? 2 : 0;
+}
+
+}  // namespace kiln::providers

@@ -17,4 +17,8 @@ class CpuProvider final : public Provider {
 // Whether this machine runs the cpu provider's Winograd convolutions (oneDNN has them for AVX-512).
 bool cpu_has_winograd_convolutions();
 
+// Activation reorders the cpu kernel of `node` (with concrete shapes) does per run: 2 for a
+// convolution it runs by Winograd (input into oneDNN's blocked layout, output back), else 0.
+int cpu_kernel_reorders(const ir::Node& node);
+
 }  // namespace kiln::providers

@@ -1,12 +1,16 @@
-// cpu kernels for element-wise ops: unary activations and math as oneDNN eltwise primitives, and
+// cpu kernels for element-wise ops: unary activations and math as oneDNN eltwise primitives,
 // Add/Sub/Mul/Div/Max/Min as oneDNN binary primitives (the second operand broadcast; for the
-// commutative ops the operands are swapped when only the first one is broadcast).
+// commutative ops the operands are swapped when only the first one is broadcast), and
+// kiln.ElementwiseChain as one binary primitive whose post-ops are the chain's steps (oneDNN's
+// JIT picks the vector ISA from the CPU at run time).
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include "kiln/ops/activation.h"
+#include "kiln/ops/elementwise_chain.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
@@ -15,39 +19,18 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-struct EltwiseSpec {
-  algorithm alg;
-  float alpha = 0, beta = 0;
-};
-
 // The eltwise form of a unary node (Pow needs a constant scalar exponent); nullopt when none.
-std::optional<EltwiseSpec> eltwise_spec(const ir::Node& node) {
+std::optional<EltwiseOp> eltwise_spec(const ir::Node& node) {
   const std::string& op = node.op_type;
-  if (node.domain == "kiln" && op == "Gelu")
-    return EltwiseSpec{node.attr_string("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf};
+  if (const std::optional<ops::Activation> a = ops::activation_of(node)) return eltwise_for(*a);  // kiln.Gelu too
   if (!node.domain.empty()) return std::nullopt;
-  if (op == "Exp") return EltwiseSpec{algorithm::eltwise_exp};
-  if (op == "Log") return EltwiseSpec{algorithm::eltwise_log};
-  if (op == "Sqrt") return EltwiseSpec{algorithm::eltwise_sqrt};
-  if (op == "Abs") return EltwiseSpec{algorithm::eltwise_abs};
-  if (op == "Neg") return EltwiseSpec{algorithm::eltwise_linear, -1.0f, 0.0f};
-  if (op == "Softplus") return EltwiseSpec{algorithm::eltwise_soft_relu};
   if (op == "Pow") {
     const ir::Value* e = node.input(1);
     if (!e || !e->initializer || e->initializer->element_count() != 1 || e->initializer->dtype() != DType::kFloat)
       return std::nullopt;
-    return EltwiseSpec{algorithm::eltwise_pow, 1.0f, e->initializer->data<float>()[0]};
+    return EltwiseOp{algorithm::eltwise_pow, 1.0f, e->initializer->data<float>()[0]};
   }
-  if (const std::optional<ops::Activation> a = ops::activation_of(node)) {
-    if (a->op == "Relu") return EltwiseSpec{algorithm::eltwise_relu};
-    if (a->op == "LeakyRelu") return EltwiseSpec{algorithm::eltwise_relu, a->alpha};
-    if (a->op == "Clip") return EltwiseSpec{algorithm::eltwise_clip, a->alpha, a->beta};
-    if (a->op == "Sigmoid") return EltwiseSpec{algorithm::eltwise_logistic};
-    if (a->op == "Tanh") return EltwiseSpec{algorithm::eltwise_tanh};
-    if (a->op == "Elu") return EltwiseSpec{algorithm::eltwise_elu, a->alpha};
-    if (a->op == "HardSwish") return EltwiseSpec{algorithm::eltwise_hardswish};
-  }
-  return std::nullopt;
+  return eltwise_for_math(op);
 }
 
 Capability eltwise_supports(const ir::Node& node) {
@@ -58,9 +41,9 @@ Capability eltwise_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_eltwise(const ir::Node& node) {
-  const EltwiseSpec spec = *eltwise_spec(node);
+  const EltwiseOp spec = *eltwise_spec(node);
   const memory::desc data = row_major_desc(output_dims(node, 0));
-  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.alg, data, spec.alpha, spec.beta);
+  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, data, spec.alpha, spec.beta);
   return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
                           [data](ops::KernelContext& ctx) {
                             return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
@@ -120,9 +103,84 @@ Result<ops::Kernel> build_binary(const ir::Node& node) {
                           });
 }
 
+// ---- kiln.ElementwiseChain ----
+
+// One chain step as a oneDNN operation: an eltwise op, or a binary op with the step's operand.
+struct ChainOp {
+  std::optional<EltwiseOp> eltwise;
+  algorithm binary_algorithm = algorithm::undef;
+  size_t operand = 0;  // the chain node's input read by a binary op
+};
+
+std::optional<ChainOp> chain_op(const ir::Node& node, const ops::ChainStep& step) {
+  if (!step.is_binary()) {
+    if (std::optional<EltwiseOp> e = eltwise_for_math(step.op)) return ChainOp{e};
+    if (std::optional<EltwiseOp> e = eltwise_for(ops::Activation{step.op, step.alpha, step.beta})) return ChainOp{e};
+    return std::nullopt;
+  }
+  if (step.operand_first && !commutative(step.op)) return std::nullopt;  // not a chain step (elementwise_chain.h)
+  const ir::Value* operand = node.input(static_cast<size_t>(step.operand));
+  if (step.op == "Pow") {
+    if (!operand || !operand->initializer || operand->initializer->element_count() != 1) return std::nullopt;
+    return ChainOp{EltwiseOp{algorithm::eltwise_pow, 1.0f, operand->initializer->data<float>()[0]}};
+  }
+  return ChainOp{std::nullopt, binary_algorithms().at(step.op), static_cast<size_t>(step.operand)};
+}
+
+Capability chain_supports(const ir::Node& node) {
+  std::vector<size_t> inputs(node.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = i;
+  Capability c = float_tensors(node, inputs);
+  if (!c.supported) return c;
+  for (const ops::ChainStep& step : ops::chain_steps(node))
+    if (!chain_op(node, step)) return Capability::no("chain step " + step.op + " has no oneDNN form here");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_chain(const ir::Node& node) {
+  const std::vector<int64_t> y = output_dims(node, 0);
+  const memory::desc data = row_major_desc(y);
+  std::vector<ChainOp> chain;
+  for (const ops::ChainStep& step : ops::chain_steps(node)) chain.push_back(*chain_op(node, step));
+  // The primitive is the first step when that is binary, else x + 0 with every step a post-op.
+  const bool binary_first = !chain.front().eltwise;
+  const size_t first_post_op = binary_first ? 1 : 0;
+  dnnl::post_ops post_ops;
+  std::vector<std::pair<int, size_t>> post_op_operands;  // (post-op index, node input)
+  for (size_t i = first_post_op; i < chain.size(); ++i) {
+    const ChainOp& op = chain[i];
+    if (op.eltwise) {
+      post_ops.append_eltwise(1.0f, op.eltwise->algorithm, op.eltwise->alpha, op.eltwise->beta);
+    } else {
+      post_ops.append_binary(op.binary_algorithm, row_major_desc(padded(input_dims(node, op.operand), y.size())));
+      post_op_operands.emplace_back(static_cast<int>(i - first_post_op), op.operand);
+    }
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  const memory::desc src1 = binary_first ? row_major_desc(padded(input_dims(node, chain.front().operand), y.size()))
+                                         : row_major_desc(std::vector<int64_t>(y.size(), 1));
+  const dnnl::binary::desc desc(binary_first ? chain.front().binary_algorithm : algorithm::binary_add, data, src1, data);
+  auto zero = std::make_shared<float>(0.0f);
+  const size_t first_operand = chain.front().operand;
+  return primitive_kernel(
+      dnnl::binary(dnnl::binary::primitive_desc(desc, attr, cpu_engine())),
+      [=](ops::KernelContext& ctx) {
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC_0, wrap(data, *ctx.input(0))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+        args[DNNL_ARG_SRC_1] = binary_first ? wrap(src1, *ctx.input(first_operand)) : memory(src1, cpu_engine(), zero.get());
+        for (const auto& [index, input] : post_op_operands) {
+          const Tensor& t = *ctx.input(input);
+          args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] =
+              wrap(row_major_desc(padded(t.shape(), data.dims().size())), t);
+        }
+        return args;
+      });
+}
+
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
+  table["kiln.ElementwiseChain"] = {chain_supports, build_chain};
   for (const char* op : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
                          "Neg", "Softplus", "Pow", "kiln.Gelu"})
     table[op] = {eltwise_supports, build_eltwise};

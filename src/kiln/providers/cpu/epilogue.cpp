@@ -19,6 +19,17 @@ std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
   return std::nullopt;
 }
 
+std::optional<EltwiseOp> eltwise_for_math(const std::string& op) {
+  using dnnl::algorithm;
+  if (op == "Exp") return EltwiseOp{algorithm::eltwise_exp};
+  if (op == "Log") return EltwiseOp{algorithm::eltwise_log};
+  if (op == "Sqrt") return EltwiseOp{algorithm::eltwise_sqrt};
+  if (op == "Abs") return EltwiseOp{algorithm::eltwise_abs};
+  if (op == "Neg") return EltwiseOp{algorithm::eltwise_linear, -1.0f, 0.0f};
+  if (op == "Softplus") return EltwiseOp{algorithm::eltwise_soft_relu};
+  return std::nullopt;
+}
+
 Capability epilogue_supported(const ir::Node& node) {
   if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && !eltwise_for(*a))
     return Capability::no("fused activation " + a->op + " has no oneDNN post-op");

@@ -22,6 +22,8 @@ struct EltwiseOp {
   float alpha = 0, beta = 0;
 };
 std::optional<EltwiseOp> eltwise_for(const ops::Activation& activation);
+// The same for the unary math ops Exp, Log, Sqrt, Abs, Neg and Softplus.
+std::optional<EltwiseOp> eltwise_for_math(const std::string& op);
 
 // Declines a fused activation oneDNN has no post-op for.
 Capability epilogue_supported(const ir::Node& node);
