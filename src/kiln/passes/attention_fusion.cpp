@@ -111,11 +111,7 @@ Result<bool> fuse_attention(ir::Graph& graph, const PassContext&) {
   for (const auto& n : graph.nodes())
     if (std::optional<AttentionMatch> m = matcher.match(*n)) matches.push_back(*m);
   for (const AttentionMatch& m : matches) replace(graph, m);
-  if (!matches.empty()) {
-    graph.remove_unused_values();
-    KILN_RETURN_IF_ERROR(graph.topological_sort());
-  }
-  return !matches.empty();
+  return finish_rewrite(graph, !matches.empty());
 }
 
 }  // namespace kiln::passes

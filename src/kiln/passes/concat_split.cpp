@@ -133,11 +133,7 @@ Result<bool> split_concat_convolutions(ir::Graph& graph, const PassContext&) {
       changed = true;
     }
   }
-  if (changed) {
-    graph.remove_unused_values();
-    KILN_RETURN_IF_ERROR(graph.topological_sort());
-  }
-  return changed;
+  return finish_rewrite(graph, changed);
 }
 
 }  // namespace kiln::passes

@@ -94,11 +94,7 @@ Result<bool> fuse_elementwise_chains(ir::Graph& graph, const PassContext& ctx) {
     replace_with_chain(graph, links);
     changed = true;
   }
-  if (changed) {
-    graph.remove_unused_values();
-    KILN_RETURN_IF_ERROR(graph.topological_sort());
-  }
-  return changed;
+  return finish_rewrite(graph, changed);
 }
 
 }  // namespace kiln::passes

@@ -100,11 +100,7 @@ Result<bool> fuse_products(ir::Graph& graph, const PassContext&) {
     if (is_conv(*n) || is_matmul(*n)) products.push_back(n.get());
   for (ir::Node* product : products)
     while (fuse_next(graph, *product, captured)) changed = true;
-  if (changed) {
-    KILN_RETURN_IF_ERROR(graph.topological_sort());
-    graph.remove_unused_values();
-  }
-  return changed;
+  return finish_rewrite(graph, changed);
 }
 
 }  // namespace kiln::passes

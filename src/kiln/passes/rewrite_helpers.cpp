@@ -27,4 +27,11 @@ void replace_node_with_constants(ir::Graph& graph, const ir::Node* node, std::ve
   graph.remove_node(node);
 }
 
+Result<bool> finish_rewrite(ir::Graph& graph, bool changed) {
+  if (!changed) return false;
+  graph.remove_unused_values();
+  KILN_RETURN_IF_ERROR(graph.topological_sort());
+  return true;
+}
+
 }  // namespace kiln::passes
