@@ -3,6 +3,7 @@
 
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/shape_arithmetic.h"
 
 namespace kiln::providers {
 namespace {
@@ -33,12 +34,14 @@ const cpu::CpuKernel* entry_for(const ir::Node& node) {
 }  // namespace
 
 Capability CpuProvider::supports(const ir::Node& node) const {
+  if (cpu::is_shape_arithmetic(node)) return Capability::yes();
   const cpu::CpuKernel* entry = entry_for(node);
   if (!entry) return Capability::no("no cpu kernel for " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
   return entry->supports(node);
 }
 
 Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node) const {
+  if (cpu::is_shape_arithmetic(node)) return cpu::shape_arithmetic_kernel(node);
   const cpu::CpuKernel* entry = entry_for(node);
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
   if (!capability.supported) return internal_error(node.describe() + " was placed on cpu, which declines it: " + capability.reason);

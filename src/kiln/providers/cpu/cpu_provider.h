@@ -1,6 +1,7 @@
 // cpu: the fast CPU provider. oneDNN primitives for convolution, matrix products and pooling,
-// with weights prepacked into oneDNN's preferred layouts when a plan is built. It declines what
-// it does not accelerate, with a reason; the fallback policy decides whether cpu_ref takes it.
+// with weights prepacked into oneDNN's preferred layouts when a plan is built, and the integer
+// shape arithmetic of dynamic-shape exports (shape_arithmetic.h). It declines what it does not
+// accelerate, with a reason; the fallback policy decides whether cpu_ref takes it.
 #pragma once
 
 #include "kiln/providers/provider.h"
