@@ -97,6 +97,9 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {1, 8, 8, 12}}, {DType::kFloat, {12, 1, 3, 3}, true}, no_bias, {DType::kFloat, {1, 8, 8, 12}}},
                    {{"layout", A::of_string("NHWC")}, {"group", A::of_int(12)}, {"pads", A::of_ints({1, 1, 1, 1})},
                     {"activation", A::of_string("HardSwish")}}});
+  cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {1, 5, 7, 7}}, {DType::kFloat, {6, 5, 1, 1}, true}, {DType::kFloat, {6}, true}},
+                   {{"activation", A::of_string("HardSigmoid")}, {"activation_alpha", A::of_float(0.2f)},
+                    {"activation_beta", A::of_float(0.5f)}}});
   // Winograd convolutions (passes/winograd_selection.h), channels-first and channels-last.
   cases.push_back({"kiln.FusedConv", 1,
                    {{DType::kFloat, {1, 16, 12, 11}}, {DType::kFloat, {32, 16, 3, 3}, true}, {DType::kFloat, {32}, true}},

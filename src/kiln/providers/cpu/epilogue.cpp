@@ -30,8 +30,15 @@ std::optional<EltwiseOp> eltwise_for_math(const std::string& op) {
   return std::nullopt;
 }
 
+std::vector<EltwiseOp> eltwise_post_ops_for(const ops::Activation& a) {
+  if (std::optional<EltwiseOp> e = eltwise_for(a)) return {*e};
+  if (a.op == "HardSigmoid")  // clip(alpha x + beta, 0, 1): oneDNN 2.6 has no hardsigmoid
+    return {EltwiseOp{dnnl::algorithm::eltwise_linear, a.alpha, a.beta}, EltwiseOp{dnnl::algorithm::eltwise_clip, 0.0f, 1.0f}};
+  return {};
+}
+
 Capability epilogue_supported(const ir::Node& node) {
-  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && !eltwise_for(*a))
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && eltwise_post_ops_for(*a).empty())
     return Capability::no("fused activation " + a->op + " has no oneDNN post-op");
   return Capability::yes();
 }
@@ -40,8 +47,7 @@ dnnl::primitive_attr epilogue_attr(const ir::Node& node) {
   dnnl::post_ops post_ops;
   if (node.input(kResidualInput)) post_ops.append_sum(1.0f);
   if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
-    const EltwiseOp e = *eltwise_for(*a);
-    post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    for (const EltwiseOp& e : eltwise_post_ops_for(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);

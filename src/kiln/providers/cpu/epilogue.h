@@ -5,6 +5,7 @@
 
 #include <dnnl.hpp>
 #include <optional>
+#include <vector>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation.h"
@@ -22,6 +23,9 @@ struct EltwiseOp {
   float alpha = 0, beta = 0;
 };
 std::optional<EltwiseOp> eltwise_for(const ops::Activation& activation);
+// The eltwise post-ops computing an activation, in order: eltwise_for's one, or two for
+// HardSigmoid (linear, then clip to [0, 1]); empty when oneDNN cannot express it.
+std::vector<EltwiseOp> eltwise_post_ops_for(const ops::Activation& activation);
 // The same for the unary math ops Exp, Log, Sqrt, Abs, Neg and Softplus.
 std::optional<EltwiseOp> eltwise_for_math(const std::string& op);
 
