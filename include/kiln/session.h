@@ -21,10 +21,10 @@ namespace kiln {
 struct SessionOptions {
   // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores).
   int threads = 0;
-  // Providers to place nodes on, in order of preference: "cpu_ref" (every op, plain and exact) or
-  // "cpu" (fast; it fails closed on an op it lacks, with an UnsupportedOperator naming the node,
-  // unless allow_fallback names "cpu_ref").
-  std::vector<std::string> providers = {"cpu_ref"};
+  // Providers to place nodes on, in order of preference: "cpu" (fast: oneDNN and its own kernels;
+  // it fails closed on an op it lacks, with an UnsupportedOperator naming the node, unless
+  // allow_fallback names "cpu_ref") or "cpu_ref" (every op, plain and exact).
+  std::vector<std::string> providers = {"cpu"};
   // Providers a node may fall back to when no preferred provider takes it. Empty: fail closed.
   std::vector<std::string> allow_fallback;
   // Run the optimisation pass pipeline.

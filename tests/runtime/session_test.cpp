@@ -64,8 +64,10 @@ TEST(Session, ReplansForEachNewInputShapeAndReportsIt) {
   EXPECT_EQ(report["run"]["plans_built"], 3);  // load-time (N=1), N=2, N=5
   EXPECT_EQ(report["memory"]["input_shapes"][0], nlohmann::json::array({5, 4}));
   EXPECT_EQ(report["model"]["inputs"][0]["type"], "float[N,4]");
-  EXPECT_EQ(report["partition"]["nodes"].size(), 2u);
-  EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu_ref");
+  // The default cpu provider runs Relu -> Add as one fused element-wise chain.
+  ASSERT_EQ(report["partition"]["nodes"].size(), 1u);
+  EXPECT_EQ(report["partition"]["nodes"][0]["op"], "ElementwiseChain");
+  EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu");
   EXPECT_EQ(report["partition"]["fallback_nodes"], 0);
   EXPECT_FALSE(report["model"]["sha256"].get<std::string>().empty());
   EXPECT_TRUE(report["passes"].is_array());

@@ -20,7 +20,30 @@ inline std::vector<OpCase> standard_op_cases() {
     cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {4}}}});
     cases.push_back({op, 17, {{DType::kFloat, {2, 1, 4}}, {DType::kFloat, {3, 1}}}});
     cases.push_back({op, 17, {{DType::kInt64, {5, 6}}, {DType::kInt64, {6}}}});
+    cases.push_back({op, 17, {{DType::kFloat, {4}}, {DType::kFloat, {2, 3, 4}}}});
   }
+  // ConvTranspose: the OCR head's 2x2 stride-2 upsampling, and pads, dilation, groups, bias, 1-d.
+  cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {1, 6, 5, 7}}, {DType::kFloat, {6, 4, 2, 2}, true}, {DType::kFloat, {4}, true}},
+                   {{"strides", A::of_ints({2, 2})}}});
+  cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {2, 6, 4, 5}}, {DType::kFloat, {6, 2, 3, 3}, true}},
+                   {{"group", A::of_int(3)}, {"strides", A::of_ints({2, 1})}, {"pads", A::of_ints({1, 0, 0, 1})},
+                    {"dilations", A::of_ints({1, 2})}}});
+  cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {1, 3, 9}}, {DType::kFloat, {3, 5, 4}}, {DType::kFloat, {5}}},
+                   {{"strides", A::of_ints({3})}, {"pads", A::of_ints({1, 2})}}});
+  // Gather (embedding rows, a middle axis, negative indices, other dtypes) and Expand.
+  cases.push_back({"Gather", 13, {{DType::kFloat, {5, 7}}, {DType::kInt64, {3}, false, {4, -1, 0}}}});
+  cases.push_back({"Gather", 13, {{DType::kFloat, {2, 6, 3}}, {DType::kInt32, {2, 2}, false, {5, 0, -6, 3}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"Gather", 13, {{DType::kInt64, {4, 3}}, {DType::kInt64, {}, true, {2}}}, {{"axis", A::of_int(-1)}}});
+  // Nearest Resize: PyTorch's upsampling (asymmetric, floor) and a downscale to given sizes.
+  const TensorSpec no_roi{DType::kUndefined, {}};
+  cases.push_back({"Resize", 13, {{DType::kFloat, {1, 3, 5, 7}}, no_roi, {DType::kFloat, {4}, true, {1, 1, 2, 2}}},
+                   {{"mode", A::of_string("nearest")}, {"coordinate_transformation_mode", A::of_string("asymmetric")},
+                    {"nearest_mode", A::of_string("floor")}}});
+  cases.push_back({"Resize", 13, {{DType::kFloat, {2, 3, 9, 8}}, no_roi, no_roi, {DType::kInt64, {4}, true, {2, 3, 4, 13}}},
+                   {{"mode", A::of_string("nearest")}}});
+  cases.push_back({"Expand", 13, {{DType::kFloat, {3, 1}}, {DType::kInt64, {3}, true, {2, 3, 4}}}});
+  cases.push_back({"Expand", 13, {{DType::kFloat, {1, 1, 5}}, {DType::kInt64, {3}, true, {4, 1, 5}}}});
+  cases.push_back({"Expand", 13, {{DType::kInt32, {2, 1, 3}}, {DType::kInt64, {4}, true, {2, 2, 5, 1}}}});
   cases.push_back({"MatMul", 17, {{DType::kFloat, {3, 17}}, {DType::kFloat, {17, 5}}}});
   cases.push_back({"MatMul", 17, {{DType::kFloat, {2, 4, 33, 16}}, {DType::kFloat, {2, 4, 16, 9}}}});
   cases.push_back({"MatMul", 17, {{DType::kFloat, {2, 7, 64}}, {DType::kFloat, {64, 48}}}});
@@ -118,6 +141,12 @@ inline std::vector<OpCase> standard_op_cases() {
   for (int64_t axis : {-1, 1}) {
     cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
     cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});
+  }
+  for (const std::vector<int64_t>& x : std::vector<std::vector<int64_t>>{{2, 5, 7, 9}, {3, 4}, {1, 6, 11}}) {
+    const TensorSpec channel{DType::kFloat, {x[1]}, true};
+    const TensorSpec variance{DType::kFloat, {x[1]}, true, std::vector<double>(static_cast<size_t>(x[1]), 0.7)};
+    cases.push_back({"BatchNormalization", 15, {{DType::kFloat, x}, channel, channel, channel, variance},
+                     {{"epsilon", A::of_float(1e-3f)}}});
   }
   cases.push_back({"LayerNormalization", 17, {{DType::kFloat, {2, 5, 32}}, {DType::kFloat, {32}}, {DType::kFloat, {32}}}});
   cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});

@@ -10,7 +10,7 @@ namespace kiln::cli {
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--threads", flags.threads, "Kernel threads (0: all cores)")->check(CLI::NonNegativeNumber);
-  cmd.add_option("--providers", flags.providers, "Providers in order of preference (default: cpu_ref)")->delimiter(',');
+  cmd.add_option("--providers", flags.providers, "Providers in order of preference: cpu, cpu_ref (default: cpu)")->delimiter(',');
   cmd.add_option("--allow-fallback", flags.allow_fallback,
                  "Providers nodes may fall back to (default: none, fail closed)")
       ->delimiter(',');

@@ -15,7 +15,7 @@ namespace kiln::cli {
 // Raw flag values bound by add_session_flags(), turned into SessionOptions by to_options().
 struct SessionFlags {
   int threads = 0;
-  std::vector<std::string> providers = {"cpu_ref"};
+  std::vector<std::string> providers = SessionOptions{}.providers;
   std::vector<std::string> allow_fallback;
   bool no_optimize = false;
   std::vector<std::string> disabled_passes;

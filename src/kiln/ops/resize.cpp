@@ -10,6 +10,7 @@
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/resize.h"
 
 namespace kiln::ops {
 namespace {
@@ -127,13 +128,6 @@ Status resize_infer(InferenceContext& ctx) {
 
 // ---- kernel ----
 
-// The input taps of one output coordinate on one axis.
-struct AxisTaps {
-  std::vector<int64_t> index;
-  std::vector<double> weight;
-  bool outside = false;  // tf_crop_and_resize sampled outside the input: use extrapolation_value
-};
-
 // Input coordinate of output coordinate x. `resized` is the output length as the spec's formulas
 // use it: in * scale when scales are given (not floored, as ONNX's test data expects), else out.
 double source_coordinate(const ResizeMode& m, double x, double scale, int64_t in, double resized, double roi_start,
@@ -189,9 +183,11 @@ AxisTaps axis_taps(const ResizeMode& m, int64_t o, double scale, int64_t in, dou
   return taps;
 }
 
-Status resize_kernel(KernelContext& ctx) {
+}  // namespace
+
+Result<std::vector<std::vector<AxisTaps>>> resize_taps(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
-  Tensor& y = *ctx.output(0);
+  const Tensor& y = *ctx.output(0);
   KILN_ASSIGN_OR_RETURN(ResizeMode m, resize_mode(ctx.node()));
   const ResizeInputs in = resize_inputs(ctx.node());
   auto input = [&](int i) { return i < 0 ? nullptr : ctx.input(static_cast<size_t>(i)); };
@@ -210,6 +206,17 @@ Status resize_kernel(KernelContext& ctx) {
     const double resized = target.sizes.empty() ? static_cast<double>(n_in) * scale : static_cast<double>(n_out);
     for (int64_t o = 0; o < n_out; ++o) axes[d].push_back(axis_taps(m, o, scale, n_in, resized, roi[d], roi[rank + d]));
   }
+  return axes;
+}
+
+namespace {
+
+Status resize_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(ResizeMode m, resize_mode(ctx.node()));
+  KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<AxisTaps>> axes, resize_taps(ctx));
+  const size_t rank = x.shape().size();
   const std::vector<int64_t> strides = contiguous_strides(x.shape());
   bool supported = false;
   visit_dtype(x.dtype(), [&]<class T>() {

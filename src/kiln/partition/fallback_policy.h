@@ -8,7 +8,7 @@
 namespace kiln::partition {
 
 struct FallbackPolicy {
-  std::vector<std::string> preferred = {"cpu_ref"};
+  std::vector<std::string> preferred = {"cpu"};
   std::vector<std::string> allowed_fallback;  // empty: fail closed
 
   bool allows_fallback_to(const std::string& provider) const;

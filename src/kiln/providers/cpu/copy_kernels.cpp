@@ -7,13 +7,6 @@
 namespace kiln::providers::cpu {
 namespace {
 
-Capability copy_supports(const ir::Node& node) {
-  const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor() || x->type.dtype == DType::kString || x->type.dtype == DType::kUndefined)
-    return Capability::no(node.op_type + " of a non-numeric or non-tensor value");
-  return Capability::yes();
-}
-
 Result<ops::Kernel> build_copy(const ir::Node&) {
   return ops::Kernel([](ops::KernelContext& ctx) {
     const Tensor& x = *ctx.input(0);
@@ -27,7 +20,7 @@ Result<ops::Kernel> build_copy(const ir::Node&) {
 }  // namespace
 
 void add_copy_kernels(CpuKernelTable& table) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) table[op] = {copy_supports, build_copy};
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) table[op] = {[](const ir::Node& node) { return fixed_size_tensor(node, 0); }, build_copy};
 }
 
 }  // namespace kiln::providers::cpu

@@ -30,8 +30,15 @@ void add_normalization_kernels(CpuKernelTable& table);
 void add_copy_kernels(CpuKernelTable& table);
 void add_slice_concat_kernels(CpuKernelTable& table);
 void add_attention_kernels(CpuKernelTable& table);
+void add_gather_kernels(CpuKernelTable& table);
+void add_expand_kernels(CpuKernelTable& table);
+void add_resize_kernels(CpuKernelTable& table);
+void add_conv_transpose_kernels(CpuKernelTable& table);
 
 // Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
 Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);
+// Node input i is a tensor of a fixed-size dtype (not string): what the data movement kernels
+// copy byte for byte.
+Capability fixed_size_tensor(const ir::Node& node, size_t input);
 
 }  // namespace kiln::providers::cpu

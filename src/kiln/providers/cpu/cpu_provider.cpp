@@ -20,6 +20,10 @@ const cpu::CpuKernelTable& table() {
     cpu::add_copy_kernels(t);
     cpu::add_slice_concat_kernels(t);
     cpu::add_attention_kernels(t);
+    cpu::add_gather_kernels(t);
+    cpu::add_expand_kernels(t);
+    cpu::add_resize_kernels(t);
+    cpu::add_conv_transpose_kernels(t);
     return t;
   }();
   return kernels;
@@ -73,7 +77,15 @@ Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs
   return Capability::yes();
 }
 
+Capability fixed_size_tensor(const ir::Node& node, size_t input) {
+  const ir::Value* v = node.input(input);
+  if (!v || !v->type.is_tensor() || v->type.dtype == DType::kString || v->type.dtype == DType::kUndefined)
+    return Capability::no(node.op_type + " of a non-numeric or non-tensor value");
+  return Capability::yes();
+}
+
 }  // namespace cpu
+
 bool cpu_has_winograd_convolutions() {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
   const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);

@@ -1,6 +1,7 @@
 // cpu kernels for element-wise ops: unary activations and math as oneDNN eltwise primitives,
 // Add/Sub/Mul/Div/Max/Min as oneDNN binary primitives (the second operand broadcast; for the
-// commutative ops the operands are swapped when only the first one is broadcast), and
+// commutative ops the operands are swapped when only the first one is broadcast; when both are,
+// the first is broadcast-copied into the output and the primitive runs in place), and
 // kiln.ElementwiseChain as one binary primitive whose post-ops are the chain's steps (oneDNN's
 // JIT picks the vector ISA from the CPU at run time).
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/providers/cpu/broadcast_copy.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -86,21 +88,29 @@ Capability binary_supports(const ir::Node& node) {
     return Capability::no(node.op_type + " with the legacy broadcast attribute");
   Capability c = float_tensors(node, {0, 1});
   if (!c.supported) return c;
-  if (full_operand(node) < 0) return Capability::no(node.op_type + " that broadcasts its first operand");
   return Capability::yes();
 }
 
+// When neither operand has the output's dims, the first is broadcast into the output and the
+// primitive runs in place on it.
 Result<ops::Kernel> build_binary(const ir::Node& node) {
-  const size_t a = static_cast<size_t>(full_operand(node)), b = 1 - a;
+  const int full = full_operand(node);
+  const size_t a = full < 0 ? 0 : static_cast<size_t>(full), b = 1 - a;
   const std::vector<int64_t> y = output_dims(node, 0);
   const memory::desc src0 = row_major_desc(y), src1 = row_major_desc(padded(input_dims(node, b), y.size()));
   const dnnl::binary::desc desc(binary_algorithms().at(node.op_type), src0, src1, src0);
-  return primitive_kernel(dnnl::binary(dnnl::binary::primitive_desc(desc, cpu_engine())),
-                          [src0, src1, a, b](ops::KernelContext& ctx) {
-                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC_0, wrap(src0, *ctx.input(a))},
-                                                                   {DNNL_ARG_SRC_1, wrap(src1, *ctx.input(b))},
-                                                                   {DNNL_ARG_DST, wrap(src0, *ctx.output(0))}};
-                          });
+  const bool in_place = full < 0;
+  ops::Kernel run = primitive_kernel(
+      dnnl::binary(dnnl::binary::primitive_desc(desc, cpu_engine())), [src0, src1, a, b, in_place](ops::KernelContext& ctx) {
+        return std::unordered_map<int, memory>{{DNNL_ARG_SRC_0, wrap(src0, in_place ? *ctx.output(0) : *ctx.input(a))},
+                                               {DNNL_ARG_SRC_1, wrap(src1, *ctx.input(b))},
+                                               {DNNL_ARG_DST, wrap(src0, *ctx.output(0))}};
+      });
+  if (!in_place) return run;
+  return ops::Kernel([run](ops::KernelContext& ctx) {
+    broadcast_copy(*ctx.input(0), *ctx.output(0));
+    return run(ctx);
+  });
 }
 
 // ---- kiln.ElementwiseChain ----

@@ -1,6 +1,8 @@
-// cpu kernels for Softmax, LogSoftmax and LayerNormalization as oneDNN primitives. Softmax before
-// opset 13 normalises the flattened [outer, inner] view from `axis`; LayerNormalization normalises
-// the trailing dims from `axis` as one, with its scale and bias per element of those dims.
+// cpu kernels for Softmax, LogSoftmax, LayerNormalization and inference-mode BatchNormalization as
+// oneDNN primitives. Softmax before opset 13 normalises the flattened [outer, inner] view from
+// `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
+// bias per element of those dims; BatchNormalization uses the given mean and variance per channel
+// (what batchnorm_folding leaves: one not after a Conv).
 #include <numeric>
 
 #include "kiln/ops/op_helpers.h"
@@ -80,12 +82,41 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
       });
 }
 
+Capability batch_norm_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1, 2, 3, 4});
+  if (!c.supported) return c;
+  if (node.opset_version < 9) return Capability::no("BatchNormalization before opset 9 (spatial and is_test attributes)");
+  if (node.attr_int("training_mode", 0) != 0) return Capability::no("BatchNormalization in training mode");
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (node.outputs[i]) return Capability::no("BatchNormalization's running mean and variance outputs");
+  if (node.inputs[0]->type.shape->rank() < 2) return Capability::no("BatchNormalization of rank below 2");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  const memory::desc data = row_major_desc(x), channel = row_major_desc({x[1]});
+  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
+                                                     node.attr_float("epsilon", 1e-5f), flags);
+  return primitive_kernel(
+      dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(desc, cpu_engine())),
+      [data, channel](ops::KernelContext& ctx) {
+        return std::unordered_map<int, memory>{
+            {DNNL_ARG_SRC, wrap(data, *ctx.input(0))},      {DNNL_ARG_SCALE, wrap(channel, *ctx.input(1))},
+            {DNNL_ARG_SHIFT, wrap(channel, *ctx.input(2))}, {DNNL_ARG_MEAN, wrap(channel, *ctx.input(3))},
+            {DNNL_ARG_VARIANCE, wrap(channel, *ctx.input(4))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+      });
+}
+
 }  // namespace
 
 void add_normalization_kernels(CpuKernelTable& table) {
   table["Softmax"] = {softmax_supports, build_softmax};
   table["LogSoftmax"] = {softmax_supports, build_softmax};
   table["LayerNormalization"] = {layer_norm_supports, build_layer_norm};
+  table["BatchNormalization"] = {batch_norm_supports, build_batch_norm};
 }
 
 }  // namespace kiln::providers::cpu

@@ -1,0 +1,105 @@
+// cpu kernel for ConvTranspose: one oneDNN deconvolution primitive per node and plan, with constant
+// weights reordered once into the layout it prefers. ONNX's W is [C, M/group, k...], which oneDNN
+// reads as its weights [(group,) M/group, C/group, k...] with the two channel strides swapped. Explicit pads
+// (or VALID) only: output_padding, output_shape and SAME padding stay on cpu_ref.
+#include <memory>
+#include <optional>
+
+#include "kiln/ops/conv.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+Capability conv_transpose_supports(const ir::Node& node) {
+  if (node.inputs.size() < 2) return Capability::no("ConvTranspose needs X and W");
+  Capability c = float_tensors(node, {0, 1, 2});
+  if (!c.supported) return c;
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < 3 || rank > 5) return Capability::no("ConvTranspose over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return Capability::no("ConvTranspose with auto_pad " + auto_pad);
+  if (node.has_attr("output_shape")) return Capability::no("ConvTranspose with output_shape");
+  for (int64_t p : node.attr_ints("output_padding"))
+    if (p != 0) return Capability::no("ConvTranspose with output_padding");
+  return Capability::yes();
+}
+
+struct DeconvState {
+  dnnl::deconvolution_forward primitive;
+  memory::desc src, dst, weights_plain, weights_packed, bias;
+  std::optional<memory> packed_weights;  // set when W is a constant
+  bool has_bias = false;
+  dnnl::stream stream{cpu_engine()};
+};
+
+Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1), y = output_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, true));
+  const size_t spatial = x.size() - 2;
+  memory::dims strides, dilations, pad_left, pad_right;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t extent = (p.grid.kernel[i] - 1) * p.grid.dilations[i] + 1;
+    strides.push_back(p.grid.strides[i]);
+    dilations.push_back(p.grid.dilations[i] - 1);  // oneDNN counts dilation from 0
+    pad_left.push_back(p.grid.pads_begin[i]);
+    pad_right.push_back((x[i + 2] - 1) * p.grid.strides[i] + extent - p.grid.pads_begin[i] - y[i + 2]);
+  }
+  // oneDNN's dims are [(group,) M/group, C/group, k...]; the memory is ONNX's [C, M/group, k...],
+  // that is [(group,) C/group, M/group, k...] row-major: the two channel strides swap.
+  const int64_t taps = p.grid.kernel_count(), per_group_in = x[1] / p.group, per_group_out = y[1] / p.group;
+  std::vector<int64_t> weight_dims{per_group_out, per_group_in}, weight_strides{taps, per_group_out * taps};
+  int64_t tap_stride = taps;
+  for (size_t i = 2; i < w.size(); ++i) {
+    weight_dims.push_back(w[i]);
+    weight_strides.push_back(tap_stride /= w[i]);
+  }
+  if (p.group > 1) {
+    weight_dims.insert(weight_dims.begin(), p.group);
+    weight_strides.insert(weight_strides.begin(), per_group_in * per_group_out * taps);
+  }
+  const memory::dims wd(weight_dims.begin(), weight_dims.end());
+
+  auto state = std::make_shared<DeconvState>();
+  state->src = row_major_desc(x);
+  state->dst = row_major_desc(y);
+  state->weights_plain = strided_desc(weight_dims, weight_strides);
+  state->has_bias = node.input(2) != nullptr;
+  state->bias = row_major_desc({y[1]});
+  const memory::desc weights_any(wd, memory::data_type::f32, memory::format_tag::any);
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::deconvolution_direct;
+  const auto desc = state->has_bias ? dnnl::deconvolution_forward::desc(kind, alg, state->src, weights_any, state->bias, state->dst,
+                                                                        strides, dilations, pad_left, pad_right)
+                                    : dnnl::deconvolution_forward::desc(kind, alg, state->src, weights_any, state->dst, strides,
+                                                                        dilations, pad_left, pad_right);
+  const dnnl::deconvolution_forward::primitive_desc pd(desc, cpu_engine());
+  state->primitive = dnnl::deconvolution_forward(pd);
+  state->weights_packed = pd.weights_desc();
+  if (const Tensor* weights = constant_input(node, 1))
+    state->packed_weights = reorder_to(wrap(state->weights_plain, *weights), state->weights_packed);
+  return ops::Kernel([state](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      memory weights = state->packed_weights ? *state->packed_weights
+                                             : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
+                                           {DNNL_ARG_WEIGHTS, weights},
+                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
+      if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
+      state->primitive.execute(state->stream, args);
+      state->stream.wait();
+      return Status::ok();
+    });
+  });
+}
+
+}  // namespace
+
+void add_conv_transpose_kernels(CpuKernelTable& table) {
+  table["ConvTranspose"] = {conv_transpose_supports, build_conv_transpose};
+}
+
+}  // namespace kiln::providers::cpu
