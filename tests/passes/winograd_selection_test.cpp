@@ -72,6 +72,23 @@ TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
   EXPECT_EQ(selected({.activation = "Sigmoid"}), "direct");
 }
 
+// Of the marked convolutions, the cpu kernel runs by Winograd (two reorders) only those with enough
+// work per thread and at least 32 input channels.
+int cpu_reorders(const ConvSpec& spec) {
+  ir::Graph g;
+  ir::Node* conv = add_fused_conv(g, spec);
+  conv->attributes["algorithm"] = ir::Attribute::of_string("winograd");
+  return providers::cpu_kernel_reorders(*conv);
+}
+
+TEST(WinogradSelection, CpuKernelRunsWinogradOnlyWhereItPays) {
+  if (!providers::cpu_has_winograd_convolutions()) GTEST_SKIP() << "no Winograd kernels on this CPU";
+  EXPECT_EQ(cpu_reorders({.in = 64, .out = 64, .size = 112}), 2);
+  EXPECT_EQ(cpu_reorders({.in = 32, .out = 128, .size = 112}), 2);
+  EXPECT_EQ(cpu_reorders({.in = 16, .out = 64, .size = 112}), 0);  // too few input channels
+  EXPECT_EQ(cpu_reorders({.in = 64, .out = 64, .size = 8}), 0);     // too little work
+}
+
 // x[1,96,32,32] -> Conv(96, 3x3, pad 1, bias) -> Relu -> y, run on `provider` with one thread
 // (enough work per thread for the cpu kernel to choose Winograd).
 struct Ran {

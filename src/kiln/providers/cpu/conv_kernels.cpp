@@ -77,10 +77,15 @@ std::optional<dnnl::convolution_forward::primitive_desc> winograd_desc(const ir:
 // AVX-512: SqueezeNet's layers, about 3M each at batch 1, run faster by Winograd on one thread and
 // slower split over two; ResNet-50's, about 12M each, run about 1.5x faster from batch 1 on).
 constexpr int64_t kWinogradMinWorkPerThread = int64_t{2} << 20;
+// With few input channels the transforms (and the reorders to nChw16c) cost as much as the
+// product saves: SqueezeNet's 16-channel expand3x3 layers ran 1.7x slower by Winograd at batch 8
+// (equal at batch 1); its 32- and 64-channel ones 10-15% faster.
+constexpr int64_t kWinogradMinInputChannels = 32;
 
 bool winograd_pays(const std::vector<int64_t>& y, int64_t in_channels) {
   const int64_t threads = std::max(1, omp_get_max_threads());
-  return y[0] * y[2] * y[3] * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
+  return in_channels >= kWinogradMinInputChannels &&
+         y[0] * y[2] * y[3] * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
 }
 
 // Whether the kernel for `node` (output y, channels-first dims) runs by Winograd.
