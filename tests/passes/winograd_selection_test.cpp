@@ -73,7 +73,7 @@ TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
 }
 
 // Of the marked convolutions, the cpu kernel runs by Winograd (two reorders) only those with enough
-// work per thread and at least 32 input channels.
+// work per thread, at least 32 input channels and at least 64 output pixels.
 int cpu_reorders(const ConvSpec& spec) {
   ir::Graph g;
   ir::Node* conv = add_fused_conv(g, spec);
@@ -87,6 +87,7 @@ TEST(WinogradSelection, CpuKernelRunsWinogradOnlyWhereItPays) {
   EXPECT_EQ(cpu_reorders({.in = 32, .out = 128, .size = 112}), 2);
   EXPECT_EQ(cpu_reorders({.in = 16, .out = 64, .size = 112}), 0);  // too few input channels
   EXPECT_EQ(cpu_reorders({.in = 64, .out = 64, .size = 8}), 0);     // too little work
+  EXPECT_EQ(cpu_reorders({.in = 512, .out = 512, .size = 7}), 0);   // too few output pixels
 }
 
 // x[1,96,32,32] -> Conv(96, 3x3, pad 1, bias) -> Relu -> y, run on `provider` with one thread

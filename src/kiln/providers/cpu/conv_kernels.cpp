@@ -81,11 +81,16 @@ constexpr int64_t kWinogradMinWorkPerThread = int64_t{2} << 20;
 // product saves: SqueezeNet's 16-channel expand3x3 layers ran 1.7x slower by Winograd at batch 8
 // (equal at batch 1); its 32- and 64-channel ones 10-15% faster.
 constexpr int64_t kWinogradMinInputChannels = 32;
+// Winograd's transformed weights are 16/9 the size of the plain ones and stream from memory once
+// per run: with few output pixels (N * OH * OW) that traffic outweighs the saved products
+// (ResNet-50's 7x7 layers at batch 1: 49 pixels, 17 MiB of transformed weights each).
+constexpr int64_t kWinogradMinOutputPixels = 64;
 
 bool winograd_pays(const std::vector<int64_t>& y, int64_t in_channels) {
   const int64_t threads = std::max(1, omp_get_max_threads());
-  return in_channels >= kWinogradMinInputChannels &&
-         y[0] * y[2] * y[3] * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
+  const int64_t pixels = y[0] * y[2] * y[3];
+  return in_channels >= kWinogradMinInputChannels && pixels >= kWinogradMinOutputPixels &&
+         pixels * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
 }
 
 // Whether the kernel for `node` (output y, channels-first dims) runs by Winograd.
