@@ -38,8 +38,8 @@ def parse_args():
     parser.add_argument("--kiln", default=os.environ.get("KILN", "build/kiln"),
                         help="Kiln binary (default: $KILN or build/kiln)")
     parser.add_argument("--providers", default="cpu", help="passed to kiln bench --providers (default: cpu)")
-    parser.add_argument("--allow-fallback", default="cpu_ref",
-                        help="passed to kiln bench --allow-fallback (default: cpu_ref; '' for fail-closed)")
+    parser.add_argument("--allow-fallback", default="",
+                        help="passed to kiln bench --allow-fallback (default: none, fail closed: every node on cpu)")
     parser.add_argument("--torch-openblas-coretype",
                         help="OPENBLAS_CORETYPE for PyTorch (default: unset, OpenBLAS detects the CPU)")
     parser.add_argument("--quick", action="store_true",
