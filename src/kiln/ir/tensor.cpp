@@ -5,6 +5,8 @@
 #include <limits>
 #include <new>
 
+#include "kiln/ir/buffer.h"
+
 namespace kiln {
 
 size_t dtype_size(DType dtype) {
@@ -90,10 +92,9 @@ Tensor Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
   } else {
     // 64-byte alignment so that every provider can use aligned vector loads.
     const size_t bytes = std::max<size_t>(static_cast<size_t>(count) * elem, 1);
-    void* p = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
-    if (!p) return Tensor();
-    std::memset(p, 0, bytes);
-    t.storage_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
+    t.storage_ = allocate_buffer(bytes);
+    if (!t.storage_) return Tensor();
+    std::memset(t.storage_.get(), 0, bytes);
   }
   t.data_ = t.storage_.get();
   return t;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <new>
 
+#include "kiln/ir/buffer.h"
 #include "kiln/ops/evaluate.h"
 #include "kiln/ops/subgraph_runner.h"
 
@@ -79,9 +80,8 @@ Status run_step(const Step& step, std::vector<Value>& values) {
 
 Status Executor::ensure_arena(int64_t bytes) {
   if (bytes <= arena_bytes_) return Status::ok();
-  void* p = ::operator new(static_cast<size_t>(bytes), std::align_val_t{64}, std::nothrow);
-  if (!p) return allocation_failure("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
-  arena_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
+  arena_ = allocate_buffer(static_cast<size_t>(bytes));
+  if (!arena_) return allocation_failure("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
   arena_bytes_ = bytes;
   return Status::ok();
 }

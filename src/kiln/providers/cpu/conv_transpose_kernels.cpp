@@ -31,7 +31,7 @@ Capability conv_transpose_supports(const ir::Node& node) {
 struct DeconvState {
   dnnl::deconvolution_forward primitive;
   memory::desc src, dst, weights_plain, weights_packed, bias;
-  std::optional<memory> packed_weights;  // set when W is a constant
+  std::optional<PackedWeights> packed_weights;  // set when W is a constant
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
@@ -80,10 +80,10 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
   state->primitive = dnnl::deconvolution_forward(pd);
   state->weights_packed = pd.weights_desc();
   if (const Tensor* weights = constant_input(node, 1))
-    state->packed_weights = reorder_to(wrap(state->weights_plain, *weights), state->weights_packed);
+    state->packed_weights = pack_weights(wrap(state->weights_plain, *weights), state->weights_packed);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      memory weights = state->packed_weights ? *state->packed_weights
+      memory weights = state->packed_weights ? state->packed_weights->memory
                                              : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
                                            {DNNL_ARG_WEIGHTS, weights},

@@ -19,7 +19,7 @@ using dnnl::memory;
 struct ProductState {
   dnnl::matmul primitive;
   memory::desc src, weights_view, weights_packed, bias, dst;
-  std::optional<memory> packed_weights;  // set when the right-hand side is a constant
+  std::optional<PackedWeights> packed_weights;  // set when the right-hand side is a constant
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
@@ -41,7 +41,7 @@ std::shared_ptr<ProductState> make_product(const memory::desc& src, const memory
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::matmul(pd);
   state->weights_packed = pd.weights_desc();
-  if (constant_weights) state->packed_weights = reorder_to(wrap(weights_view, *constant_weights), state->weights_packed);
+  if (constant_weights) state->packed_weights = pack_weights(wrap(weights_view, *constant_weights), state->weights_packed);
   return state;
 }
 
@@ -49,7 +49,7 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, size_t a, size_t
   return [state, a, b, bias](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(a))},
-                                           {DNNL_ARG_WEIGHTS, state->packed_weights ? *state->packed_weights
+                                           {DNNL_ARG_WEIGHTS, state->packed_weights ? state->packed_weights->memory
                                                                                     : wrap(state->weights_view, *ctx.input(b))},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(*bias)));

@@ -3,6 +3,8 @@
 
 #include <new>
 
+#include "kiln/ir/buffer.h"
+
 namespace kiln::providers::cpu {
 
 const dnnl::engine& cpu_engine() {
@@ -48,12 +50,28 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t) {
   return dnnl::memory(desc, cpu_engine(), const_cast<void*>(t.raw_data()));
 }
 
-dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
-  dnnl::memory target(wanted, cpu_engine());
+namespace {
+
+void reorder_into(dnnl::memory source, dnnl::memory target) {
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(source, target).execute(stream, source, target);
   stream.wait();
+}
+
+}  // namespace
+
+dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
+  dnnl::memory target(wanted, cpu_engine());
+  reorder_into(source, target);
   return target;
+}
+
+PackedWeights pack_weights(dnnl::memory source, const dnnl::memory::desc& wanted) {
+  PackedWeights packed{allocate_buffer(wanted.get_size()), {}};
+  if (!packed.storage) throw std::bad_alloc();
+  packed.memory = dnnl::memory(wanted, cpu_engine(), packed.storage.get());
+  reorder_into(source, packed.memory);
+  return packed;
 }
 
 const Tensor* constant_input(const ir::Node& node, size_t i) {

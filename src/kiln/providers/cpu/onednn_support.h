@@ -5,6 +5,7 @@
 
 #include <dnnl.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,9 +34,17 @@ std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool chann
 // A oneDNN memory over a Kiln tensor's storage (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 
-// `source` (described by `desc`) copied into a new memory of layout `wanted`: the one-time reorder
-// of constant weights into the layout a primitive prefers.
+// `source` copied into a new memory of layout `wanted`: weights given at run time reordered into
+// the layout a primitive prefers.
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
+
+// Constant weights reordered once, when the kernel is built, into the layout a primitive prefers;
+// they live in a buffer of their own (huge-page backed when large: ir/buffer.h).
+struct PackedWeights {
+  std::shared_ptr<void> storage;
+  dnnl::memory memory;
+};
+PackedWeights pack_weights(dnnl::memory source, const dnnl::memory::desc& wanted);
 
 // The constant value of node input i (an initializer), or nullptr.
 const Tensor* constant_input(const ir::Node& node, size_t i);
