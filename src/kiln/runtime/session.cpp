@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "kiln/analysis/type_inference.h"
 #include "kiln/autodiff/gradient_expansion.h"
@@ -46,7 +47,10 @@ struct Session::Impl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
-  std::vector<KernelEvent> last_kernels;
+  // The last run's step timings; its KernelEvents are built from them only when asked for, so
+  // that a run pays for no string copies.
+  std::vector<runtime::StepTiming> last_timings;
+  std::optional<std::vector<KernelEvent>> last_kernels;
 
   Status import_model(const std::string& path);
   Status analyse();
@@ -204,7 +208,9 @@ Result<std::map<std::string, Value>> Session::run_values(const std::map<std::str
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
   KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, impl_->plan_for(shapes));
   const auto start = std::chrono::steady_clock::now();
-  std::vector<runtime::StepTiming> timings;
+  std::vector<runtime::StepTiming>& timings = impl_->last_timings;
+  timings.clear();
+  impl_->last_kernels.reset();
   KILN_ASSIGN_OR_RETURN(std::vector<Value> results, impl_->executor.run(*plan, ordered, &timings));
   const double elapsed = ms_since(start);
   report::RunSection& r = impl_->report.run;
@@ -212,15 +218,19 @@ Result<std::map<std::string, Value>> Session::run_values(const std::map<std::str
   r.runs += 1;
   r.latencies_ms.push_back(elapsed);
   runtime::accumulate_op_times(timings, r.op_times);
-  impl_->last_kernels.clear();
-  for (const runtime::StepTiming& t : timings)
-    impl_->last_kernels.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, t.start_ms, t.ms});
   std::map<std::string, Value> named;
   for (size_t i = 0; i < results.size(); ++i) named[impl_->model.graph->outputs[i]->name] = std::move(results[i]);
   return named;
 }
 
-const std::vector<KernelEvent>& Session::last_run_kernels() const { return impl_->last_kernels; }
+const std::vector<KernelEvent>& Session::last_run_kernels() const {
+  if (!impl_->last_kernels) {
+    std::vector<KernelEvent>& events = impl_->last_kernels.emplace();
+    for (const runtime::StepTiming& t : impl_->last_timings)
+      events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, t.start_ms, t.ms});
+  }
+  return *impl_->last_kernels;
+}
 
 void Session::record_parity(const ParityResult& parity) { impl_->report.parity.push_back(parity); }
 
