@@ -2,10 +2,13 @@
 ONNX Runtime (peers/ort_bench.js) and PyTorch eager (peers/torch_bench.py). All three take the same
 inputs and settings and write the same JSON ({load_ms, first_run_ms, samples_ms, latency_ms, ...});
 a runner that fails yields an error record, never numbers."""
+import functools
 import json
 import os
 import subprocess
 from dataclasses import dataclass, field
+
+import onnx
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(BENCH, "peers")
@@ -47,10 +50,25 @@ def _common_args(case, settings, json_path, output_dir):
     return args + (["--output-dir", output_dir] if output_dir else [])
 
 
+@functools.lru_cache(maxsize=None)
+def _symbolic_input_dims(model_path):
+    """(input name, axis, dim name) of every named symbolic dim of the model's inputs."""
+    graph = onnx.load(model_path, load_external_data=False).graph
+    return tuple((value.name, axis, dim.dim_param) for value in graph.input
+                 for axis, dim in enumerate(value.type.tensor_type.shape.dim) if dim.dim_param)
+
+
+def free_dimension_values(case):
+    """The case's value of each symbolic input dim, by dim name (ONNX Runtime's freeDimensionOverrides)."""
+    return {dim: case.shapes[name][axis] for name, axis, dim in _symbolic_input_dims(case.model_path)
+            if name in case.shapes}
+
+
 def kiln_command(case, settings, json_path, output_dir):
+    """Kiln compiles for the case's shapes (--specialize), as ONNX Runtime does with its free dims fixed."""
     shapes = [arg for name, shape in case.shapes.items()
               for arg in ("--shape", f"{name}={'x'.join(map(str, shape))}")]
-    extra = []
+    extra = ["--specialize"]
     if settings.kiln_providers:
         extra += ["--providers", settings.kiln_providers]
     if settings.kiln_allow_fallback:
@@ -60,7 +78,9 @@ def kiln_command(case, settings, json_path, output_dir):
 
 
 def ort_command(case, settings, json_path, output_dir):
-    return (["node", os.path.join(PEERS, "ort_bench.js"), case.model_path, *_input_args(case),
+    """ONNX Runtime with the model's symbolic dims fixed to the case's (freeDimensionOverrides)."""
+    free_dims = [arg for dim, size in free_dimension_values(case).items() for arg in ("--free-dim", f"{dim}={size}")]
+    return (["node", os.path.join(PEERS, "ort_bench.js"), case.model_path, *_input_args(case), *free_dims,
              *_common_args(case, settings, json_path, output_dir)], {})
 
 

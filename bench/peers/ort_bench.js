@@ -2,7 +2,8 @@
 // load, first run, warm-up runs, timed runs; writes the timings as JSON and, if asked, the outputs
 // as .npy. Usage (bench/run.sh calls it):
 //   node ort_bench.js MODEL.onnx --input NAME=file.npy ... --threads N --warmup W --runs R
-//                     [--json OUT.json] [--output-dir DIR]
+//                     [--free-dim DIM=SIZE ...] [--json OUT.json] [--output-dir DIR]
+// --free-dim fixes a symbolic input dim (sessionOptions.freeDimensionOverrides).
 'use strict';
 
 const fs = require('fs');
@@ -11,7 +12,7 @@ const ort = require('onnxruntime-node');
 const { readNpy, writeNpy } = require('./npy');
 
 function parseArgs(argv) {
-  const args = { inputs: {}, threads: 1, warmup: 2, runs: 10, json: null, outputDir: null, model: null };
+  const args = { inputs: {}, freeDims: {}, threads: 1, warmup: 2, runs: 10, json: null, outputDir: null, model: null };
   for (let i = 0; i < argv.length; ++i) {
     const flag = argv[i];
     const value = () => {
@@ -21,6 +22,9 @@ function parseArgs(argv) {
     if (flag === '--input') {
       const [name, file] = value().split(/=(.*)/s);
       args.inputs[name] = file;
+    } else if (flag === '--free-dim') {
+      const [dim, size] = value().split(/=(.*)/s);
+      args.freeDims[dim] = Number(size);
     } else if (flag === '--threads') args.threads = Number(value());
     else if (flag === '--warmup') args.warmup = Number(value());
     else if (flag === '--runs') args.runs = Number(value());
@@ -70,6 +74,7 @@ async function main() {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all', executionMode: 'sequential',
     intraOpNumThreads: args.threads, interOpNumThreads: 1,
   };
+  if (Object.keys(args.freeDims).length > 0) options.freeDimensionOverrides = args.freeDims;
 
   let start = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(args.model, options);

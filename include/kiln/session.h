@@ -34,6 +34,11 @@ struct SessionOptions {
   // Concrete shapes for inputs with symbolic dims, used to plan memory at load time. Inputs not
   // named here get symbolic dims set to 1 for the load-time plan; run() re-plans for new shapes.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Compile for exactly the load-time shapes (input_shapes, symbolic dims not named there set to
+  // 1): the inputs' symbolic dims become constants before analysis, so every pass sees a static
+  // graph (shape arithmetic folds away, shape-dependent fusions apply). A run with another shape is
+  // a ShapeGuardFailure naming the input and dim.
+  bool specialize = false;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name

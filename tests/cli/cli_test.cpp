@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kiln/tensor_io.h"
 #include "support/model_builder.h"
 
 namespace kiln {
@@ -145,6 +146,7 @@ TEST(Cli, BadInputsFailWithClassifiedErrorAndNoOutputFile) {
     truncated.assign(std::istreambuf_iterator<char>(in), {});
   }
   write_bytes(dir.file("truncated.onnx"), truncated.substr(0, truncated.size() / 2));
+  ASSERT_TRUE(write_npy_file(dir.file("x2.npy"), random_tensor(DType::kFloat, {2, 3}, 1)).is_ok());
   struct Case {
     std::string args;
     std::string code;
@@ -155,6 +157,8 @@ TEST(Cli, BadInputsFailWithClassifiedErrorAndNoOutputFile) {
       {"run " + model, "invalid_argument", "missing input 'x'"},
       {"run " + model + " --input q=random", "invalid_argument", "'q'"},
       {"run " + model + " --input x=random --shape x=2x4", "invalid_argument", "dim 1"},
+      {"run " + model + " --input x=" + dir.file("x2.npy") + " --shape x=4x3 --specialize", "shape_guard_failure",
+       "'x' dim 0 is 2"},
       {"run " + dir.file("truncated.onnx") + " --input x=random", "invalid_model", ""},
       {"run " + dir.file("random.onnx") + " --input x=random", "invalid_model", ""},
       {"run " + dir.file("missing.onnx") + " --input x=random", "not_found", "missing.onnx"},

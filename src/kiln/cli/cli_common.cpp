@@ -17,6 +17,8 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_flag("--no-optimize", flags.no_optimize, "Skip the optimisation pass pipeline");
   cmd.add_option("--disable-pass", flags.disabled_passes, "Skip a named pass (repeatable)");
   cmd.add_option("--shape", flags.shapes, "Concrete input shape to plan for, NAME=1x3x224x224 (repeatable)");
+  cmd.add_flag("--specialize", flags.specialize,
+               "Compile for exactly the --shape shapes (other symbolic dims 1); other shapes are rejected");
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
@@ -45,6 +47,7 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.allow_fallback = flags.allow_fallback;
   options.optimize = !flags.no_optimize;
   options.disabled_passes = flags.disabled_passes;
+  options.specialize = flags.specialize;
   for (const std::string& s : flags.shapes) {
     KILN_ASSIGN_OR_RETURN(auto parsed, parse_shape_flag(s));
     options.input_shapes[parsed.first] = parsed.second;

@@ -20,6 +20,7 @@ struct SessionFlags {
   bool no_optimize = false;
   std::vector<std::string> disabled_passes;
   std::vector<std::string> shapes;  // name=1x3x224x224
+  bool specialize = false;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

@@ -20,6 +20,7 @@
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
+#include "kiln/runtime/shape_specialization.h"
 
 namespace kiln {
 
@@ -44,6 +45,7 @@ struct Session::Impl {
   partition::PartitionMap partition;
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::ExecutionPlan>> plans;
   runtime::Executor executor;
+  runtime::SpecializedShapes specialized;  // empty unless options.specialize
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
@@ -53,6 +55,7 @@ struct Session::Impl {
   std::optional<std::vector<KernelEvent>> last_kernels;
 
   Status import_model(const std::string& path);
+  Status specialize();
   Status analyse();
   Status optimise();
   passes::PassContext pass_context() const;
@@ -68,6 +71,12 @@ Status Session::Impl::import_model(const std::string& path) {
   report.model = runtime::summarize_model(model, false);
   report.model.path = path;
   report.stages.import_ms = ms_since(start);
+  return Status::ok();
+}
+
+Status Session::Impl::specialize() {
+  KILN_ASSIGN_OR_RETURN(auto shapes, runtime::load_time_shapes(*model.graph, options.input_shapes));
+  specialized = runtime::pin_input_shapes(*model.graph, shapes);
   return Status::ok();
 }
 
@@ -164,7 +173,8 @@ void Session::Impl::record_options() {
                     {"providers", join(options.providers)},
                     {"allow_fallback", join(options.allow_fallback)},
                     {"optimize", options.optimize ? "true" : "false"},
-                    {"disabled_passes", join(options.disabled_passes)}};
+                    {"disabled_passes", join(options.disabled_passes)},
+                    {"specialize", options.specialize ? "true" : "false"}};
 }
 
 Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
@@ -175,6 +185,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   impl->record_options();
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  if (options.specialize) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
   KILN_RETURN_IF_ERROR(impl->optimise());
   KILN_RETURN_IF_ERROR(impl->place());
@@ -203,6 +214,7 @@ Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, T
 }
 
 Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
+  KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(impl_->specialized, inputs));
   KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*impl_->model.graph, inputs));
   std::vector<std::vector<int64_t>> shapes;
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
