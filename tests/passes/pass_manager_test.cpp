@@ -167,7 +167,8 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
                                           "common_subexpression_elimination", "dead_code_elimination", "product_fusion",
                                           "channels_last", "gelu_fusion", "batchnorm_folding",
                                           "attention_fusion", "layer_norm_fusion", "concat_split",
-                                          "winograd_selection", "elementwise_chain_fusion"}));
+                                          "winograd_selection", "elementwise_chain_fusion",
+                                          "unit_transpose_elimination"}));
 }
 
 }  // namespace

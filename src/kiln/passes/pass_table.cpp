@@ -15,6 +15,7 @@
 #include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/shape_folding.h"
+#include "kiln/passes/unit_transpose_elimination.h"
 #include "kiln/passes/winograd_selection.h"
 
 namespace kiln::passes {
@@ -27,6 +28,8 @@ const std::vector<PassInfo>& pass_table() {
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
+      {"unit_transpose_elimination", "replace a Transpose that moves only size-1 dims by a Reshape (no copy)",
+       eliminate_unit_transposes},
       {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
       {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
