@@ -97,6 +97,17 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"kiln.Attention", 1,
                    {{DType::kFloat, {6, 9, 4}}, {DType::kFloat, {6, 4, 9}}, {DType::kFloat, {6, 9, 3}}, {DType::kUndefined, {}},
                     {DType::kFloat, {9, 9}}}});
+  // kiln.Attention on transposed operands (attention_transpose_folding): BERT's [B,S,H,D] heads with a
+  // mask, ViT's sequence-first [S,H,D] heads at batch 1.
+  cases.push_back({"kiln.Attention", 1,
+                   {{DType::kFloat, {2, 5, 3, 8}}, {DType::kFloat, {2, 5, 3, 8}}, {DType::kFloat, {2, 5, 3, 8}},
+                    {DType::kBool, {2, 1, 1, 5}, false, {0, 0, 1, 0, 0, 1, 0, 0, 0, 0}}},
+                   {{"scale", A::of_float(0.35f)}, {"q_perm", A::of_ints({0, 2, 1, 3})}, {"kt_perm", A::of_ints({0, 2, 3, 1})},
+                    {"v_perm", A::of_ints({0, 2, 1, 3})}, {"y_perm", A::of_ints({0, 2, 1, 3})}}});
+  cases.push_back({"kiln.Attention", 1,
+                   {{DType::kFloat, {13, 4, 16}}, {DType::kFloat, {13, 4, 16}}, {DType::kFloat, {13, 4, 16}}},
+                   {{"scale", A::of_float(0.25f)}, {"q_perm", A::of_ints({1, 0, 2})}, {"kt_perm", A::of_ints({1, 2, 0})},
+                    {"v_perm", A::of_ints({1, 0, 2})}, {"y_perm", A::of_ints({1, 0, 2})}}});
   // kiln.FusedMatMul: bias, residual, activations.
   cases.push_back({"kiln.FusedMatMul", 1,
                    {{DType::kFloat, {2, 7, 33}}, {DType::kFloat, {33, 20}, true}, {DType::kFloat, {20}, true}},

@@ -4,11 +4,16 @@
 //   scores = mask ? mask_fill : scores     optional bool `mask` (input 3), broadcast to scores
 //   scores = scores + bias                 optional additive `bias` (input 4), broadcast to scores
 //   Y = softmax(scores, last axis) x V     V [..., T, Dv];  Y [..., S, Dv]
-// Attributes: scale (default 1), mask_fill (default -3.4028234663852886e38, what exporters use).
+// Attributes: scale (default 1), mask_fill (default -3.4028234663852886e38, what exporters use),
+// and the operand layouts of attention.h (q_perm, kt_perm, v_perm, y_perm).
 // The reference kernel runs these steps one by one with the MatMul reference.
+#include "kiln/ops/attention.h"
+
 #include <cmath>
 #include <limits>
+#include <numeric>
 
+#include "kiln/ops/channels_last.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/matmul.h"
 #include "kiln/ops/op_families.h"
@@ -16,23 +21,56 @@
 #include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
+
+Result<std::vector<int64_t>> attention_perm(const ir::Node& node, const char* attr, size_t rank) {
+  std::vector<int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  return permutation_attr(node, attr, rank, identity);
+}
+
+std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inverse;
+}
+
 namespace {
 
 constexpr size_t kMaskInput = 3, kBiasInput = 4;
 
+// The shape of operand i: its input's shape, transposed by the operand's permutation.
+Result<std::optional<ir::Shape>> operand_shape(const InferenceContext& ctx, size_t i) {
+  const std::optional<ir::Shape>& given = ctx.input_type(i).shape;
+  if (!given) return std::optional<ir::Shape>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attention_perm(ctx.node(), kAttentionOperandPerms[i], given->rank()));
+  return std::optional<ir::Shape>(ir::Shape(permuted(given->dims(), perm)));
+}
+
 Status attention_infer(InferenceContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> scores, matmul_output_shape(ctx, 0, 1));
-  const ir::TensorType& v = ctx.input_type(2);
-  if (ctx.input_type(0).dtype != DType::kFloat || v.dtype != DType::kFloat) return ctx.error("Q, Kt and V must be float32");
+  if (ctx.input_type(0).dtype != DType::kFloat || ctx.input_type(1).dtype != DType::kFloat ||
+      ctx.input_type(2).dtype != DType::kFloat)
+    return ctx.error("Q, Kt and V must be float32");
   if (ctx.has_input(kMaskInput) && ctx.input_type(kMaskInput).dtype != DType::kBool) return ctx.error("mask must be bool");
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> q, operand_shape(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> kt, operand_shape(ctx, 1));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> v, operand_shape(ctx, 2));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> scores, matmul_output_shape(ctx, q, kt));
   std::optional<ir::Shape> out;
-  if (scores && v.shape && scores->rank() >= 2 && v.shape->rank() >= 2) {
+  if (scores && v && scores->rank() >= 2 && v->rank() >= 2) {
     std::vector<ir::Dim> dims = scores->dims();
-    dims.back() = (*v.shape)[v.shape->rank() - 1];
-    out = ir::Shape(dims);
+    dims.back() = (*v)[v->rank() - 1];
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attention_perm(ctx.node(), kAttentionOutputPerm, dims.size()));
+    out = ir::Shape(permuted(dims, perm));
   }
   ctx.set_output_type(0, ir::TensorType{DType::kFloat, out});
   return Status::ok();
+}
+
+// Operand i in its logical layout.
+Result<Tensor> operand(const KernelContext& ctx, size_t i) {
+  const Tensor& given = *ctx.input(i);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attention_perm(ctx.node(), kAttentionOperandPerms[i], given.shape().size()));
+  return std::is_sorted(perm.begin(), perm.end()) ? given : permute_tensor(given, perm);
 }
 
 // Offsets of `t`'s elements for each position of a tensor of `shape` (numpy broadcasting).
@@ -48,8 +86,13 @@ Result<std::vector<int64_t>> broadcast_offsets(const KernelContext& ctx, const T
 
 Status attention_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
-  const Tensor &q = *ctx.input(0), &kt = *ctx.input(1), &v = *ctx.input(2);
-  std::vector<int64_t> scores_shape = ctx.output(0)->shape();
+  KILN_ASSIGN_OR_RETURN(const Tensor q, operand(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(const Tensor kt, operand(ctx, 1));
+  KILN_ASSIGN_OR_RETURN(const Tensor v, operand(ctx, 2));
+  Tensor& out = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, attention_perm(node, kAttentionOutputPerm, out.shape().size()));
+  const std::vector<int64_t> y_shape = permuted(out.shape(), inverse_permutation(out_perm));
+  std::vector<int64_t> scores_shape = y_shape;
   scores_shape.back() = kt.shape().back();
   Tensor scores = Tensor::allocate(DType::kFloat, scores_shape);
   KILN_RETURN_IF_ERROR(matmul_reference(node, q, kt, scores));
@@ -79,7 +122,11 @@ Status attention_kernel(KernelContext& ctx) {
     for (double& e : x) sum += (e = std::exp(e - top));
     for (int64_t j = 0; j < t; ++j) row[j] = static_cast<float>(x[static_cast<size_t>(j)] / sum);
   }
-  return matmul_reference(node, scores, v, *ctx.output(0));
+  if (std::is_sorted(out_perm.begin(), out_perm.end())) return matmul_reference(node, scores, v, out);
+  Tensor y = Tensor::allocate(DType::kFloat, y_shape);
+  KILN_RETURN_IF_ERROR(matmul_reference(node, scores, v, y));
+  gather_by_offsets(y, out, permuted_offsets(y_shape, out_perm));
+  return Status::ok();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "kiln/ops/channels_last.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 
@@ -114,17 +115,26 @@ Result<int64_t> wrap_index(int64_t v, int64_t dim, const KernelContext& ctx) {
 
 // ---- Transpose ----
 
-Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank) {
-  std::vector<int64_t> perm = node.attr_ints("perm");
-  if (!node.has_attr("perm")) {
-    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  }
+}  // namespace
+
+Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::string& attr, size_t rank,
+                                              std::vector<int64_t> fallback) {
+  std::vector<int64_t> perm = node.has_attr(attr) ? node.attr_ints(attr) : std::move(fallback);
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   bool valid = sorted.size() == rank;
   for (size_t i = 0; i < sorted.size(); ++i) valid = valid && sorted[i] == static_cast<int64_t>(i);
-  if (!valid) return invalid_model(node.describe() + ": perm is not a permutation of the " + std::to_string(rank) + " axes");
+  if (!valid)
+    return invalid_model(node.describe() + ": " + attr + " is not a permutation of the " + std::to_string(rank) + " axes");
   return perm;
+}
+
+namespace {
+
+Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank) {
+  std::vector<int64_t> reversed;
+  for (size_t i = rank; i-- > 0;) reversed.push_back(static_cast<int64_t>(i));
+  return permutation_attr(node, "perm", rank, reversed);
 }
 
 Status transpose_infer(InferenceContext& ctx) {
@@ -134,9 +144,7 @@ Status transpose_infer(InferenceContext& ctx) {
     return Status::ok();
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, transpose_perm(ctx.node(), in.shape->rank()));
-  std::vector<ir::Dim> dims;
-  for (int64_t p : perm) dims.push_back((*in.shape)[static_cast<size_t>(p)]);
-  ctx.set_output_type(0, typed_like(in, ir::Shape(dims)));
+  ctx.set_output_type(0, typed_like(in, permuted(*in.shape, perm)));
   return Status::ok();
 }
 

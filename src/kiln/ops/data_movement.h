@@ -74,6 +74,11 @@ struct StridedView {
 Result<StridedView> slice_view(const ir::Node& node, const std::vector<int64_t>& in_shape,
                                const std::vector<const Tensor*>& args);
 
+// Attribute `attr` of `node` as a permutation of `rank` axes, `fallback` when the node has none.
+// InvalidModel naming the node and attribute when it is not a permutation.
+Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::string& attr, size_t rank,
+                                              std::vector<int64_t> fallback);
+
 // Offsets of the elements of a row-major tensor of `in_shape` transposed by `perm`, in output order.
 std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 

@@ -37,8 +37,11 @@ const A* as_matrix(const T* src, int64_t rows, int64_t cols, bool transpose, std
 }  // namespace
 
 Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, size_t a_input, size_t b_input) {
-  const auto& a = ctx.input_type(a_input).shape;
-  const auto& b = ctx.input_type(b_input).shape;
+  return matmul_output_shape(ctx, ctx.input_type(a_input).shape, ctx.input_type(b_input).shape);
+}
+
+Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, const std::optional<ir::Shape>& a,
+                                                     const std::optional<ir::Shape>& b) {
   if (!a || !b) return std::optional<ir::Shape>();
   if (a->rank() == 0 || b->rank() == 0) return ctx.error("operands must have rank >= 1, got " + a->to_string() + " and " + b->to_string());
   const ir::Dim k_a = a->dims().back();

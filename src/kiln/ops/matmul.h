@@ -19,6 +19,9 @@ namespace kiln::ops {
 // The output shape of matmul(input a, input b); nullopt when either rank is unknown. InvalidModel
 // naming the node for rank-0 operands, differing inner dims or batch dims that do not broadcast.
 Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, size_t a, size_t b);
+// The same for operand shapes given directly (errors still name ctx's node).
+Result<std::optional<ir::Shape>> matmul_output_shape(const InferenceContext& ctx, const std::optional<ir::Shape>& a,
+                                                     const std::optional<ir::Shape>& b);
 
 // MatMul of concrete tensors (the reference kernel's body, also used by kiln.FusedMatMul).
 Status matmul_reference(const ir::Node& node, const Tensor& a, const Tensor& b, Tensor& y);

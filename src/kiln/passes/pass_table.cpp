@@ -3,6 +3,7 @@
 #include "kiln/passes/pass_table.h"
 
 #include "kiln/passes/attention_fusion.h"
+#include "kiln/passes/attention_transpose_folding.h"
 #include "kiln/passes/batchnorm_folding.h"
 #include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
@@ -34,6 +35,8 @@ const std::vector<PassInfo>& pass_table() {
       {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
       {"attention_fusion", "replace MatMul, scale, mask, Softmax, MatMul by one kiln.Attention", fuse_attention},
+      {"attention_transpose_folding", "read and write the Transposes around kiln.Attention in place (operand permutations)",
+       fold_attention_transposes},
       {"concat_split", "turn a Conv reading a channel Concat into a sum of Convs, one per input",
        split_concat_convolutions},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},

@@ -1,9 +1,13 @@
 // cpu kernel for kiln.Attention: Q x Kt as a oneDNN matmul with the scale as its output scale,
 // the mask and bias applied in one threaded pass over the scores, oneDNN softmax in place, then a
 // second matmul with V. The scores live in a buffer the kernel owns, sized for the plan's shapes.
+// Operands given transposed (ops/attention.h) are read, and a transposed output written, through
+// strided memory descriptors: no copies.
 #include <limits>
 #include <memory>
 
+#include "kiln/ops/attention.h"
+#include "kiln/ops/channels_last.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -24,9 +28,19 @@ Capability attention_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-std::vector<int64_t> padded(std::vector<int64_t> dims, size_t rank) {
+// A strided view of `rank` dims: leading dims of 1 added (their stride is immaterial).
+memory::desc view_desc(std::vector<int64_t> dims, std::vector<int64_t> strides, size_t rank) {
+  const int64_t extent = ops::dims_product(dims, 0, dims.size());
+  strides.insert(strides.begin(), rank - dims.size(), std::max<int64_t>(extent, 1));
   dims.insert(dims.begin(), rank - dims.size(), 1);
-  return dims;
+  return strided_desc(dims, strides);
+}
+
+// Operand i (0 Q, 1 Kt, 2 V) as the matmul reads it: its input through the operand's permutation.
+Result<memory::desc> operand_desc(const ir::Node& node, size_t i, size_t rank) {
+  const std::vector<int64_t> given = input_dims(node, i);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ops::attention_perm(node, ops::kAttentionOperandPerms[i], given.size()));
+  return view_desc(ops::permuted(given, perm), ops::permuted(ops::contiguous_strides(given), perm), rank);
 }
 
 // For each row of the scores (all dims but the last), where a broadcast operand's row starts, and
@@ -87,15 +101,18 @@ void mask_scores(const AttentionState& s, const Tensor* mask, const Tensor* bias
 }
 
 Result<ops::Kernel> build_attention(const ir::Node& node) {
-  const std::vector<int64_t> y = output_dims(node, 0);
-  const size_t rank = y.size();
-  std::vector<int64_t> scores_dims = y;
-  scores_dims.back() = input_dims(node, 1).back();
+  const std::vector<int64_t> out = output_dims(node, 0);
+  const size_t rank = out.size();
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, ops::attention_perm(node, ops::kAttentionOutputPerm, rank));
+  const std::vector<int64_t> to_y = ops::inverse_permutation(out_perm);
+  const std::vector<int64_t> y = ops::permuted(out, to_y);  // the logical output, written through out's strides
   auto state = std::make_shared<AttentionState>();
-  state->q = row_major_desc(padded(input_dims(node, 0), rank));
-  state->kt = row_major_desc(padded(input_dims(node, 1), rank));
-  state->v = row_major_desc(padded(input_dims(node, 2), rank));
-  state->y = row_major_desc(y);
+  KILN_ASSIGN_OR_RETURN(state->q, operand_desc(node, 0, rank));
+  KILN_ASSIGN_OR_RETURN(state->kt, operand_desc(node, 1, rank));
+  KILN_ASSIGN_OR_RETURN(state->v, operand_desc(node, 2, rank));
+  state->y = strided_desc(y, ops::permuted(ops::contiguous_strides(out), to_y));
+  std::vector<int64_t> scores_dims = y;
+  scores_dims.back() = state->kt.dims().back();
   state->scores_desc = row_major_desc(scores_dims);
   state->scores = Tensor::allocate(DType::kFloat, scores_dims);
   state->fill = node.attr_float("mask_fill", std::numeric_limits<float>::lowest());
