@@ -113,9 +113,9 @@ Result<int64_t> wrap_index(int64_t v, int64_t dim, const KernelContext& ctx) {
   return v < 0 ? v + dim : v;
 }
 
-// ---- Transpose ----
-
 }  // namespace
+
+// ---- Transpose ----
 
 Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::string& attr, size_t rank,
                                               std::vector<int64_t> fallback) {
@@ -129,13 +129,13 @@ Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::s
   return perm;
 }
 
-namespace {
-
 Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank) {
   std::vector<int64_t> reversed;
   for (size_t i = rank; i-- > 0;) reversed.push_back(static_cast<int64_t>(i));
   return permutation_attr(node, "perm", rank, reversed);
 }
+
+namespace {
 
 Status transpose_infer(InferenceContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);

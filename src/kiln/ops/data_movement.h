@@ -79,6 +79,9 @@ Result<StridedView> slice_view(const ir::Node& node, const std::vector<int64_t>&
 Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::string& attr, size_t rank,
                                               std::vector<int64_t> fallback);
 
+// Transpose's permutation of `rank` axes (its perm, or the axes reversed when it has none).
+Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank);
+
 // Offsets of the elements of a row-major tensor of `in_shape` transposed by `perm`, in output order.
 std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 

@@ -16,13 +16,10 @@ namespace {
 bool is_attention(const ir::Node& n) { return n.domain == "kiln" && n.op_type == "Attention"; }
 
 // The Transpose's permutation when its input's rank is known.
-std::optional<std::vector<int64_t>> transpose_perm(const ir::Node& transpose) {
+std::optional<std::vector<int64_t>> permutation_of(const ir::Node& transpose) {
   const ir::Value* x = transpose.input(0);
   if (!is_onnx_op(transpose, "Transpose") || !x || !x->type.is_tensor() || !x->type.shape) return std::nullopt;
-  const size_t rank = x->type.shape->rank();
-  std::vector<int64_t> reversed;
-  for (size_t i = rank; i-- > 0;) reversed.push_back(static_cast<int64_t>(i));
-  Result<std::vector<int64_t>> perm = ops::permutation_attr(transpose, "perm", rank, reversed);
+  Result<std::vector<int64_t>> perm = ops::transpose_perm(transpose, x->type.shape->rank());
   return perm.is_ok() ? std::optional(perm.value()) : std::nullopt;
 }
 
@@ -49,7 +46,7 @@ bool fold_operand(ir::Graph& graph, ir::Node& attention, size_t i, const std::se
   ir::Value* operand = attention.inputs[i];
   ir::Node* transpose = operand ? operand->producer : nullptr;
   if (!transpose || !only_read_by(graph, operand, attention, captured)) return false;
-  const std::optional<std::vector<int64_t>> p = transpose_perm(*transpose);
+  const std::optional<std::vector<int64_t>> p = permutation_of(*transpose);
   const std::optional<std::vector<int64_t>> q = p ? current_perm(attention, ops::kAttentionOperandPerms[i], p->size()) : std::nullopt;
   if (!q) return false;
   // The operand T(T(x, p), q) reads x's dims p[q[i]].
@@ -68,7 +65,7 @@ bool fold_output(ir::Graph& graph, ir::Node& attention, const std::set<std::stri
   const std::vector<ir::Node*> readers = graph.consumers(y);
   if (readers.size() != 1 || !only_read_by(graph, y, *readers[0], captured)) return false;
   ir::Node* transpose = readers[0];
-  const std::optional<std::vector<int64_t>> p = transpose_perm(*transpose);
+  const std::optional<std::vector<int64_t>> p = permutation_of(*transpose);
   const std::optional<std::vector<int64_t>> q = p ? current_perm(attention, ops::kAttentionOutputPerm, p->size()) : std::nullopt;
   if (!q) return false;
   // The output T(T(Y, q), p) holds Y's dims q[p[i]].

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/passes/rewrite_helpers.h"
 
 namespace kiln::passes {
@@ -14,13 +15,6 @@ constexpr int kFirstReshapeWithShapeInput = 5;
 
 bool is_unit(const ir::Dim& d) { return d.is_static() && d.value() == 1; }
 
-std::vector<int64_t> permutation(const ir::Node& transpose, size_t rank) {
-  std::vector<int64_t> perm = transpose.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  return perm;
-}
-
 // The Transpose's output dims when they are all known and the transpose moves only size-1 dims.
 std::optional<std::vector<int64_t>> relabelled_dims(const ir::Node& transpose) {
   if (!is_onnx_op(transpose, "Transpose") || transpose.opset_version < kFirstReshapeWithShapeInput) return std::nullopt;
@@ -29,7 +23,8 @@ std::optional<std::vector<int64_t>> relabelled_dims(const ir::Node& transpose) {
   if (!x || !y || !x->type.is_tensor() || !x->type.shape || !y->type.shape || !y->type.shape->is_static())
     return std::nullopt;
   const std::vector<ir::Dim>& dims = x->type.shape->dims();
-  if (!transpose_keeps_memory_order(dims, permutation(transpose, dims.size()))) return std::nullopt;
+  const Result<std::vector<int64_t>> perm = ops::transpose_perm(transpose, dims.size());
+  if (!perm.is_ok() || !transpose_keeps_memory_order(dims, perm.value())) return std::nullopt;
   std::vector<int64_t> out = y->type.shape->static_dims();
   // Reshape reads a 0 as "keep the input's dim" (allowzero 0): empty tensors stay Transposes.
   if (std::find(out.begin(), out.end(), 0) != out.end()) return std::nullopt;
