@@ -117,8 +117,8 @@ float* blocked_workspace(size_t bytes) {
 
 struct ConvKernelState {
   dnnl::convolution_forward primitive;
-  memory::desc src, dst, weights_plain, weights_packed, bias;
-  std::optional<PackedWeights> packed_weights;  // set when W is a constant
+  memory::desc src, dst, bias;
+  PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
   bool has_bias = false;
   // Winograd: the blocked layouts the primitive reads and writes, and the reorders to them.
@@ -170,7 +170,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
   auto state = std::make_shared<ConvKernelState>();
   state->src = activation_desc(input_dims(node, 0), nhwc);
   state->dst = activation_desc(output_dims(node, 0), nhwc);
-  state->weights_plain = row_major_desc(weight_dims);
+  const memory::desc weights_plain = row_major_desc(weight_dims);
   state->has_bias = g.has_bias;
   state->bias = g.bias;
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
@@ -184,15 +184,11 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
   }
   state->primitive = dnnl::convolution_forward(*pd);
   state->scratchpad = memory(pd->scratchpad_desc(), cpu_engine());
-  state->weights_packed = pd->weights_desc();
-  if (const Tensor* weights = constant_input(node, 1))
-    state->packed_weights = pack_weights(wrap(state->weights_plain, *weights), state->weights_packed);
+  state->weights = PrimitiveWeights(node, 1, weights_plain, pd->weights_desc());
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      memory weights = state->packed_weights ? state->packed_weights->memory
-                                             : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                           {DNNL_ARG_WEIGHTS, weights},
+                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))},
                                            {DNNL_ARG_SCRATCHPAD, state->scratchpad}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));

@@ -30,8 +30,8 @@ Capability conv_transpose_supports(const ir::Node& node) {
 
 struct DeconvState {
   dnnl::deconvolution_forward primitive;
-  memory::desc src, dst, weights_plain, weights_packed, bias;
-  std::optional<PackedWeights> packed_weights;  // set when W is a constant
+  memory::desc src, dst, bias;
+  PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
@@ -66,7 +66,7 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
   auto state = std::make_shared<DeconvState>();
   state->src = row_major_desc(x);
   state->dst = row_major_desc(y);
-  state->weights_plain = strided_desc(weight_dims, weight_strides);
+  const memory::desc weights_plain = strided_desc(weight_dims, weight_strides);
   state->has_bias = node.input(2) != nullptr;
   state->bias = row_major_desc({y[1]});
   const memory::desc weights_any(wd, memory::data_type::f32, memory::format_tag::any);
@@ -78,15 +78,11 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
                                                                         dilations, pad_left, pad_right);
   const dnnl::deconvolution_forward::primitive_desc pd(desc, cpu_engine());
   state->primitive = dnnl::deconvolution_forward(pd);
-  state->weights_packed = pd.weights_desc();
-  if (const Tensor* weights = constant_input(node, 1))
-    state->packed_weights = pack_weights(wrap(state->weights_plain, *weights), state->weights_packed);
+  state->weights = PrimitiveWeights(node, 1, weights_plain, pd.weights_desc());
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      memory weights = state->packed_weights ? state->packed_weights->memory
-                                             : reorder_to(wrap(state->weights_plain, *ctx.input(1)), state->weights_packed);
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                           {DNNL_ARG_WEIGHTS, weights},
+                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
       state->primitive.execute(state->stream, args);

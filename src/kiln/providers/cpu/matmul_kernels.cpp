@@ -18,39 +18,38 @@ using dnnl::memory;
 // One product dst = src x weights (+ bias), with the descriptors the kernel binds at run time.
 struct ProductState {
   dnnl::matmul primitive;
-  memory::desc src, weights_view, weights_packed, bias, dst;
-  std::optional<PackedWeights> packed_weights;  // set when the right-hand side is a constant
+  memory::desc src, bias, dst;
+  PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
 };
 
 memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any); }
 
-// Builds the primitive; `weights_view` describes how the B tensor's storage is read.
-std::shared_ptr<ProductState> make_product(const memory::desc& src, const memory::desc& weights_view, const memory::desc* bias,
-                                           const memory::desc& dst, const Tensor* constant_weights,
-                                           const dnnl::primitive_attr& attr = {}) {
+// Builds the primitive; `weights_view` describes how node input b's storage is read. Constant
+// weights are prepacked into the layout the primitive prefers.
+std::shared_ptr<ProductState> make_product(const ir::Node& node, size_t b, const memory::desc& src,
+                                           const memory::desc& weights_view, const memory::desc* bias,
+                                           const memory::desc& dst, const dnnl::primitive_attr& attr = {}) {
   auto state = std::make_shared<ProductState>();
   state->src = src;
-  state->weights_view = weights_view;
   state->dst = dst;
   state->has_bias = bias != nullptr;
   if (bias) state->bias = *bias;
-  const memory::desc weights = constant_weights ? any_layout(weights_view) : weights_view;
+  const memory::desc weights = constant_input(node, b) ? any_layout(weights_view) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::matmul(pd);
-  state->weights_packed = pd.weights_desc();
-  if (constant_weights) state->packed_weights = pack_weights(wrap(weights_view, *constant_weights), state->weights_packed);
+  state->weights = PrimitiveWeights(node, b, weights_view, pd.weights_desc());
   return state;
 }
 
-ops::Kernel product_kernel(std::shared_ptr<ProductState> state, size_t a, size_t b, std::optional<size_t> bias) {
-  return [state, a, b, bias](ops::KernelContext& ctx) {
+// Runs the product on input 0 (and the weights, and bias input `bias` when given).
+ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<size_t> bias) {
+  return [state, bias](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(a))},
-                                           {DNNL_ARG_WEIGHTS, state->packed_weights ? state->packed_weights->memory
-                                                                                    : wrap(state->weights_view, *ctx.input(b))},
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
+                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
                                            {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
       if (bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(*bias)));
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
@@ -84,16 +83,16 @@ Result<ops::Kernel> build_matmul(const ir::Node& node) {
   if (b.size() == 2) {  // rows of every batch item at once: [prod(a[:-1]), K] x [K, N]
     const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
     const memory::desc bias = row_major_desc({1, b[1]});
-    return product_kernel(make_product(row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
-                                       row_major_desc({rows, b[1]}), constant_input(node, 1), epilogue_attr(node)),
-                          0, 1, bias_input);
+    return product_kernel(make_product(node, 1, row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
+                                       row_major_desc({rows, b[1]}), epilogue_attr(node)),
+                          bias_input);
   }
   std::vector<int64_t> bias_dims(y.size(), 1);
   bias_dims.back() = y.back();
   const memory::desc bias = row_major_desc(bias_dims);
-  return product_kernel(make_product(row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
-                                     has_bias ? &bias : nullptr, row_major_desc(y), nullptr, epilogue_attr(node)),
-                        0, 1, bias_input);
+  return product_kernel(make_product(node, 1, row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
+                                     has_bias ? &bias : nullptr, row_major_desc(y), epilogue_attr(node)),
+                        bias_input);
 }
 
 // ---- Gemm: Y = alpha * A' B' + beta * C ----
@@ -116,7 +115,7 @@ Result<ops::Kernel> build_gemm(const ir::Node& node) {
   const memory::desc weights = trans_b ? strided_desc({k, n}, {1, k}) : row_major_desc({k, n});
   std::optional<memory::desc> bias;
   if (node.input(2)) bias = row_major_desc(left_padded(input_dims(node, 2), 2));
-  return product_kernel(make_product(src, weights, bias ? &*bias : nullptr, row_major_desc(y), constant_input(node, 1)), 0, 1,
+  return product_kernel(make_product(node, 1, src, weights, bias ? &*bias : nullptr, row_major_desc(y)),
                         bias ? std::optional<size_t>(2) : std::nullopt);
 }
 

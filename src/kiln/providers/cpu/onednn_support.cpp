@@ -66,12 +66,21 @@ dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
   return target;
 }
 
-PackedWeights pack_weights(dnnl::memory source, const dnnl::memory::desc& wanted) {
-  PackedWeights packed{allocate_buffer(wanted.get_size()), {}};
-  if (!packed.storage) throw std::bad_alloc();
-  packed.memory = dnnl::memory(wanted, cpu_engine(), packed.storage.get());
-  reorder_into(source, packed.memory);
-  return packed;
+PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
+                                   const dnnl::memory::desc& wanted)
+    : input_(input), given_(given), wanted_(wanted) {
+  const Tensor* constant = constant_input(node, input);
+  if (!constant) return;
+  storage_ = allocate_buffer(wanted.get_size());
+  if (!storage_) throw std::bad_alloc();
+  packed_ = dnnl::memory(wanted, cpu_engine(), storage_.get());
+  reorder_into(wrap(given, *constant), packed_);
+}
+
+dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {
+  if (storage_) return packed_;
+  const dnnl::memory given = wrap(given_, *ctx.input(input_));
+  return given_ == wanted_ ? given : reorder_to(given, wanted_);
 }
 
 const Tensor* constant_input(const ir::Node& node, size_t i) {

@@ -38,13 +38,23 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 // the layout a primitive prefers.
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
 
-// Constant weights reordered once, when the kernel is built, into the layout a primitive prefers;
-// they live in a buffer of their own (huge-page backed when large: ir/buffer.h).
-struct PackedWeights {
-  std::shared_ptr<void> storage;
-  dnnl::memory memory;
+// A primitive's weights (node input `input`) in the layout the primitive wants: constant weights
+// reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
+// large: ir/buffer.h); weights given at run time bound as they are when the layouts agree, else
+// reordered on each run.
+class PrimitiveWeights {
+ public:
+  PrimitiveWeights() = default;
+  // `given` describes how the input's storage is read, `wanted` the primitive's weights layout.
+  PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given, const dnnl::memory::desc& wanted);
+  dnnl::memory for_run(const ops::KernelContext& ctx) const;
+
+ private:
+  size_t input_ = 0;
+  dnnl::memory::desc given_, wanted_;
+  std::shared_ptr<void> storage_;  // the packed constant weights, if any
+  dnnl::memory packed_;
 };
-PackedWeights pack_weights(dnnl::memory source, const dnnl::memory::desc& wanted);
 
 // The constant value of node input i (an initializer), or nullptr.
 const Tensor* constant_input(const ir::Node& node, size_t i);
