@@ -168,7 +168,8 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
                                           "channels_last", "gelu_fusion", "batchnorm_folding",
                                           "attention_fusion", "layer_norm_fusion", "concat_split",
                                           "winograd_selection", "elementwise_chain_fusion",
-                                          "unit_transpose_elimination", "attention_transpose_folding"}));
+                                          "unit_transpose_elimination", "attention_transpose_folding",
+                                          "product_slicing"}));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/product_fusion.h"
+#include "kiln/passes/product_slicing.h"
 #include "kiln/passes/shape_folding.h"
 #include "kiln/passes/unit_transpose_elimination.h"
 #include "kiln/passes/winograd_selection.h"
@@ -40,6 +41,8 @@ const std::vector<PassInfo>& pass_table() {
       {"concat_split", "turn a Conv reading a channel Concat into a sum of Convs, one per input",
        split_concat_convolutions},
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
+      {"product_slicing", "cut a product whose output only Slices of the last axis read into one product per Slice",
+       slice_products},
       {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
        convert_to_channels_last},
       {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains},
