@@ -70,8 +70,11 @@ void check_parity_on(const std::string& model, const SessionOptions& options) {
     ASSERT_TRUE(input.is_ok()) << input.status().to_string() << " (" << kExportHint << ")";
     inputs[name] = std::move(input).value();
   }
-  const std::string providers = options.providers.front();
-  auto session = Session::load((dir / "model.onnx").string(), options);
+  const std::string providers = options.providers.front() + (options.specialize ? "_specialised" : "");
+  SessionOptions session_options = options;
+  if (options.specialize)
+    for (const auto& [name, tensor] : inputs) session_options.input_shapes[name] = tensor.shape();
+  auto session = Session::load((dir / "model.onnx").string(), session_options);
   ASSERT_TRUE(session.is_ok()) << model << ": " << session.status().to_string();
   auto outputs = session.value()->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << model << ": " << outputs.status().to_string();
@@ -99,13 +102,17 @@ void check_parity_on(const std::string& model, const SessionOptions& options) {
   }
 }
 
-// Every model on the reference provider, and on the fast cpu provider alone (the default, fail
-// closed: the cpu provider must run every node of these models).
+// Every model on the reference provider, on the fast cpu provider alone (the default, fail closed:
+// the cpu provider must run every node of these models), and on cpu specialised to the inputs'
+// shapes (as bench/ runs it: the static-shape rewrites apply).
 void check_parity(const std::string& model) {
   SessionOptions reference;
   reference.providers = {"cpu_ref"};
   check_parity_on(model, reference);
   check_parity_on(model, SessionOptions{});
+  SessionOptions specialised;
+  specialised.specialize = true;
+  check_parity_on(model, specialised);
 }
 
 TEST(ModelParity, ResNet50) { check_parity("resnet50"); }
