@@ -97,6 +97,13 @@ class Session {
   // A few human-readable lines summarising the report (what `kiln compile` prints).
   std::string report_summary() const;
 
+  // Writes the compiled model as a .kiln artifact (docs/ARTIFACT.md) at `path`, atomically: the
+  // manifest (lineage, options, toolchain, pass log, partition map, memory plan, section hashes)
+  // and the optimised graph's weights. The same model and options give the same bytes. This
+  // format version cannot be loaded back yet. UnsupportedOperator for graphs it cannot store
+  // (control-flow subgraphs, string weights); InvalidArgument when the file cannot be written.
+  Status write_artifact(const std::string& path) const;
+
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);

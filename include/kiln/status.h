@@ -48,6 +48,7 @@ class Status {
 // Shorthand constructors: kiln::invalid_model("node 'conv1': ...").
 inline Status invalid_model(std::string m) { return {StatusCode::kInvalidModel, std::move(m)}; }
 inline Status unsupported_operator(std::string m) { return {StatusCode::kUnsupportedOperator, std::move(m)}; }
+inline Status unsupported_target(std::string m) { return {StatusCode::kUnsupportedTarget, std::move(m)}; }
 inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
 inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }

@@ -78,6 +78,21 @@ TEST(Cli, CompileWritesReport) {
   EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu");
 }
 
+TEST(Cli, CompileWritesAnArtifactOrAClassifiedError) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("compile " + small_model(dir) + " -o " + dir.file("small.kiln"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("artifact   " + dir.file("small.kiln")), std::string::npos) << r.output;
+  std::ifstream in(dir.file("small.kiln"), std::ios::binary);
+  std::string magic(4, '\0');
+  in.read(magic.data(), 4);
+  EXPECT_EQ(magic, "KILN");
+  CommandResult bad = run_kiln("compile " + small_model(dir) + " -o " + dir.file("no/such/folder/small.kiln"));
+  EXPECT_GE(bad.exit_code, 10) << bad.output;
+  EXPECT_NE(bad.output.find("error ("), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("no/such/folder"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, RunWritesOutputsAndReport) {
   ScratchDir dir("cli");
   CommandResult r = run_kiln("run " + small_model(dir) + " --input x=random:3 --shape x=2x3 --output-dir " +

@@ -1,5 +1,5 @@
 // `kiln compile MODEL`: runs the pipeline up to the memory plan, prints the evidence summary and
-// optionally writes the JSON report.
+// optionally writes the JSON report and the .kiln artifact (-o).
 #include <iostream>
 
 #include "kiln/cli/cli_common.h"
@@ -12,6 +12,7 @@ namespace {
 struct CompileArgs {
   std::string model;
   std::string report_path;
+  std::string artifact_path;
   SessionFlags flags;
 };
 
@@ -26,6 +27,11 @@ int run_compile(const CompileArgs& args) {
     if (!written.is_ok()) return report_error(written);
     std::cout << "report     " << args.report_path << "\n";
   }
+  if (!args.artifact_path.empty()) {
+    Status written = session.value()->write_artifact(args.artifact_path);
+    if (!written.is_ok()) return report_error(written);
+    std::cout << "artifact   " << args.artifact_path << "\n";
+  }
   return 0;
 }
 
@@ -36,6 +42,7 @@ void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
   CLI::App* cmd = app.add_subcommand("compile", "Import, analyse, optimise, partition and plan a model; report the evidence");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
+  cmd->add_option("-o,--output", args->artifact_path, "Write the compiled model as a .kiln artifact here (docs/ARTIFACT.md)");
   add_session_flags(*cmd, args->flags);
   cmd->callback([args, set_exit] { set_exit(run_compile(*args)); });
 }

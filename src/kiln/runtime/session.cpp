@@ -9,9 +9,13 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/analysis/type_inference.h"
+#include "kiln/artifact/builder.h"
 #include "kiln/autodiff/gradient_expansion.h"
 #include "kiln/frontend/onnx/importer.h"
+#include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/providers/cpu/cpu_provider.h"
@@ -248,5 +252,11 @@ void Session::record_parity(const ParityResult& parity) { impl_->report.parity.p
 
 std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
 std::string Session::report_summary() const { return report::to_summary(impl_->report); }
+
+Status Session::write_artifact(const std::string& path) const {
+  KILN_ASSIGN_OR_RETURN(const std::string bytes,
+                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1))));
+  return io::write_file_atomic(path, bytes);
+}
 
 }  // namespace kiln

@@ -1,0 +1,135 @@
+// The .kiln container: encoding and fail-closed decoding.
+#include "kiln/artifact/container.h"
+
+#include <cstring>
+#include <set>
+
+#include "kiln/io/file.h"
+
+namespace kiln::artifact {
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', '\r', '\n', '\x1a', '\n'};
+
+// Header fields, little-endian, at these offsets.
+constexpr size_t kVersionAt = 8, kHeaderSizeAt = 12, kManifestOffsetAt = 16, kManifestSizeAt = 24, kSignatureOffsetAt = 32,
+                 kSignatureSizeAt = 40, kManifestHashAt = 48, kHashChars = 64, kReservedAt = kManifestHashAt + kHashChars;
+
+void put_u64(std::string& out, size_t at, uint64_t v) {
+  for (size_t i = 0; i < 8; ++i) out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t get_u64(std::string_view in, size_t at, size_t bytes = 8) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  return v;
+}
+
+size_t aligned(size_t n) { return (n + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment; }
+
+// Hex SHA-256; "" only when libsodium cannot start, which no valid hash equals (decode fails closed).
+std::string hash_of(std::string_view bytes) {
+  Result<std::string> hash = io::sha256_hex(std::string(bytes));
+  return hash.is_ok() ? hash.value() : "";
+}
+
+Status corrupt(const std::string& what) { return integrity_failure("artifact " + what); }
+
+bool all_zero(std::string_view bytes) {
+  for (char c : bytes)
+    if (c != 0) return false;
+  return true;
+}
+
+// The header's fields, each checked; the manifest's range is inside the file and ends it.
+struct Header {
+  uint64_t manifest_offset = 0, manifest_size = 0;
+  std::string manifest_hash;
+};
+
+Result<Header> read_header(std::string_view file) {
+  if (file.size() < kHeaderBytes)
+    return corrupt("is truncated: " + std::to_string(file.size()) + " bytes, shorter than the " +
+                   std::to_string(kHeaderBytes) + "-byte header");
+  if (std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) return corrupt("header: bad magic (not a .kiln file)");
+  const uint64_t version = get_u64(file, kVersionAt, 4);
+  if (version > kFormatVersion)
+    return unsupported_target("artifact format version " + std::to_string(version) + " is newer than this build reads (" +
+                              std::to_string(kFormatVersion) + ")");
+  if (version != kFormatVersion) return corrupt("header: format version " + std::to_string(version) + " is not valid");
+  if (get_u64(file, kHeaderSizeAt, 4) != kHeaderBytes) return corrupt("header: header size field is wrong");
+  Header h{get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), std::string(file.substr(kManifestHashAt, kHashChars))};
+  if (get_u64(file, kSignatureOffsetAt) != 0 || get_u64(file, kSignatureSizeAt) != 0)
+    return corrupt("header: signature fields are set but this artifact format has no signature section");
+  if (!all_zero(file.substr(kReservedAt, kHeaderBytes - kReservedAt))) return corrupt("header: reserved bytes are not zero");
+  if (h.manifest_offset < kHeaderBytes || h.manifest_offset % kSectionAlignment != 0 || h.manifest_offset > file.size() ||
+      h.manifest_size != file.size() - h.manifest_offset)
+    return corrupt("header: the manifest's offset or size does not match the file (" + std::to_string(file.size()) +
+                   " bytes): truncated or extended");
+  return h;
+}
+
+Result<Section> read_section(std::string_view file, const nlohmann::json& entry, size_t& cursor, uint64_t end) {
+  if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() || !entry.contains("offset") ||
+      !entry["offset"].is_number_unsigned() || !entry.contains("size") || !entry["size"].is_number_unsigned() ||
+      !entry.contains("sha256") || !entry["sha256"].is_string())
+    return corrupt("manifest: a section entry lacks name, offset, size or sha256");
+  const std::string name = entry["name"];
+  const uint64_t offset = entry["offset"], size = entry["size"];
+  if (offset != aligned(cursor) || offset > end || size > end - offset)
+    return corrupt("section '" + name + "': offset or size out of place");
+  if (!all_zero(file.substr(cursor, offset - cursor))) return corrupt("padding before section '" + name + "' is not zero");
+  Section s{name, std::string(file.substr(offset, size))};
+  if (hash_of(s.bytes) != entry["sha256"].get<std::string>()) return corrupt("section '" + name + "': SHA-256 mismatch");
+  cursor = offset + size;
+  return s;
+}
+
+}  // namespace
+
+Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& sections) {
+  std::set<std::string> names;
+  for (const Section& s : sections)
+    if (!names.insert(s.name).second) return invalid_argument("artifact section '" + s.name + "' given twice");
+  std::string file(kHeaderBytes, '\0');
+  nlohmann::json entries = nlohmann::json::array();
+  for (const Section& s : sections) {
+    file.resize(aligned(file.size()), '\0');
+    entries.push_back({{"name", s.name}, {"offset", file.size()}, {"size", s.bytes.size()}, {"sha256", hash_of(s.bytes)}});
+    file += s.bytes;
+  }
+  file.resize(aligned(file.size()), '\0');
+  manifest["format_version"] = kFormatVersion;
+  manifest["sections"] = entries;
+  const std::string text = manifest.dump();
+  std::memcpy(file.data(), kMagic, sizeof kMagic);
+  put_u64(file, kVersionAt, kFormatVersion);  // the next four bytes (header size) are written below
+  put_u64(file, kHeaderSizeAt, kHeaderBytes);
+  put_u64(file, kManifestOffsetAt, file.size());
+  put_u64(file, kManifestSizeAt, text.size());
+  const std::string hash = hash_of(text);
+  if (hash.size() != kHashChars) return internal_error("SHA-256 is unavailable (libsodium failed to start)");
+  std::memcpy(file.data() + kManifestHashAt, hash.data(), kHashChars);
+  return file + text;
+}
+
+Result<Decoded> decode(std::string_view file) {
+  KILN_ASSIGN_OR_RETURN(const Header header, read_header(file));
+  const std::string_view text = file.substr(header.manifest_offset);
+  if (hash_of(text) != header.manifest_hash) return corrupt("manifest: SHA-256 mismatch with the header");
+  Decoded d;
+  d.manifest = nlohmann::json::parse(text, nullptr, false);
+  if (!d.manifest.is_object() || d.manifest.value("format_version", 0u) != kFormatVersion || !d.manifest.contains("sections") ||
+      !d.manifest["sections"].is_array())
+    return corrupt("manifest: not a version " + std::to_string(kFormatVersion) + " manifest with a section list");
+  size_t cursor = kHeaderBytes;
+  std::set<std::string> names;
+  for (const nlohmann::json& entry : d.manifest["sections"]) {
+    KILN_ASSIGN_OR_RETURN(Section s, read_section(file, entry, cursor, header.manifest_offset));
+    if (!names.insert(s.name).second) return corrupt("manifest: section '" + s.name + "' listed twice");
+    d.sections.push_back(std::move(s));
+  }
+  if (!all_zero(file.substr(cursor, header.manifest_offset - cursor))) return corrupt("padding before the manifest is not zero");
+  return d;
+}
+
+}  // namespace kiln::artifact

@@ -1,0 +1,43 @@
+// The .kiln container: a fixed 128-byte header, then named sections each starting on a 64-byte
+// boundary, then the JSON manifest, which lists every section with its offset, size and SHA-256.
+// The header holds the manifest's place and SHA-256, so every byte of the file is covered: header
+// fields are checked one by one, padding must be zero, and the file ends where the manifest does.
+// Layout and versioning: docs/ARTIFACT.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/status.h"
+
+namespace kiln::artifact {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderBytes = 128;
+inline constexpr size_t kSectionAlignment = 64;
+
+struct Section {
+  std::string name;   // "weights", "asset:labels.txt", ...
+  std::string bytes;
+};
+
+// The file for `manifest` (a JSON object without "format_version" and "sections", which the
+// encoder adds) and `sections` (unique names, kept in the given order). Same inputs, same bytes.
+// InvalidArgument for a repeated section name.
+Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& sections);
+
+struct Decoded {
+  nlohmann::json manifest;
+  std::vector<Section> sections;  // in file order
+};
+
+// The manifest and sections of a .kiln file, after checking the header, every hash, that sections
+// lie in order inside the file and that padding is zero. IntegrityFailure naming the header field
+// or section at fault; UnsupportedTarget for a format version newer than this build reads.
+Result<Decoded> decode(std::string_view file);
+
+}  // namespace kiln::artifact

@@ -1,0 +1,76 @@
+// Tests of Session::write_artifact and the artifact builder: the same model and options compiled
+// in two folders give byte-identical files; the manifest records lineage without paths or times;
+// the weights section holds every weight of the optimised graph, 64-byte aligned.
+#include "kiln/artifact/builder.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "kiln/artifact/container.h"
+#include "kiln/io/file.h"
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+
+// y[N,4] = Relu(x[N,4] + bias)
+std::string model_in(const std::string& folder) {
+  std::filesystem::create_directories(folder);
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{4}});
+  b.output("y", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{4}});
+  b.float_initializer("bias", {4}, {0.5f, -1.0f, 2.0f, 0.25f});
+  b.node("Add", {"x", "bias"}, {"s"}, "add_bias");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  return b.save(folder + "/model.onnx");
+}
+
+std::string compiled(const std::string& model, const std::string& out) {
+  auto session = Session::load(model);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return "";
+  const Status written = session.value()->write_artifact(out);
+  EXPECT_TRUE(written.is_ok()) << written.to_string();
+  auto bytes = io::read_file(out);
+  return bytes.is_ok() ? bytes.value() : "";
+}
+
+TEST(ArtifactBuilder, SameModelAndOptionsGiveByteIdenticalFiles) {
+  ScratchDir dir("artifact");
+  const std::string a = compiled(model_in(dir.file("one")), dir.file("one/model.kiln"));
+  const std::string b = compiled(model_in(dir.file("two/deeper")), dir.file("two/other.kiln"));
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
+  ScratchDir dir("artifact");
+  const std::string model = model_in(dir.file("m"));
+  auto decoded = artifact::decode(compiled(model, dir.file("m/model.kiln")));
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  const nlohmann::json& m = decoded.value().manifest;
+  auto source = io::read_file(model);
+  ASSERT_TRUE(source.is_ok());
+  EXPECT_EQ(m["source_sha256"], io::sha256_hex(source.value()).value());
+  EXPECT_EQ(m["model"]["name"], "model.onnx");
+  EXPECT_FALSE(m["model"].contains("path"));
+  EXPECT_EQ(m.dump().find(dir.file("")), std::string::npos) << "a path leaked into the manifest";
+  EXPECT_FALSE(m.contains("stages"));
+  for (const auto& pass : m["passes"]) EXPECT_FALSE(pass.contains("ms"));
+  EXPECT_TRUE(m["toolchain"].contains("onednn"));
+  ASSERT_EQ(m["weights"].size(), 1u);
+  EXPECT_EQ(m["weights"][0]["name"], "bias");
+  EXPECT_EQ(m["weights"][0]["offset"].get<size_t>() % artifact::kSectionAlignment, 0u);
+  ASSERT_EQ(decoded.value().sections[0].name, "weights");
+  const std::string& weights = decoded.value().sections[0].bytes;
+  const float expected[4] = {0.5f, -1.0f, 2.0f, 0.25f};
+  EXPECT_EQ(weights.substr(0, 16), std::string(reinterpret_cast<const char*>(expected), 16));
+}
+
+}  // namespace
+}  // namespace kiln
