@@ -93,6 +93,29 @@ TEST(Cli, CompileWritesAnArtifactOrAClassifiedError) {
   EXPECT_NE(bad.output.find("no/such/folder"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, KeygenSignAndVerifyAnArtifact) {
+  ScratchDir dir("cli");
+  const std::string artifact = dir.file("small.kiln");
+  ASSERT_EQ(run_kiln("compile " + small_model(dir) + " -o " + artifact).exit_code, 0);
+  ASSERT_EQ(run_kiln("keygen --out " + dir.file("key")).exit_code, 0);
+  ASSERT_EQ(run_kiln("keygen --out " + dir.file("other")).exit_code, 0);
+  EXPECT_EQ(std::filesystem::status(dir.file("key.sk")).permissions() & std::filesystem::perms::others_read,
+            std::filesystem::perms::none);
+  CommandResult unsigned_check = run_kiln("verify " + artifact + " --require-signature");
+  EXPECT_EQ(unsigned_check.exit_code, 19) << unsigned_check.output;  // integrity_failure
+  ASSERT_EQ(run_kiln("sign " + artifact + " --key " + dir.file("key.sk")).exit_code, 0);
+  CommandResult good = run_kiln("verify " + artifact + " --pubkey " + dir.file("key.pk"));
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  for (const char* check : {"structure  ok", "manifest   ok", "section    ok: weights", "signature  ok: signed by"})
+    EXPECT_NE(good.output.find(check), std::string::npos) << check << "\n" << good.output;
+  CommandResult wrong = run_kiln("verify " + artifact + " --pubkey " + dir.file("other.pk"));
+  EXPECT_EQ(wrong.exit_code, 19) << wrong.output;
+  EXPECT_NE(wrong.output.find("signature  FAILED"), std::string::npos) << wrong.output;
+  CommandResult bad_key = run_kiln("sign " + artifact + " --key " + dir.file("key.pk"));
+  EXPECT_EQ(bad_key.exit_code, 14) << bad_key.output;  // invalid_argument: a public key is not a secret key
+  EXPECT_NE(bad_key.output.find("key.pk"), std::string::npos) << bad_key.output;
+}
+
 TEST(Cli, RunWritesOutputsAndReport) {
   ScratchDir dir("cli");
   CommandResult r = run_kiln("run " + small_model(dir) + " --input x=random:3 --shape x=2x3 --output-dir " +

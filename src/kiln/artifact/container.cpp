@@ -42,7 +42,7 @@ bool all_zero(std::string_view bytes) {
 
 // The header's fields, each checked; the manifest's range is inside the file and ends it.
 struct Header {
-  uint64_t manifest_offset = 0, manifest_size = 0;
+  uint64_t manifest_offset = 0, manifest_size = 0, signature_offset = 0, signature_size = 0;
   std::string manifest_hash;
 };
 
@@ -57,13 +57,21 @@ Result<Header> read_header(std::string_view file) {
                               std::to_string(kFormatVersion) + ")");
   if (version != kFormatVersion) return corrupt("header: format version " + std::to_string(version) + " is not valid");
   if (get_u64(file, kHeaderSizeAt, 4) != kHeaderBytes) return corrupt("header: header size field is wrong");
-  Header h{get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), std::string(file.substr(kManifestHashAt, kHashChars))};
-  if (get_u64(file, kSignatureOffsetAt) != 0 || get_u64(file, kSignatureSizeAt) != 0)
-    return corrupt("header: signature fields are set but this artifact format has no signature section");
+  Header h{get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), get_u64(file, kSignatureOffsetAt),
+           get_u64(file, kSignatureSizeAt), std::string(file.substr(kManifestHashAt, kHashChars))};
   if (!all_zero(file.substr(kReservedAt, kHeaderBytes - kReservedAt))) return corrupt("header: reserved bytes are not zero");
-  if (h.manifest_offset < kHeaderBytes || h.manifest_offset % kSectionAlignment != 0 || h.manifest_offset > file.size() ||
-      h.manifest_size != file.size() - h.manifest_offset)
+  const bool signed_file = h.signature_offset != 0 || h.signature_size != 0;
+  const uint64_t end = signed_file ? h.signature_offset : file.size();
+  const bool manifest_fits = h.manifest_offset >= kHeaderBytes && h.manifest_offset % kSectionAlignment == 0 &&
+                             h.manifest_offset <= end && h.manifest_size <= end - h.manifest_offset &&
+                             (signed_file ? aligned(h.manifest_offset + h.manifest_size) == end
+                                          : h.manifest_size == end - h.manifest_offset);
+  if (!manifest_fits)
     return corrupt("header: the manifest's offset or size does not match the file (" + std::to_string(file.size()) +
+                   " bytes): truncated or extended");
+  if (signed_file && (h.signature_size != kSignatureBlockBytes || h.signature_offset != aligned(h.manifest_offset + h.manifest_size) ||
+                      h.signature_offset > file.size() || file.size() - h.signature_offset != kSignatureBlockBytes))
+    return corrupt("header: the signature block's offset or size does not match the file (" + std::to_string(file.size()) +
                    " bytes): truncated or extended");
   return h;
 }
@@ -114,9 +122,17 @@ Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& 
 
 Result<Decoded> decode(std::string_view file) {
   KILN_ASSIGN_OR_RETURN(const Header header, read_header(file));
-  const std::string_view text = file.substr(header.manifest_offset);
+  const std::string_view text = file.substr(header.manifest_offset, header.manifest_size);
   if (hash_of(text) != header.manifest_hash) return corrupt("manifest: SHA-256 mismatch with the header");
   Decoded d;
+  d.manifest_sha256 = header.manifest_hash;
+  d.unsigned_size = header.manifest_offset + header.manifest_size;
+  if (header.signature_size != 0) {
+    const size_t manifest_end = header.manifest_offset + header.manifest_size;
+    if (!all_zero(file.substr(manifest_end, header.signature_offset - manifest_end)))
+      return corrupt("padding before the signature block is not zero");
+    d.signature_block = std::string(file.substr(header.signature_offset, header.signature_size));
+  }
   d.manifest = nlohmann::json::parse(text, nullptr, false);
   if (!d.manifest.is_object() || d.manifest.value("format_version", 0u) != kFormatVersion || !d.manifest.contains("sections") ||
       !d.manifest["sections"].is_array())
@@ -130,6 +146,16 @@ Result<Decoded> decode(std::string_view file) {
   }
   if (!all_zero(file.substr(cursor, header.manifest_offset - cursor))) return corrupt("padding before the manifest is not zero");
   return d;
+}
+
+Result<std::string> with_signature_block(std::string_view file, const std::string& block) {
+  KILN_ASSIGN_OR_RETURN(const Decoded decoded, decode(file));
+  if (block.size() != kSignatureBlockBytes) return invalid_argument("a signature block has " + std::to_string(kSignatureBlockBytes) + " bytes");
+  std::string out(file.substr(0, decoded.unsigned_size));
+  out.resize(aligned(out.size()), '\0');
+  put_u64(out, kSignatureOffsetAt, out.size());
+  put_u64(out, kSignatureSizeAt, block.size());
+  return out + block;
 }
 
 }  // namespace kiln::artifact

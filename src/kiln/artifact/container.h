@@ -1,7 +1,8 @@
 // The .kiln container: a fixed 128-byte header, then named sections each starting on a 64-byte
-// boundary, then the JSON manifest, which lists every section with its offset, size and SHA-256.
-// The header holds the manifest's place and SHA-256, so every byte of the file is covered: header
-// fields are checked one by one, padding must be zero, and the file ends where the manifest does.
+// boundary, then the JSON manifest, which lists every section with its offset, size and SHA-256,
+// then optionally a signature block (signing.h). The header holds the manifest's place and SHA-256,
+// so every byte of the file is covered: header fields are checked one by one, padding must be zero,
+// and the file ends where the manifest (or the signature block) does.
 // Layout and versioning: docs/ARTIFACT.md.
 #pragma once
 
@@ -33,7 +34,15 @@ Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& 
 struct Decoded {
   nlohmann::json manifest;
   std::vector<Section> sections;  // in file order
+  std::string manifest_sha256;    // hex, as the header records it
+  std::string signature_block;    // empty when unsigned (layout: signing.h)
+  size_t unsigned_size = 0;       // bytes before the signature block
 };
+
+inline constexpr size_t kSignatureBlockBytes = 96;
+
+// `file` (a valid artifact, signed or not) with `block` as its signature block, replacing any.
+Result<std::string> with_signature_block(std::string_view file, const std::string& block);
 
 // The manifest and sections of a .kiln file, after checking the header, every hash, that sections
 // lie in order inside the file and that padding is zero. IntegrityFailure naming the header field

@@ -85,14 +85,14 @@ Result<std::string> sha256_hex(const std::string& bytes) {
   return to_hex(state);
 }
 
-Status write_file_atomic(const std::string& path, const std::string& bytes) {
+Status write_file_atomic(const std::string& path, const std::string& bytes, unsigned mode) {
   std::string temp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(temp.data());
   if (fd < 0) return invalid_argument("cannot create a temporary file beside '" + path + "': " + errno_text());
   Status status = write_all(fd, bytes, temp);
   if (status.is_ok() && ::fsync(fd) != 0) status = invalid_argument("cannot flush '" + temp + "': " + errno_text());
   if (::close(fd) != 0 && status.is_ok()) status = invalid_argument("cannot close '" + temp + "': " + errno_text());
-  if (status.is_ok() && ::fchmodat(AT_FDCWD, temp.c_str(), 0644, 0) != 0)
+  if (status.is_ok() && ::fchmodat(AT_FDCWD, temp.c_str(), static_cast<mode_t>(mode), 0) != 0)
     status = invalid_argument("cannot set the mode of '" + temp + "': " + errno_text());
   if (status.is_ok() && ::rename(temp.c_str(), path.c_str()) != 0)
     status = invalid_argument("cannot rename '" + temp + "' to '" + path + "': " + errno_text());

@@ -17,8 +17,9 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex =
 Result<std::string> sha256_hex(const std::string& bytes);
 
 // Writes `bytes` to `path` through a temporary file in the same folder that is renamed over
-// `path` once complete, so a failure never leaves a partial file at `path`.
-Status write_file_atomic(const std::string& path, const std::string& bytes);
+// `path` once complete, so a failure never leaves a partial file at `path`. The file gets `mode`
+// (0600 for secrets).
+Status write_file_atomic(const std::string& path, const std::string& bytes, unsigned mode = 0644);
 
 // The folder part of `path` ("." when it has none).
 std::string parent_folder(const std::string& path);
