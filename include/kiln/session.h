@@ -39,6 +39,11 @@ struct SessionOptions {
   // graph (shape arithmetic folds away, shape-dependent fusions apply). A run with another shape is
   // a ShapeGuardFailure naming the input and dim.
   bool specialize = false;
+  // For .kiln artifacts (load() reads them as well as .onnx files): the raw 32-byte Ed25519 public
+  // key the artifact must be signed with (empty: any signature, or none), and whether an unsigned
+  // artifact is refused. A failed check is an IntegrityFailure; nothing runs.
+  std::string artifact_public_key;
+  bool require_signature = false;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name
@@ -68,8 +73,10 @@ std::string type_text(const TensorInfo& info);
 
 class Session {
  public:
-  // Loads and compiles `model_path`. Errors: InvalidModel, UnsupportedOperator, InvalidArgument
-  // (bad options), NotFound (missing file), IntegrityFailure.
+  // Loads and compiles `model_path`: an ONNX model, or a .kiln artifact (docs/ARTIFACT.md), whose
+  // optimised graph is partitioned and planned without running the passes again. Errors:
+  // InvalidModel, UnsupportedOperator, InvalidArgument (bad options), NotFound (missing file),
+  // IntegrityFailure (a corrupted or wrongly signed artifact), UnsupportedTarget.
   static Result<std::unique_ptr<Session>> load(const std::string& model_path, const SessionOptions& options = {});
   ~Session();
   Session(const Session&) = delete;

@@ -1,6 +1,6 @@
 // Tests of Session::write_artifact and the artifact builder: the same model and options compiled
 // in two folders give byte-identical files; the manifest records lineage without paths or times;
-// the weights section holds every weight of the optimised graph, 64-byte aligned.
+// the plan and weights sections hold the optimised graph and its weights, 64-byte aligned.
 #include "kiln/artifact/builder.h"
 
 #include <gtest/gtest.h>
@@ -66,8 +66,10 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   ASSERT_EQ(m["weights"].size(), 1u);
   EXPECT_EQ(m["weights"][0]["name"], "bias");
   EXPECT_EQ(m["weights"][0]["offset"].get<size_t>() % artifact::kSectionAlignment, 0u);
-  ASSERT_EQ(decoded.value().sections[0].name, "weights");
-  const std::string& weights = decoded.value().sections[0].bytes;
+  ASSERT_EQ(decoded.value().sections.size(), 2u);
+  EXPECT_EQ(decoded.value().sections[0].name, "plan");
+  ASSERT_EQ(decoded.value().sections[1].name, "weights");
+  const std::string& weights = decoded.value().sections[1].bytes;
   const float expected[4] = {0.5f, -1.0f, 2.0f, 0.25f};
   EXPECT_EQ(weights.substr(0, 16), std::string(reinterpret_cast<const char*>(expected), 16));
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 
 #include "kiln/session.h"
 #include "kiln/tensor_io.h"
+#include "support/model_builder.h"
 
 namespace kiln {
 namespace {
@@ -96,9 +98,35 @@ void check_parity_on(const std::string& model, const SessionOptions& options) {
     std::cout << "[parity] " << model << " on " << providers << " " << name << shape_to_string(got.shape()) << ": max abs error "
               << format(d.max_abs_error) << ", reference max|y| " << format(d.reference_scale) << ", tolerance "
               << format(tolerance) << "\n";
-    testing::Test::RecordProperty(providers + "_" + name + "_max_abs_error", format(d.max_abs_error));
-    testing::Test::RecordProperty(providers + "_" + name + "_reference_max_abs", format(d.reference_scale));
+    ::testing::Test::RecordProperty(providers + "_" + name + "_max_abs_error", format(d.max_abs_error));
+    ::testing::Test::RecordProperty(providers + "_" + name + "_reference_max_abs", format(d.reference_scale));
     EXPECT_LE(d.max_abs_error, tolerance) << model << " on " << providers << ": output '" << name << "' differs from PyTorch";
+  }
+}
+
+// The model compiled to a .kiln artifact and loaded back runs the same kernels: outputs identical
+// to the bit with the ONNX path's.
+void check_artifact_round_trip(const std::string& model) {
+  const fs::path dir = model_dir(model);
+  std::map<std::string, Tensor> inputs;
+  std::ifstream meta_file(dir / "meta.json");
+  for (const std::string& name : value_names(nlohmann::json::parse(meta_file).at("inputs")))
+    inputs[name] = read_tensor_file((dir / ("input_" + name + ".npy")).string()).value();
+  auto from_onnx = Session::load((dir / "model.onnx").string());
+  ASSERT_TRUE(from_onnx.is_ok()) << from_onnx.status().to_string();
+  kiln::testing::ScratchDir scratch("artifact_round_trip");
+  const std::string artifact = scratch.file(model + ".kiln");
+  ASSERT_TRUE(from_onnx.value()->write_artifact(artifact).is_ok());
+  auto from_artifact = Session::load(artifact);
+  ASSERT_TRUE(from_artifact.is_ok()) << from_artifact.status().to_string();
+  auto want = from_onnx.value()->run(inputs);
+  auto got = from_artifact.value()->run(inputs);
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  for (const auto& [name, tensor] : want.value()) {
+    const Tensor& other = got.value().at(name);
+    ASSERT_EQ(other.shape(), tensor.shape()) << name;
+    EXPECT_EQ(std::memcmp(other.raw_data(), tensor.raw_data(), tensor.byte_size()), 0) << model << ": output '" << name
+                                                                                         << "' differs after the artifact round trip";
   }
 }
 
@@ -113,6 +141,7 @@ void check_parity(const std::string& model) {
   SessionOptions specialised;
   specialised.specialize = true;
   check_parity_on(model, specialised);
+  check_artifact_round_trip(model);
 }
 
 TEST(ModelParity, ResNet50) { check_parity("resnet50"); }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "kiln/artifact/container.h"
+#include "kiln/artifact/plan.h"
 
 namespace kiln::artifact {
 namespace {
@@ -75,7 +76,10 @@ Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json&
   manifest["source_sha256"] = model.sha256;
   nlohmann::json weights_index;
   KILN_ASSIGN_OR_RETURN(Section weights, weights_section(*model.graph, weights_index));
-  std::vector<Section> sections = {std::move(weights)};
+  std::map<std::string, int> weight_ids;
+  for (const nlohmann::json& w : weights_index) weight_ids[w["name"]] = static_cast<int>(weight_ids.size());
+  KILN_ASSIGN_OR_RETURN(std::string plan, encode_plan(model, weight_ids));
+  std::vector<Section> sections = {{"plan", std::move(plan)}, std::move(weights)};
   manifest["weights"] = weights_index;
   return encode(manifest, sections);
 }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "kiln/artifact/signing.h"
+
 namespace kiln::cli {
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
@@ -19,6 +21,8 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--shape", flags.shapes, "Concrete input shape to plan for, NAME=1x3x224x224 (repeatable)");
   cmd.add_flag("--specialize", flags.specialize,
                "Compile for exactly the --shape shapes (other symbolic dims 1); other shapes are rejected");
+  cmd.add_option("--pubkey", flags.public_key_path, "A .kiln model must be signed with this public key (kiln keygen)");
+  cmd.add_flag("--require-signature", flags.require_signature, "Refuse an unsigned .kiln model");
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
@@ -48,6 +52,11 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.optimize = !flags.no_optimize;
   options.disabled_passes = flags.disabled_passes;
   options.specialize = flags.specialize;
+  options.require_signature = flags.require_signature;
+  if (!flags.public_key_path.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.artifact_public_key,
+                          artifact::read_key_file(flags.public_key_path, artifact::kPublicKeyBytes));
+  }
   for (const std::string& s : flags.shapes) {
     KILN_ASSIGN_OR_RETURN(auto parsed, parse_shape_flag(s));
     options.input_shapes[parsed.first] = parsed.second;

@@ -21,6 +21,8 @@ struct SessionFlags {
   std::vector<std::string> disabled_passes;
   std::vector<std::string> shapes;  // name=1x3x224x224
   bool specialize = false;
+  std::string public_key_path;  // .kiln artifacts: the key they must be signed with
+  bool require_signature = false;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

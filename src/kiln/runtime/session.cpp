@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -13,6 +14,7 @@
 
 #include "kiln/analysis/type_inference.h"
 #include "kiln/artifact/builder.h"
+#include "kiln/artifact/loader.h"
 #include "kiln/autodiff/gradient_expansion.h"
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/io/file.h"
@@ -50,6 +52,7 @@ struct Session::Impl {
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::ExecutionPlan>> plans;
   runtime::Executor executor;
   runtime::SpecializedShapes specialized;  // empty unless options.specialize
+  bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
@@ -69,9 +72,28 @@ struct Session::Impl {
   void record_options();
 };
 
+// True when the file at `path` begins with the .kiln magic.
+bool is_artifact_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4, '\0');
+  return in.read(head.data(), 4) && artifact::looks_like_artifact(head);
+}
+
 Status Session::Impl::import_model(const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
-  KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
+  from_artifact = is_artifact_file(path);
+  if (from_artifact) {
+    KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(path));
+    const artifact::SignaturePolicy policy{
+        options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key), options.require_signature};
+    Result<ir::Model> loaded = artifact::load_artifact(bytes, policy);
+    if (!loaded.is_ok()) return loaded.status().with_context(path);
+    model = std::move(loaded).value();
+    model.source_path = path;
+    model.file_bytes = static_cast<int64_t>(bytes.size());
+  } else {
+    KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
+  }
   report.model = runtime::summarize_model(model, false);
   report.model.path = path;
   report.stages.import_ms = ms_since(start);
@@ -115,7 +137,6 @@ Status Session::Impl::optimise() {
     KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(
                                              *model.graph, pass_context(), pipeline));
   }
-  report.nodes_after_passes = ir::count_nodes(*model.graph);
   report.stages.passes_ms = ms_since(start);
   return Status::ok();
 }
@@ -189,9 +210,11 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   impl->record_options();
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
-  if (options.specialize) KILN_RETURN_IF_ERROR(impl->specialize());
+  // An artifact's graph was specialised and optimised when it was compiled.
+  if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
-  KILN_RETURN_IF_ERROR(impl->optimise());
+  if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise());
+  impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
   KILN_RETURN_IF_ERROR(impl->place());
   KILN_ASSIGN_OR_RETURN(auto load_shapes,
                         runtime::load_time_shapes(*impl->model.graph, options.input_shapes));

@@ -1,0 +1,26 @@
+// The artifact's plan section: the optimised graph (values with their types, nodes with their
+// attributes and origins, graph inputs and outputs, opset imports) as FlatBuffers (plan.fbs), and
+// back. Constants refer to the weights by their index in the manifest's weight list.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::artifact {
+
+// `weight_index` gives each constant value's index in the weight list. UnsupportedOperator for
+// what this format version cannot store (subgraphs, sequence or optional values, tensor lists and
+// type attributes, string tensors).
+Result<std::string> encode_plan(const ir::Model& model, const std::map<std::string, int>& weight_index);
+
+// The model the plan describes, its constants taken from `weights` (by index). IntegrityFailure
+// when the plan is malformed or refers to what is not there.
+Result<ir::Model> decode_plan(std::string_view bytes, const std::vector<Tensor>& weights);
+
+}  // namespace kiln::artifact

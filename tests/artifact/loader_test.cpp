@@ -1,0 +1,126 @@
+// Tests of loading .kiln artifacts through Session::load: the outputs of the ONNX path exactly,
+// the caller's signature policy enforced, a corrupted artifact refused before anything runs, and
+// graphs the format cannot hold refused when writing.
+#include "kiln/artifact/loader.h"
+
+#include <gtest/gtest.h>
+
+#include "kiln/artifact/signing.h"
+#include "kiln/io/file.h"
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+// y = Relu(Gemm(x[N,4], W[3,4]^T, b[3])) with its attributes (transB, alpha)
+std::string gemm_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {std::string("N"), int64_t{4}});
+  b.output("y", kFloat, {std::string("N"), int64_t{3}});
+  b.float_initializer("w", {3, 4}, {0.1f, -0.2f, 0.3f, 0.4f, 0.5f, 0.6f, -0.7f, 0.8f, 0.9f, 1.0f, 1.1f, -1.2f});
+  b.float_initializer("b", {3}, {0.5f, -0.5f, 0.25f});
+  onnx::NodeProto& gemm = b.node("Gemm", {"x", "w", "b"}, {"g"}, "gemm");
+  auto* trans = gemm.add_attribute();
+  trans->set_name("transB");
+  trans->set_type(onnx::AttributeProto::INT);
+  trans->set_i(1);
+  b.node("Relu", {"g"}, {"y"}, "relu");
+  return b.save(dir.file("gemm.onnx"));
+}
+
+std::string written_artifact(const ScratchDir& dir) {
+  auto session = Session::load(gemm_model(dir));
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  EXPECT_TRUE(session.value()->write_artifact(dir.file("gemm.kiln")).is_ok());
+  return dir.file("gemm.kiln");
+}
+
+TEST(ArtifactLoading, RunsTheOnnxPathsKernelsToTheBit) {
+  ScratchDir dir("loader");
+  const std::string artifact = written_artifact(dir);
+  auto onnx_session = Session::load(gemm_model(dir));
+  auto artifact_session = Session::load(artifact);
+  ASSERT_TRUE(artifact_session.is_ok()) << artifact_session.status().to_string();
+  const Tensor x = random_tensor(DType::kFloat, {5, 4}, 3);
+  auto want = onnx_session.value()->run({{"x", x}});
+  auto got = artifact_session.value()->run({{"x", x}});
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  const Tensor& a = want.value().at("y");
+  const Tensor& b = got.value().at("y");
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.element_count(); ++i) EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+  const auto report = nlohmann::json::parse(artifact_session.value()->report_json());
+  EXPECT_TRUE(report["passes"].empty()) << "passes ran again on an optimised graph";
+}
+
+TEST(ArtifactLoading, TheSignaturePolicyIsEnforced) {
+  ScratchDir dir("loader");
+  const std::string artifact = written_artifact(dir);
+  const artifact::KeyPair mine = artifact::generate_key_pair().value(), theirs = artifact::generate_key_pair().value();
+  SessionOptions required;
+  required.require_signature = true;
+  EXPECT_EQ(Session::load(artifact, required).status().code(), StatusCode::kIntegrityFailure);
+  auto signed_file = artifact::sign(io::read_file(artifact).value(), mine.secret_key);
+  ASSERT_TRUE(signed_file.is_ok());
+  ASSERT_TRUE(io::write_file_atomic(artifact, signed_file.value()).is_ok());
+  SessionOptions trusting_mine = required, trusting_theirs;
+  trusting_mine.artifact_public_key = mine.public_key;
+  trusting_theirs.artifact_public_key = theirs.public_key;
+  EXPECT_TRUE(Session::load(artifact, trusting_mine).is_ok());
+  const Status wrong = Session::load(artifact, trusting_theirs).status();
+  EXPECT_EQ(wrong.code(), StatusCode::kIntegrityFailure);
+  EXPECT_NE(wrong.message().find("gemm.kiln"), std::string::npos) << wrong.message();
+}
+
+TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
+  ScratchDir dir("loader");
+  const std::string artifact = written_artifact(dir);
+  std::string bytes = io::read_file(artifact).value();
+  auto decoded = artifact::decode(bytes);
+  ASSERT_TRUE(decoded.is_ok());
+  for (const nlohmann::json& section : decoded.value().manifest["sections"]) {
+    std::string bad = bytes;
+    const size_t at = section["offset"].get<size_t>() + section["size"].get<size_t>() / 2;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    ASSERT_TRUE(io::write_file_atomic(dir.file("bad.kiln"), bad).is_ok());
+    const Status s = Session::load(dir.file("bad.kiln")).status();
+    EXPECT_EQ(s.code(), StatusCode::kIntegrityFailure) << s.to_string();
+    EXPECT_NE(s.message().find("'" + section["name"].get<std::string>() + "'"), std::string::npos) << s.message();
+  }
+  ASSERT_TRUE(io::write_file_atomic(dir.file("empty.kiln"), "KILN").is_ok());
+  EXPECT_EQ(Session::load(dir.file("empty.kiln")).status().code(), StatusCode::kIntegrityFailure);
+}
+
+TEST(ArtifactLoading, GraphsWithSubgraphsAreRefusedWhenWriting) {
+  ScratchDir dir("loader");
+  ModelBuilder body;
+  body.output("out", kFloat, {int64_t{2}});
+  body.node("Neg", {"x"}, {"out"}, "neg_in_body");
+  ModelBuilder b;
+  b.input("cond", onnx::TensorProto::BOOL, {});
+  b.input("x", kFloat, {int64_t{2}});
+  b.output("y", kFloat, {int64_t{2}});
+  onnx::NodeProto& node = b.node("If", {"cond"}, {"y"}, "branch");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = node.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = body.graph();
+  }
+  SessionOptions reference;
+  reference.providers = {"cpu_ref"};
+  auto session = Session::load(b.save(dir.file("if.onnx")), reference);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const Status s = session.value()->write_artifact(dir.file("if.kiln"));
+  EXPECT_EQ(s.code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(s.message().find("branch"), std::string::npos) << s.message();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("if.kiln")));
+}
+
+}  // namespace
+}  // namespace kiln
