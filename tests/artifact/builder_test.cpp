@@ -51,7 +51,8 @@ TEST(ArtifactBuilder, SameModelAndOptionsGiveByteIdenticalFiles) {
 TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   ScratchDir dir("artifact");
   const std::string model = model_in(dir.file("m"));
-  auto decoded = artifact::decode(compiled(model, dir.file("m/model.kiln")));
+  const std::string file = compiled(model, dir.file("m/model.kiln"));
+  auto decoded = artifact::decode(file);
   ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
   const nlohmann::json& m = decoded.value().manifest;
   auto source = io::read_file(model);
@@ -69,7 +70,7 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   ASSERT_EQ(decoded.value().sections.size(), 2u);
   EXPECT_EQ(decoded.value().sections[0].name, "plan");
   ASSERT_EQ(decoded.value().sections[1].name, "weights");
-  const std::string& weights = decoded.value().sections[1].bytes;
+  const std::string weights(decoded.value().sections[1].bytes);
   const float expected[4] = {0.5f, -1.0f, 2.0f, 0.25f};
   EXPECT_EQ(weights.substr(0, 16), std::string(reinterpret_cast<const char*>(expected), 16));
 }

@@ -28,7 +28,7 @@ size_t aligned(size_t n) { return (n + kSectionAlignment - 1) / kSectionAlignmen
 
 // Hex SHA-256; "" only when libsodium cannot start, which no valid hash equals (decode fails closed).
 std::string hash_of(std::string_view bytes) {
-  Result<std::string> hash = io::sha256_hex(std::string(bytes));
+  Result<std::string> hash = io::sha256_hex(bytes);
   return hash.is_ok() ? hash.value() : "";
 }
 
@@ -76,7 +76,7 @@ Result<Header> read_header(std::string_view file) {
   return h;
 }
 
-Result<Section> read_section(std::string_view file, const nlohmann::json& entry, size_t& cursor, uint64_t end) {
+Result<SectionView> read_section(std::string_view file, const nlohmann::json& entry, size_t& cursor, uint64_t end) {
   if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() || !entry.contains("offset") ||
       !entry["offset"].is_number_unsigned() || !entry.contains("size") || !entry["size"].is_number_unsigned() ||
       !entry.contains("sha256") || !entry["sha256"].is_string())
@@ -86,7 +86,7 @@ Result<Section> read_section(std::string_view file, const nlohmann::json& entry,
   if (offset != aligned(cursor) || offset > end || size > end - offset)
     return corrupt("section '" + name + "': offset or size out of place");
   if (!all_zero(file.substr(cursor, offset - cursor))) return corrupt("padding before section '" + name + "' is not zero");
-  Section s{name, std::string(file.substr(offset, size))};
+  SectionView s{name, file.substr(offset, size)};
   if (hash_of(s.bytes) != entry["sha256"].get<std::string>()) return corrupt("section '" + name + "': SHA-256 mismatch");
   cursor = offset + size;
   return s;
@@ -140,7 +140,7 @@ Result<Decoded> decode(std::string_view file) {
   size_t cursor = kHeaderBytes;
   std::set<std::string> names;
   for (const nlohmann::json& entry : d.manifest["sections"]) {
-    KILN_ASSIGN_OR_RETURN(Section s, read_section(file, entry, cursor, header.manifest_offset));
+    KILN_ASSIGN_OR_RETURN(SectionView s, read_section(file, entry, cursor, header.manifest_offset));
     if (!names.insert(s.name).second) return corrupt("manifest: section '" + s.name + "' listed twice");
     d.sections.push_back(std::move(s));
   }

@@ -31,9 +31,15 @@ struct Section {
 // InvalidArgument for a repeated section name.
 Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& sections);
 
+// A section of a decoded file: its bytes are a view into that file, valid while the file is.
+struct SectionView {
+  std::string name;
+  std::string_view bytes;
+};
+
 struct Decoded {
   nlohmann::json manifest;
-  std::vector<Section> sections;  // in file order
+  std::vector<SectionView> sections;  // in file order
   std::string manifest_sha256;    // hex, as the header records it
   std::string signature_block;    // empty when unsigned (layout: signing.h)
   size_t unsigned_size = 0;       // bytes before the signature block
@@ -44,7 +50,7 @@ inline constexpr size_t kSignatureBlockBytes = 96;
 // `file` (a valid artifact, signed or not) with `block` as its signature block, replacing any.
 Result<std::string> with_signature_block(std::string_view file, const std::string& block);
 
-// The manifest and sections of a .kiln file, after checking the header, every hash, that sections
+// The manifest and sections of a .kiln file (views into `file`), after checking the header, every hash, that sections
 // lie in order inside the file and that padding is zero. IntegrityFailure naming the header field
 // or section at fault; UnsupportedTarget for a format version newer than this build reads.
 Result<Decoded> decode(std::string_view file);

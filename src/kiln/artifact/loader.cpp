@@ -19,15 +19,15 @@ DType dtype_named(const std::string& name) {
   return DType::kUndefined;
 }
 
-const Section* find_section(const Decoded& d, const std::string& name) {
-  for (const Section& s : d.sections)
+const SectionView* find_section(const Decoded& d, const std::string& name) {
+  for (const SectionView& s : d.sections)
     if (s.name == name) return &s;
   return nullptr;
 }
 
 // One tensor per manifest weight entry, copied out of the weights section.
 Result<std::vector<Tensor>> read_weights(const Decoded& d) {
-  const Section* section = find_section(d, "weights");
+  const SectionView* section = find_section(d, "weights");
   if (!section || !d.manifest.contains("weights") || !d.manifest["weights"].is_array())
     return malformed("the weights section or its index is missing");
   std::vector<Tensor> weights;
@@ -59,7 +59,7 @@ bool looks_like_artifact(std::string_view bytes) { return bytes.substr(0, 4) == 
 Result<ir::Model> load_artifact(std::string_view file, const SignaturePolicy& policy) {
   KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file));
   KILN_RETURN_IF_ERROR(check_signature(d, policy.trusted_public_key, policy.required).status());
-  const Section* plan = find_section(d, "plan");
+  const SectionView* plan = find_section(d, "plan");
   if (!plan) return integrity_failure("artifact: no plan section");
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d));
   KILN_ASSIGN_OR_RETURN(ir::Model model, decode_plan(plan->bytes, weights));

@@ -62,7 +62,7 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
 
   crypto_hash_sha256_state state;
-  KILN_RETURN_IF_ERROR(start_hash(state));
+  if (sha256_hex) KILN_RETURN_IF_ERROR(start_hash(state));
   std::string bytes;
   bytes.reserve(static_cast<size_t>(st.st_size));
   std::vector<unsigned char> chunk(1 << 20);
@@ -71,14 +71,14 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return invalid_argument("cannot read '" + path + "': " + errno_text());
     if (n == 0) break;
-    crypto_hash_sha256_update(&state, chunk.data(), static_cast<unsigned long long>(n));
+    if (sha256_hex) crypto_hash_sha256_update(&state, chunk.data(), static_cast<unsigned long long>(n));
     bytes.append(reinterpret_cast<const char*>(chunk.data()), static_cast<size_t>(n));
   }
   if (sha256_hex) *sha256_hex = to_hex(state);
   return bytes;
 }
 
-Result<std::string> sha256_hex(const std::string& bytes) {
+Result<std::string> sha256_hex(std::string_view bytes) {
   crypto_hash_sha256_state state;
   KILN_RETURN_IF_ERROR(start_hash(state));
   crypto_hash_sha256_update(&state, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "kiln/status.h"
 
@@ -14,7 +15,7 @@ namespace kiln::io {
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
 
 // Lower-case hex SHA-256 of `bytes`.
-Result<std::string> sha256_hex(const std::string& bytes);
+Result<std::string> sha256_hex(std::string_view bytes);
 
 // Writes `bytes` to `path` through a temporary file in the same folder that is renamed over
 // `path` once complete, so a failure never leaves a partial file at `path`. The file gets `mode`
