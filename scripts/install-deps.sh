@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev
+  libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev libssl-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
 )
