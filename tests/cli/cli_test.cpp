@@ -116,6 +116,27 @@ TEST(Cli, KeygenSignAndVerifyAnArtifact) {
   EXPECT_NE(bad_key.output.find("key.pk"), std::string::npos) << bad_key.output;
 }
 
+TEST(Cli, InspectAndDiffArtifacts) {
+  ScratchDir dir("cli");
+  const std::string model = small_model(dir);
+  ASSERT_EQ(run_kiln("compile " + model + " -o " + dir.file("a.kiln")).exit_code, 0);
+  ASSERT_EQ(run_kiln("compile " + model + " -o " + dir.file("same.kiln")).exit_code, 0);
+  ASSERT_EQ(run_kiln("compile " + model + " --threads 1 --no-optimize -o " + dir.file("b.kiln")).exit_code, 0);
+  CommandResult shown = run_kiln("inspect " + dir.file("a.kiln"));
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  for (const char* line : {"every hash checked", "source     small.onnx sha256", "partition  cpu x1", "section    plan:", "signature  unsigned"})
+    EXPECT_NE(shown.output.find(line), std::string::npos) << line << "\n" << shown.output;
+  CommandResult same = run_kiln("diff " + dir.file("a.kiln") + " " + dir.file("same.kiln"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("same:"), std::string::npos) << same.output;
+  CommandResult differ = run_kiln("diff " + dir.file("a.kiln") + " " + dir.file("b.kiln"));
+  EXPECT_EQ(differ.exit_code, 1) << differ.output;
+  for (const char* line : {"options.threads: 0 -> 1", "options.optimize: true -> false", "partition:"})
+    EXPECT_NE(differ.output.find(line), std::string::npos) << line << "\n" << differ.output;
+  CommandResult missing = run_kiln("diff " + dir.file("a.kiln") + " " + dir.file("none.kiln"));
+  EXPECT_EQ(missing.exit_code, 10 + static_cast<int>(StatusCode::kNotFound)) << missing.output;
+}
+
 TEST(Cli, RunWritesOutputsAndReport) {
   ScratchDir dir("cli");
   CommandResult r = run_kiln("run " + small_model(dir) + " --input x=random:3 --shape x=2x3 --output-dir " +

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace kiln::cli {
 
@@ -11,5 +12,9 @@ void add_compile_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_run_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_bench_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_artifact_commands(CLI::App& app, std::function<void(int)> set_exit);  // keygen, sign, verify
+void add_diff_command(CLI::App& app, std::function<void(int)> set_exit);
+
+// `kiln inspect` of a .kiln file: its manifest in human form; returns the exit code.
+int inspect_artifact(const std::string& path);
 
 }  // namespace kiln::cli

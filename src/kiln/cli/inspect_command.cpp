@@ -1,7 +1,9 @@
 // `kiln inspect MODEL`: opset imports, inputs/outputs with symbolic shapes, op histogram,
-// parameter count and bytes; --ir prints the imported IR.
+// parameter count and bytes; --ir prints the imported IR. A .kiln artifact shows its manifest.
+#include <fstream>
 #include <iostream>
 
+#include "kiln/artifact/loader.h"
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/model_info.h"
@@ -16,6 +18,9 @@ struct InspectArgs {
 };
 
 int run_inspect(const InspectArgs& args) {
+  std::ifstream head_file(args.model, std::ios::binary);
+  std::string head(4, '\0');
+  if (head_file.read(head.data(), 4) && artifact::looks_like_artifact(head)) return inspect_artifact(args.model);
   auto info = inspect_model(args.model, args.ir);
   if (!info.is_ok()) return report_error(info.status());
   const ModelInfo& m = info.value();
@@ -41,7 +46,7 @@ int run_inspect(const InspectArgs& args) {
 void add_inspect_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show what a model declares: opsets, inputs, outputs, ops, parameters");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("model", args->model, "ONNX model or .kiln artifact")->required();
   cmd->add_flag("--ir", args->ir, "Print the imported IR");
   cmd->callback([args, set_exit] { set_exit(run_inspect(*args)); });
 }
