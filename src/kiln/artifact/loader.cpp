@@ -2,6 +2,7 @@
 #include "kiln/artifact/loader.h"
 
 #include <cstring>
+#include <fstream>
 
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/plan.h"
@@ -55,6 +56,12 @@ Result<std::vector<Tensor>> read_weights(const Decoded& d) {
 }  // namespace
 
 bool looks_like_artifact(std::string_view bytes) { return bytes.substr(0, 4) == "KILN"; }
+
+bool is_artifact_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4, '\0');
+  return in.read(head.data(), 4) && looks_like_artifact(head);
+}
 
 Result<ir::Model> load_artifact(std::string_view file, const SignaturePolicy& policy) {
   KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file));

@@ -15,6 +15,8 @@ namespace kiln::artifact {
 
 // True when `bytes` start with the .kiln magic.
 bool looks_like_artifact(std::string_view bytes);
+// True when the file at `path` starts with the .kiln magic (false when it cannot be read).
+bool is_artifact_file(const std::string& path);
 
 struct SignaturePolicy {
   std::optional<std::string> trusted_public_key;  // raw 32 bytes

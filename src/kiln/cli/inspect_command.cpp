@@ -1,6 +1,5 @@
 // `kiln inspect MODEL`: opset imports, inputs/outputs with symbolic shapes, op histogram,
 // parameter count and bytes; --ir prints the imported IR. A .kiln artifact shows its manifest.
-#include <fstream>
 #include <iostream>
 
 #include "kiln/artifact/loader.h"
@@ -18,9 +17,7 @@ struct InspectArgs {
 };
 
 int run_inspect(const InspectArgs& args) {
-  std::ifstream head_file(args.model, std::ios::binary);
-  std::string head(4, '\0');
-  if (head_file.read(head.data(), 4) && artifact::looks_like_artifact(head)) return inspect_artifact(args.model);
+  if (artifact::is_artifact_file(args.model)) return inspect_artifact(args.model);
   auto info = inspect_model(args.model, args.ir);
   if (!info.is_ok()) return report_error(info.status());
   const ModelInfo& m = info.value();

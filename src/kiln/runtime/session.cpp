@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -72,16 +71,9 @@ struct Session::Impl {
   void record_options();
 };
 
-// True when the file at `path` begins with the .kiln magic.
-bool is_artifact_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(4, '\0');
-  return in.read(head.data(), 4) && artifact::looks_like_artifact(head);
-}
-
 Status Session::Impl::import_model(const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
-  from_artifact = is_artifact_file(path);
+  from_artifact = artifact::is_artifact_file(path);
   if (from_artifact) {
     KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(path));
     const artifact::SignaturePolicy policy{
