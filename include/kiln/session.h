@@ -44,6 +44,11 @@ struct SessionOptions {
   // artifact is refused. A failed check is an IntegrityFailure; nothing runs.
   std::string artifact_public_key;
   bool require_signature = false;
+  // Instruction-set level to build kernels for, below this machine's best: "avx2",
+  // "avx512_core", "avx512_core_vnni", "avx512_core_bf16"; "" for the best. It simulates a lesser
+  // machine: an artifact needing features above it is an UnsupportedTarget. oneDNN takes the cap
+  // once per process, before its first kernel (InvalidArgument after that).
+  std::string isa;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name
@@ -105,11 +110,17 @@ class Session {
   std::string report_summary() const;
 
   // Writes the compiled model as a .kiln artifact (docs/ARTIFACT.md) at `path`, atomically: the
-  // manifest (lineage, options, toolchain, pass log, partition map, memory plan, section hashes)
-  // and the optimised graph's weights. The same model and options give the same bytes. This
-  // format version cannot be loaded back yet. UnsupportedOperator for graphs it cannot store
-  // (control-flow subgraphs, string weights); InvalidArgument when the file cannot be written.
-  Status write_artifact(const std::string& path) const;
+  // manifest (lineage, options, toolchain, pass log, partition map, memory plan, target CPU
+  // features, section hashes), the optimised graph, its weights, and the files `asset_paths`
+  // names (asset name -> path: tokenizer, labels, ...). The same model, options and assets give
+  // the same bytes; load() reads it back. UnsupportedOperator for graphs it cannot store
+  // (control-flow subgraphs, string weights); NotFound naming a missing asset file;
+  // InvalidArgument for a bad asset name or when the file cannot be written.
+  Status write_artifact(const std::string& path, const std::map<std::string, std::string>& asset_paths = {}) const;
+
+  // The bytes of the asset `name` of a model loaded from a .kiln artifact; NotFound naming the
+  // assets there are.
+  Result<std::string> asset(const std::string& name) const;
 
  private:
   struct Impl;

@@ -1,6 +1,7 @@
 // Tests of Session::write_artifact and the artifact builder: the same model and options compiled
 // in two folders give byte-identical files; the manifest records lineage without paths or times;
-// the plan and weights sections hold the optimised graph and its weights, 64-byte aligned.
+// the plan and weights sections hold the optimised graph and its weights, 64-byte aligned; assets
+// are stored one section each, hashed in the manifest, and read back by the loaded session.
 #include "kiln/artifact/builder.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +74,46 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   const std::string weights(decoded.value().sections[1].bytes);
   const float expected[4] = {0.5f, -1.0f, 2.0f, 0.25f};
   EXPECT_EQ(weights.substr(0, 16), std::string(reinterpret_cast<const char*>(expected), 16));
+}
+
+TEST(ArtifactBuilder, AssetsAreSectionsListedWithTheirHashesAndLoadBack) {
+  ScratchDir dir("artifact");
+  const std::string model = model_in(dir.file("m"));
+  ASSERT_TRUE(io::write_file_atomic(dir.file("m/labels.txt"), "cat\ndog\n").is_ok());
+  auto session = Session::load(model);
+  ASSERT_TRUE(session.is_ok());
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("m/model.kiln"), {{"labels.txt", dir.file("m/labels.txt")}}).is_ok());
+  const std::string file = io::read_file(dir.file("m/model.kiln")).value();
+  auto decoded = artifact::decode(file);
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  const nlohmann::json& assets = decoded.value().manifest["assets"];
+  ASSERT_EQ(assets.size(), 1u);
+  EXPECT_EQ(assets[0]["name"], "labels.txt");
+  EXPECT_EQ(assets[0]["sha256"], io::sha256_hex("cat\ndog\n").value());
+  EXPECT_EQ(decoded.value().sections.back().name, "asset:labels.txt");
+  EXPECT_EQ(decoded.value().sections.back().bytes, "cat\ndog\n");
+
+  auto loaded = Session::load(dir.file("m/model.kiln"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(loaded.value()->asset("labels.txt").value(), "cat\ndog\n");
+  const Status unknown = loaded.value()->asset("vocab.txt").status();
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.message().find("labels.txt"), std::string::npos) << unknown.message();
+}
+
+TEST(ArtifactBuilder, MissingAssetFilesAndBadAssetNamesAreRefused) {
+  ScratchDir dir("artifact");
+  auto session = Session::load(model_in(dir.file("m")));
+  ASSERT_TRUE(session.is_ok());
+  const Status missing = session.value()->write_artifact(dir.file("m/model.kiln"), {{"vocab", dir.file("m/nope.txt")}});
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("asset 'vocab'"), std::string::npos) << missing.message();
+  EXPECT_NE(missing.message().find("nope.txt"), std::string::npos) << missing.message();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m/model.kiln"))) << "a failed build left a file";
+  ASSERT_TRUE(io::write_file_atomic(dir.file("m/a.txt"), "a").is_ok());
+  for (const std::string& bad : std::vector<std::string>{"", "../etc", "a b", std::string(129, 'x')})
+    EXPECT_EQ(session.value()->write_artifact(dir.file("m/model.kiln"), {{bad, dir.file("m/a.txt")}}).code(),
+              StatusCode::kInvalidArgument) << bad;
 }
 
 }  // namespace

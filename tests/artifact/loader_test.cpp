@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "kiln/artifact/container.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/io/file.h"
 #include "kiln/session.h"
@@ -33,10 +36,12 @@ std::string gemm_model(const ScratchDir& dir) {
   return b.save(dir.file("gemm.onnx"));
 }
 
+// The Gemm model's artifact, with an asset, so that every kind of section is there.
 std::string written_artifact(const ScratchDir& dir) {
   auto session = Session::load(gemm_model(dir));
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
-  EXPECT_TRUE(session.value()->write_artifact(dir.file("gemm.kiln")).is_ok());
+  EXPECT_TRUE(io::write_file_atomic(dir.file("labels.txt"), "zero\none\ntwo\n").is_ok());
+  EXPECT_TRUE(session.value()->write_artifact(dir.file("gemm.kiln"), {{"labels", dir.file("labels.txt")}}).is_ok());
   return dir.file("gemm.kiln");
 }
 
@@ -83,6 +88,7 @@ TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
   std::string bytes = io::read_file(artifact).value();
   auto decoded = artifact::decode(bytes);
   ASSERT_TRUE(decoded.is_ok());
+  ASSERT_EQ(decoded.value().manifest["sections"].size(), 3u) << "plan, weights and an asset";
   for (const nlohmann::json& section : decoded.value().manifest["sections"]) {
     std::string bad = bytes;
     const size_t at = section["offset"].get<size_t>() + section["size"].get<size_t>() / 2;
@@ -94,6 +100,61 @@ TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
   }
   ASSERT_TRUE(io::write_file_atomic(dir.file("empty.kiln"), "KILN").is_ok());
   EXPECT_EQ(Session::load(dir.file("empty.kiln")).status().code(), StatusCode::kIntegrityFailure);
+}
+
+// y = Conv(x[1,16,8,8], W[16,16,3,3]): wide enough for oneDNN to pack W in an ISA-specific layout.
+std::string conv_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  std::vector<float> w(16 * 16 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
+  b.float_initializer("w", {16, 16, 3, 3}, w);
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  return b.save(dir.file("conv.onnx"));
+}
+
+TEST(ArtifactLoading, TheManifestNamesTheCpuFeaturesOfTheChosenKernels) {
+  ScratchDir dir("loader");
+  auto session = Session::load(conv_model(dir));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("conv.kiln")).is_ok());
+  const std::string bytes = io::read_file(dir.file("conv.kiln")).value();
+  const nlohmann::json target = artifact::decode(bytes).value().manifest["target"];
+  const auto report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_EQ(target["required_features"], report["target"]["required_features"]);
+  EXPECT_EQ(target["implementations"].size(), 1u) << target.dump();
+  EXPECT_FALSE(target.contains("cpu_features")) << "the compiling machine's features are not the artifact's";
+  for (const nlohmann::json& feature : target["required_features"])
+    EXPECT_NE(std::find(report["target"]["cpu_features"].begin(), report["target"]["cpu_features"].end(), feature),
+              report["target"]["cpu_features"].end()) << feature;
+}
+
+TEST(ArtifactLoading, FeaturesTheTargetLacksAreAnUnsupportedTargetNamingThem) {
+  const nlohmann::json manifest = {{"target", {{"isa", ""}, {"required_features", {"avx2", "avx512bw", "avx512f"}}}}};
+  const Status lacking = artifact::check_target(manifest, {std::nullopt, false, {"avx", "avx2", "fma"}, "avx2"});
+  EXPECT_EQ(lacking.code(), StatusCode::kUnsupportedTarget);
+  EXPECT_NE(lacking.message().find("avx512bw, avx512f"), std::string::npos) << lacking.message();
+  EXPECT_NE(lacking.message().find("--isa avx2"), std::string::npos) << lacking.message();
+  EXPECT_TRUE(artifact::check_target(manifest, {std::nullopt, false, {"avx2", "avx512bw", "avx512f", "fma"}, ""}).is_ok());
+  EXPECT_EQ(artifact::check_target(nlohmann::json::object(), {}).code(), StatusCode::kIntegrityFailure);
+}
+
+TEST(ArtifactLoading, AnAvx512ArtifactLoadedForAvx2IsRefusedBeforeAnythingRuns) {
+  ScratchDir dir("loader");
+  auto session = Session::load(conv_model(dir));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("conv.kiln")).is_ok());
+  const auto report = nlohmann::json::parse(session.value()->report_json());
+  const auto& required = report["target"]["required_features"];
+  if (std::find(required.begin(), required.end(), "avx512f") == required.end())
+    GTEST_SKIP() << "this machine's conv kernels do not use AVX-512, so no lesser level can lack them";
+  SessionOptions avx2;
+  avx2.isa = "avx2";
+  const Status refused = Session::load(dir.file("conv.kiln"), avx2).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget) << refused.to_string();
+  EXPECT_NE(refused.message().find("avx512f"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("conv.kiln"), std::string::npos) << refused.message();
 }
 
 TEST(ArtifactLoading, GraphsWithSubgraphsAreRefusedWhenWriting) {

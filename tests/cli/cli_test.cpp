@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kiln/io/file.h"
 #include "kiln/tensor_io.h"
 #include "support/model_builder.h"
 
@@ -106,7 +107,7 @@ TEST(Cli, KeygenSignAndVerifyAnArtifact) {
   ASSERT_EQ(run_kiln("sign " + artifact + " --key " + dir.file("key.sk")).exit_code, 0);
   CommandResult good = run_kiln("verify " + artifact + " --pubkey " + dir.file("key.pk"));
   EXPECT_EQ(good.exit_code, 0) << good.output;
-  for (const char* check : {"structure  ok", "manifest   ok", "section    ok: weights", "signature  ok: signed by"})
+  for (const char* check : {"structure  ok", "manifest   ok", "section    ok: weights", "signature  ok: signed by", "target     ok"})
     EXPECT_NE(good.output.find(check), std::string::npos) << check << "\n" << good.output;
   CommandResult wrong = run_kiln("verify " + artifact + " --pubkey " + dir.file("other.pk"));
   EXPECT_EQ(wrong.exit_code, 19) << wrong.output;
@@ -114,6 +115,24 @@ TEST(Cli, KeygenSignAndVerifyAnArtifact) {
   CommandResult bad_key = run_kiln("sign " + artifact + " --key " + dir.file("key.pk"));
   EXPECT_EQ(bad_key.exit_code, 14) << bad_key.output;  // invalid_argument: a public key is not a secret key
   EXPECT_NE(bad_key.output.find("key.pk"), std::string::npos) << bad_key.output;
+}
+
+TEST(Cli, CompileStoresAssetsAndRefusesMissingOnes) {
+  ScratchDir dir("cli");
+  const std::string model = small_model(dir);
+  ASSERT_TRUE(io::write_file_atomic(dir.file("labels.txt"), "a\nb\n").is_ok());
+  CommandResult stored = run_kiln("compile " + model + " -o " + dir.file("a.kiln") + " --asset labels=" + dir.file("labels.txt"));
+  ASSERT_EQ(stored.exit_code, 0) << stored.output;
+  CommandResult shown = run_kiln("inspect " + dir.file("a.kiln"));
+  EXPECT_NE(shown.output.find("asset      labels: 4 bytes"), std::string::npos) << shown.output;
+  CommandResult missing = run_kiln("compile " + model + " -o " + dir.file("b.kiln") + " --asset vocab=" + dir.file("none.txt"));
+  EXPECT_EQ(missing.exit_code, 20) << missing.output;  // not_found
+  EXPECT_NE(missing.output.find("asset 'vocab'"), std::string::npos) << missing.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("b.kiln")));
+  EXPECT_EQ(run_kiln("compile " + model + " -o " + dir.file("b.kiln") + " --asset novalue").exit_code, 14);
+  CommandResult bad_isa = run_kiln("compile " + model + " --isa avx9");
+  EXPECT_EQ(bad_isa.exit_code, 14) << bad_isa.output;
+  EXPECT_NE(bad_isa.output.find("avx512_core"), std::string::npos) << bad_isa.output;
 }
 
 TEST(Cli, InspectAndDiffArtifacts) {

@@ -17,7 +17,7 @@ class PickyProvider final : public providers::Provider {
     if (declined_.count(node.op_type)) return providers::Capability::no("no kernel for " + node.op_type);
     return providers::Capability::yes();
   }
-  Result<ops::Kernel> kernel_for(const ir::Node&) const override { return ops::Kernel(); }
+  Result<ops::Kernel> kernel_for(const ir::Node&, providers::KernelBuild&) const override { return ops::Kernel(); }
 
  private:
   std::string name_;

@@ -32,7 +32,7 @@ class BrokenReluProvider final : public providers::Provider {
   providers::Capability supports(const ir::Node& node) const override {
     return node.op_type == "Relu" ? providers::Capability::yes() : providers::Capability::no("only Relu");
   }
-  Result<ops::Kernel> kernel_for(const ir::Node&) const override {
+  Result<ops::Kernel> kernel_for(const ir::Node&, providers::KernelBuild&) const override {
     return ops::Kernel([](ops::KernelContext& ctx) {
       const Tensor* x = ctx.input(0);
       Tensor* y = ctx.output(0);

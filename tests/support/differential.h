@@ -128,7 +128,8 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
 
   const providers::Capability cap = provider.supports(*node);
   if (!cap.supported) return {Verdict::kDeclined, cap.reason};
-  auto kernel = provider.kernel_for(*node);
+  providers::KernelBuild build;
+  auto kernel = provider.kernel_for(*node, build);
   if (!kernel.is_ok()) return {Verdict::kMismatch, kernel.status().to_string()};
   std::vector<Tensor> got;
   std::vector<Tensor*> got_ptrs;

@@ -3,11 +3,15 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/plan.h"
+#include "kiln/artifact/tensor_section.h"
+#include "kiln/io/file.h"
 
 namespace kiln::artifact {
 namespace {
@@ -21,23 +25,13 @@ std::map<std::string, const Tensor*> weights_by_name(const ir::Graph& graph) {
 }
 
 // The weights section (each tensor 64-byte aligned) and its index for the manifest.
-Result<Section> weights_section(const ir::Graph& graph, nlohmann::json& index) {
+Result<TensorSection> weights_section(const ir::Graph& graph) {
   for (const auto& node : graph.nodes())
     if (node->has_subgraph())
       return unsupported_operator("artifact: node '" + node->name + "' (" + node->op_type +
                                   ") has subgraphs, which this artifact format version does not store");
-  Section section{"weights", {}};
-  index = nlohmann::json::array();
-  for (const auto& [name, tensor] : weights_by_name(graph)) {
-    if (tensor->dtype() == DType::kString)
-      return unsupported_operator("artifact: string initializer '" + name + "' cannot be stored in this format version");
-    section.bytes.resize((section.bytes.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment, '\0');
-    const size_t bytes = tensor->byte_size();
-    index.push_back({{"name", name}, {"dtype", dtype_name(tensor->dtype())}, {"shape", tensor->shape()},
-                     {"offset", section.bytes.size()}, {"bytes", bytes}});
-    section.bytes.append(static_cast<const char*>(tensor->raw_data()), bytes);
-  }
-  return section;
+  const std::map<std::string, const Tensor*> by_name = weights_by_name(graph);
+  return encode_tensors({by_name.begin(), by_name.end()});
 }
 
 nlohmann::json toolchain() {
@@ -57,6 +51,8 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
   if (model.contains("path"))
     model["name"] = std::filesystem::path(model["path"].get<std::string>()).filename().string();
   model.erase("path");
+  nlohmann::json target = report.value("target", nlohmann::json::object());
+  target.erase("cpu_features");  // the compiling machine's, not the artifact's
   return {{"model", model},
           {"options", report.value("options", nlohmann::json::object())},
           {"analysis", report.value("analysis", nlohmann::json::object())},
@@ -64,23 +60,41 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
           {"nodes_after_passes", report.value("nodes_after_passes", 0)},
           {"partition", report.value("partition", nlohmann::json::object())},
           {"kernels", report.value("kernels", nlohmann::json::array())},
-          {"memory", report.value("memory", nlohmann::json::object())}};
+          {"memory", report.value("memory", nlohmann::json::object())},
+          {"target", target}};
+}
+
+Status check_asset_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  return ok ? Status::ok()
+            : invalid_argument("asset name '" + name + "' must be 1-128 letters, digits, '.', '_' or '-'");
 }
 
 }  // namespace
 
-Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report) {
+std::string asset_section_name(const std::string& name) { return "asset:" + name; }
+
+Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report,
+                                   const std::map<std::string, std::string>& assets) {
   nlohmann::json manifest = deterministic_evidence(report);
   manifest["kiln_version"] = report.value("kiln_version", "");
   manifest["toolchain"] = toolchain();
   manifest["source_sha256"] = model.sha256;
-  nlohmann::json weights_index;
-  KILN_ASSIGN_OR_RETURN(Section weights, weights_section(*model.graph, weights_index));
+  KILN_ASSIGN_OR_RETURN(TensorSection weights, weights_section(*model.graph));
   std::map<std::string, int> weight_ids;
-  for (const nlohmann::json& w : weights_index) weight_ids[w["name"]] = static_cast<int>(weight_ids.size());
+  for (const nlohmann::json& w : weights.index) weight_ids[w["name"]] = static_cast<int>(weight_ids.size());
   KILN_ASSIGN_OR_RETURN(std::string plan, encode_plan(model, weight_ids));
-  std::vector<Section> sections = {{"plan", std::move(plan)}, std::move(weights)};
-  manifest["weights"] = weights_index;
+  std::vector<Section> sections = {{"plan", std::move(plan)}, {"weights", std::move(weights.bytes)}};
+  manifest["weights"] = std::move(weights.index);
+  manifest["assets"] = nlohmann::json::array();
+  for (const auto& [name, bytes] : assets) {
+    KILN_RETURN_IF_ERROR(check_asset_name(name));
+    KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(bytes));
+    manifest["assets"].push_back({{"name", name}, {"bytes", bytes.size()}, {"sha256", sha256}});
+    sections.push_back({asset_section_name(name), bytes});
+  }
   return encode(manifest, sections);
 }
 

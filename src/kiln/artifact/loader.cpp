@@ -1,24 +1,17 @@
 // Loading a .kiln artifact: container, signature, weights, plan.
 #include "kiln/artifact/loader.h"
 
-#include <cstring>
+#include <algorithm>
 #include <fstream>
 
+#include "kiln/artifact/builder.h"
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/signing.h"
+#include "kiln/artifact/tensor_section.h"
 
 namespace kiln::artifact {
 namespace {
-
-Status malformed(const std::string& what) { return integrity_failure("artifact weights: " + what); }
-
-// The dtype spelled `name` (dtype_name's spelling); kUndefined when none is.
-DType dtype_named(const std::string& name) {
-  for (int32_t code = 1; dtype_is_known(code); ++code)
-    if (name == dtype_name(static_cast<DType>(code))) return static_cast<DType>(code);
-  return DType::kUndefined;
-}
 
 const SectionView* find_section(const Decoded& d, const std::string& name) {
   for (const SectionView& s : d.sections)
@@ -29,28 +22,26 @@ const SectionView* find_section(const Decoded& d, const std::string& name) {
 // One tensor per manifest weight entry, copied out of the weights section.
 Result<std::vector<Tensor>> read_weights(const Decoded& d) {
   const SectionView* section = find_section(d, "weights");
-  if (!section || !d.manifest.contains("weights") || !d.manifest["weights"].is_array())
-    return malformed("the weights section or its index is missing");
+  if (!section || !d.manifest.contains("weights"))
+    return integrity_failure("artifact weights: the weights section or its index is missing");
+  KILN_ASSIGN_OR_RETURN(NamedTensors named, decode_tensors(section->bytes, d.manifest["weights"], "weights"));
   std::vector<Tensor> weights;
-  for (const nlohmann::json& w : d.manifest["weights"]) {
-    const std::string name = w.value("name", "");
-    const DType dtype = w.contains("dtype") && w["dtype"].is_string() ? dtype_named(w["dtype"]) : DType::kUndefined;
-    if (dtype == DType::kUndefined || dtype == DType::kString || !w.contains("shape") || !w["shape"].is_array() ||
-        !w.contains("offset") || !w["offset"].is_number_unsigned() || !w.contains("bytes") || !w["bytes"].is_number_unsigned())
-      return malformed("entry '" + name + "' is incomplete");
-    std::vector<int64_t> shape;
-    for (const nlohmann::json& d : w["shape"]) {
-      if (!d.is_number_unsigned()) return malformed("entry '" + name + "' has a bad dim");
-      shape.push_back(d.get<int64_t>());
-    }
-    Tensor t = Tensor::allocate(dtype, shape);
-    const uint64_t offset = w["offset"], bytes = w["bytes"];
-    if (!t.defined() || bytes != t.byte_size() || offset > section->bytes.size() || bytes > section->bytes.size() - offset)
-      return malformed("entry '" + name + "' does not fit its section");
-    std::memcpy(t.raw_data(), section->bytes.data() + offset, bytes);
-    weights.push_back(std::move(t));
-  }
+  for (auto& [name, tensor] : named) weights.push_back(std::move(tensor));
   return weights;
+}
+
+// The assets the manifest lists, each from its section.
+Result<std::map<std::string, std::string>> read_assets(const Decoded& d) {
+  std::map<std::string, std::string> assets;
+  if (!d.manifest.contains("assets") || !d.manifest["assets"].is_array())
+    return integrity_failure("artifact manifest: the asset list is missing");
+  for (const nlohmann::json& a : d.manifest["assets"]) {
+    const std::string name = a.is_object() ? a.value("name", "") : "";
+    const SectionView* section = find_section(d, asset_section_name(name));
+    if (!section) return integrity_failure("artifact: asset '" + name + "' has no section");
+    assets[name] = std::string(section->bytes);
+  }
+  return assets;
 }
 
 }  // namespace
@@ -63,15 +54,36 @@ bool is_artifact_file(const std::string& path) {
   return in.read(head.data(), 4) && looks_like_artifact(head);
 }
 
-Result<ir::Model> load_artifact(std::string_view file, const SignaturePolicy& policy) {
+Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy) {
+  const nlohmann::json* required = nullptr;
+  if (manifest.contains("target") && manifest["target"].is_object() && manifest["target"].contains("required_features"))
+    required = &manifest["target"]["required_features"];
+  if (!required || !required->is_array()) return integrity_failure("artifact manifest: target.required_features is missing");
+  std::string missing;
+  for (const nlohmann::json& feature : *required) {
+    if (!feature.is_string()) return integrity_failure("artifact manifest: target.required_features holds a non-string");
+    if (std::find(policy.cpu_features.begin(), policy.cpu_features.end(), feature.get<std::string>()) == policy.cpu_features.end())
+      missing += (missing.empty() ? "" : ", ") + feature.get<std::string>();
+  }
+  if (missing.empty()) return Status::ok();
+  const std::string built_for = manifest["target"].value("isa", "");
+  return unsupported_target("artifact kernels need CPU features this target lacks: " + missing + " (target: " +
+                            (policy.isa.empty() ? "this machine" : "--isa " + policy.isa) + "; built for " +
+                            (built_for.empty() ? "its compiling machine's best" : "--isa " + built_for) + ")");
+}
+
+Result<LoadedArtifact> load_artifact(std::string_view file, const LoadPolicy& policy) {
   KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file));
-  KILN_RETURN_IF_ERROR(check_signature(d, policy.trusted_public_key, policy.required).status());
+  KILN_RETURN_IF_ERROR(check_signature(d, policy.trusted_public_key, policy.signature_required).status());
+  KILN_RETURN_IF_ERROR(check_target(d.manifest, policy));
   const SectionView* plan = find_section(d, "plan");
   if (!plan) return integrity_failure("artifact: no plan section");
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d));
-  KILN_ASSIGN_OR_RETURN(ir::Model model, decode_plan(plan->bytes, weights));
-  model.sha256 = d.manifest.value("source_sha256", "");
-  return model;
+  LoadedArtifact loaded;
+  KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
+  loaded.model.sha256 = d.manifest.value("source_sha256", "");
+  KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
+  return loaded;
 }
 
 }  // namespace kiln::artifact

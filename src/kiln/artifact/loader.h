@@ -4,9 +4,13 @@
 // and plan without running the passes again.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
@@ -18,13 +22,25 @@ bool looks_like_artifact(std::string_view bytes);
 // True when the file at `path` starts with the .kiln magic (false when it cannot be read).
 bool is_artifact_file(const std::string& path);
 
-struct SignaturePolicy {
+// What a load demands of an artifact: a signature (by a given key, or any), and that the CPU
+// features its kernels need are among the target's.
+struct LoadPolicy {
   std::optional<std::string> trusted_public_key;  // raw 32 bytes
-  bool required = false;
+  bool signature_required = false;
+  std::vector<std::string> cpu_features;  // the target's (providers/cpu/cpu_isa.h)
+  std::string isa;                        // the target's --isa cap, for messages ("" for none)
 };
 
-// The model of `file`; its sha256 is the source model's (the manifest's source_sha256).
-// IntegrityFailure naming the section or field at fault; UnsupportedTarget for newer formats.
-Result<ir::Model> load_artifact(std::string_view file, const SignaturePolicy& policy = {});
+// UnsupportedTarget naming the features the manifest requires that `policy` lacks.
+Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy);
+
+struct LoadedArtifact {
+  ir::Model model;  // its sha256 is the source model's (the manifest's source_sha256)
+  std::map<std::string, std::string> assets;  // name -> bytes
+};
+
+// The model and assets of `file`. IntegrityFailure naming the section or field at fault;
+// UnsupportedTarget for newer formats and for CPU features the target lacks.
+Result<LoadedArtifact> load_artifact(std::string_view file, const LoadPolicy& policy);
 
 }  // namespace kiln::artifact

@@ -1,12 +1,14 @@
 // `kiln keygen`, `kiln sign` and `kiln verify`: Ed25519 keys for .kiln artifacts, signing one, and
-// checking one (structure, every hash, the signature) with each check printed.
+// checking one (structure, every hash, the signature, this machine's CPU features) with each check printed.
 #include <iostream>
 
 #include "kiln/artifact/container.h"
+#include "kiln/artifact/loader.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/io/file.h"
+#include "kiln/providers/cpu/cpu_isa.h"
 
 namespace kiln::cli {
 namespace {
@@ -40,9 +42,15 @@ int run_sign(const std::string& path, const std::string& key_path) {
 }
 
 struct VerifyArgs {
-  std::string path, public_key_path;
+  std::string path, public_key_path, isa;
   bool require_signature = false;
 };
+
+// Whether this machine (capped at `isa`) has the CPU features the artifact's kernels need.
+Status check_machine(const artifact::Decoded& d, const std::string& isa) {
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> features, providers::cpu::target_features(isa));
+  return artifact::check_target(d.manifest, {std::nullopt, false, features, isa});
+}
 
 int run_verify(const VerifyArgs& args) {
   std::optional<std::string> trusted;
@@ -70,6 +78,15 @@ int run_verify(const VerifyArgs& args) {
     return report_error(signature.status().with_context(args.path));
   }
   std::cout << "signature  ok: " << signature.value() << (trusted ? " (the given public key)" : "") << "\n";
+  const Status target = check_machine(d, args.isa);
+  if (!target.is_ok()) {
+    std::cout << "target     FAILED\n";
+    return report_error(target.with_context(args.path));
+  }
+  std::string features;
+  for (const nlohmann::json& f : d.manifest["target"]["required_features"]) features += " " + f.get<std::string>();
+  std::cout << "target     ok: this machine" << (args.isa.empty() ? "" : " (--isa " + args.isa + ")") << " has every CPU feature the kernels need:"
+            << (features.empty() ? " (none)" : features) << "\n";
   return 0;
 }
 
@@ -92,6 +109,7 @@ void add_artifact_commands(CLI::App& app, std::function<void(int)> set_exit) {
   verify->add_option("artifact", verify_args->path, ".kiln file")->required();
   verify->add_option("--pubkey", verify_args->public_key_path, "Public key the artifact must be signed with");
   verify->add_flag("--require-signature", verify_args->require_signature, "Fail when the artifact is unsigned");
+  add_isa_flag(*verify, verify_args->isa);
   verify->callback([verify_args, set_exit] { set_exit(run_verify(*verify_args)); });
 }
 

@@ -1,5 +1,6 @@
 // `kiln inspect model.kiln` (the manifest in human form) and `kiln diff a.kiln b.kiln` (what
-// differs between two artifacts: versions, toolchain, options, passes, partition, weights).
+// differs between two artifacts: versions, toolchain, options, passes, partition, target, assets,
+// weights).
 #include <iostream>
 #include <map>
 #include <set>
@@ -52,6 +53,14 @@ std::map<std::string, std::string> weight_hashes(const artifact::Decoded& d) {
 }
 
 // "key: a -> b" for each top-level field of two JSON objects that differs.
+// Asset name -> SHA-256, as the manifest lists them.
+nlohmann::json asset_hashes(const nlohmann::json& manifest) {
+  nlohmann::json hashes = nlohmann::json::object();
+  for (const nlohmann::json& a : manifest.value("assets", nlohmann::json::array()))
+    if (a.is_object()) hashes[a.value("name", "")] = a.value("sha256", "");
+  return hashes;
+}
+
 void diff_fields(const std::string& section, const nlohmann::json& a, const nlohmann::json& b, std::vector<std::string>& out) {
   std::set<std::string> keys;
   for (const auto& [k, v] : a.items()) keys.insert(k);
@@ -81,6 +90,8 @@ int diff_artifacts(const std::string& path_a, const std::string& path_b) {
   const auto pa = nodes_per_provider(ma), pb = nodes_per_provider(mb);
   if (pa != pb || ma["partition"].value("nodes", nlohmann::json()) != mb["partition"].value("nodes", nlohmann::json()))
     differences.push_back("partition: " + nlohmann::json(pa).dump() + " -> " + nlohmann::json(pb).dump() + " nodes per provider");
+  diff_fields("target.", ma.value("target", nlohmann::json::object()), mb.value("target", nlohmann::json::object()), differences);
+  diff_fields("asset ", asset_hashes(ma), asset_hashes(mb), differences);
   const auto wa = weight_hashes(a.value().decoded), wb = weight_hashes(b.value().decoded);
   for (const auto& [name, hash] : wa)
     if (!wb.count(name)) differences.push_back("weight " + name + ": only in " + path_a);
@@ -120,6 +131,12 @@ int inspect_artifact(const std::string& path) {
             << "memory     arena " << text_of(m["memory"].value("arena_bytes", nlohmann::json(0))) << " bytes for input shapes "
             << text_of(m["memory"].value("input_shapes", nlohmann::json::array())) << "\n"
             << "weights    " << m["weights"].size() << " tensors\n";
+  const nlohmann::json target = m.value("target", nlohmann::json::object());
+  std::cout << "target     needs CPU features " << text_of(target.value("required_features", nlohmann::json::array()))
+            << " (built for " << (target.value("isa", "").empty() ? "the compiling machine's best" : "--isa " + target.value("isa", ""))
+            << "); implementations " << text_of(target.value("implementations", nlohmann::json::object())) << "\n";
+  for (const nlohmann::json& a : m.value("assets", nlohmann::json::array()))
+    std::cout << "asset      " << text_of(a["name"]) << ": " << text_of(a["bytes"]) << " bytes, sha256 " << text_of(a["sha256"]) << "\n";
   for (const nlohmann::json& s : m["sections"])
     std::cout << "section    " << text_of(s["name"]) << ": " << s["size"] << " bytes at " << s["offset"] << ", sha256 " << text_of(s["sha256"]) << "\n";
   auto signature = artifact::check_signature(d, std::nullopt, false);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "kiln/artifact/signing.h"
+#include "kiln/providers/cpu/cpu_isa.h"
 
 namespace kiln::cli {
 
@@ -23,6 +24,13 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
                "Compile for exactly the --shape shapes (other symbolic dims 1); other shapes are rejected");
   cmd.add_option("--pubkey", flags.public_key_path, "A .kiln model must be signed with this public key (kiln keygen)");
   cmd.add_flag("--require-signature", flags.require_signature, "Refuse an unsigned .kiln model");
+  add_isa_flag(cmd, flags.isa);
+}
+
+void add_isa_flag(CLI::App& cmd, std::string& isa) {
+  std::string levels;
+  for (const std::string& level : providers::cpu::isa_level_names()) levels += (levels.empty() ? "" : ", ") + level;
+  cmd.add_option("--isa", isa, "Build kernels for this instruction-set level, simulating a lesser machine: " + levels);
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
@@ -53,6 +61,7 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.disabled_passes = flags.disabled_passes;
   options.specialize = flags.specialize;
   options.require_signature = flags.require_signature;
+  options.isa = flags.isa;
   if (!flags.public_key_path.empty()) {
     KILN_ASSIGN_OR_RETURN(options.artifact_public_key,
                           artifact::read_key_file(flags.public_key_path, artifact::kPublicKeyBytes));

@@ -23,9 +23,12 @@ struct SessionFlags {
   bool specialize = false;
   std::string public_key_path;  // .kiln artifacts: the key they must be signed with
   bool require_signature = false;
+  std::string isa;  // instruction-set cap ("" for this machine's best)
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);
+// --isa LEVEL (providers/cpu/cpu_isa.h).
+void add_isa_flag(CLI::App& cmd, std::string& isa);
 Result<SessionOptions> to_options(const SessionFlags& flags);
 
 // "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.

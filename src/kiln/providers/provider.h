@@ -9,6 +9,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
 
 namespace kiln::providers {
@@ -27,8 +28,8 @@ class Provider {
   virtual std::string name() const = 0;
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
-  // The kernel for a node this provider supports.
-  virtual Result<ops::Kernel> kernel_for(const ir::Node& node) const = 0;
+  // The kernel for a node this provider supports; what building it leaves is recorded in `build`.
+  virtual Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const = 0;
 };
 
 // Providers known to this build, by name ("cpu_ref"); UnsupportedTarget for unknown names.

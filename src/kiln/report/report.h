@@ -32,6 +32,15 @@ struct MemorySection {
   int64_t output_bytes = 0;
 };
 
+// The instruction set the kernels were built for, and what the plan's layout-dependent kernels
+// (prepacked weights) need of a machine: an artifact's target requirement.
+struct TargetSection {
+  std::string isa;                                 // the --isa cap; "" for this machine's best
+  std::vector<std::string> cpu_features;           // what kernels may use here (the cap applied)
+  std::vector<std::string> required_features;      // what the latest plan's kernels need
+  std::map<std::string, int64_t> implementations;  // oneDNN implementation -> kernels
+};
+
 struct OpTime {
   std::string op_type;
   int64_t calls = 0;
@@ -67,6 +76,7 @@ struct Report {
   partition::PartitionMap partition;
   std::vector<KernelUse> kernels;
   MemorySection memory;
+  TargetSection target;
   RunSection run;
 };
 

@@ -143,6 +143,11 @@ std::string to_json(const Report& report, int indent) {
         {"dynamic_values", m.dynamic_values},
         {"kernel_reorders", m.kernel_reorders},
         {"output_bytes", m.output_bytes}}},
+      {"target",
+       {{"isa", report.target.isa},
+        {"cpu_features", report.target.cpu_features},
+        {"required_features", report.target.required_features},
+        {"implementations", report.target.implementations}}},
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };

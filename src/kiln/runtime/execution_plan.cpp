@@ -149,7 +149,7 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
     KILN_ASSIGN_OR_RETURN(step.def, ops::resolve_op(registry, node));
     const providers::Provider* provider = provider_named(providers, step.provider);
     if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
-    KILN_ASSIGN_OR_RETURN(step.kernel, provider->kernel_for(node));
+    KILN_ASSIGN_OR_RETURN(step.kernel, provider->kernel_for(node, plan.kernel_build));
     step.self_allocating = step.def->kernel_allocates_outputs;
     for (const ir::Value* out : node.outputs)
       if (out && !out->type.is_tensor()) step.self_allocating = true;

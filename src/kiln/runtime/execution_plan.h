@@ -55,6 +55,7 @@ struct ExecutionPlan {
   std::vector<int> output_slots;  // one per graph output
   memory::MemoryPlan memory;
   int64_t dynamic_values = 0;
+  providers::KernelBuild kernel_build;  // the implementations and CPU features the kernels need
 };
 
 // Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
+#include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
@@ -52,6 +54,7 @@ struct Session::Impl {
   runtime::Executor executor;
   runtime::SpecializedShapes specialized;  // empty unless options.specialize
   bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
+  std::map<std::string, std::string> assets;  // the artifact's, by name
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
@@ -69,6 +72,7 @@ struct Session::Impl {
   Result<const runtime::ExecutionPlan*> plan_for(const std::vector<std::vector<int64_t>>& shapes);
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
+  Status choose_target();
 };
 
 Status Session::Impl::import_model(const std::string& path) {
@@ -76,11 +80,13 @@ Status Session::Impl::import_model(const std::string& path) {
   from_artifact = artifact::is_artifact_file(path);
   if (from_artifact) {
     KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(path));
-    const artifact::SignaturePolicy policy{
-        options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key), options.require_signature};
-    Result<ir::Model> loaded = artifact::load_artifact(bytes, policy);
+    const artifact::LoadPolicy policy{
+        options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key),
+        options.require_signature, report.target.cpu_features, options.isa};
+    Result<artifact::LoadedArtifact> loaded = artifact::load_artifact(bytes, policy);
     if (!loaded.is_ok()) return loaded.status().with_context(path);
-    model = std::move(loaded).value();
+    model = std::move(loaded.value().model);
+    assets = std::move(loaded.value().assets);
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(bytes.size());
   } else {
@@ -171,6 +177,9 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
     const runtime::ValueSlot& slot = plan.slots[s];
     m.output_bytes += shape_element_count(slot.shape) * static_cast<int64_t>(dtype_size(slot.dtype));
   }
+  const std::set<std::string>& required = plan.kernel_build.required_features();
+  report.target.required_features.assign(required.begin(), required.end());
+  report.target.implementations = plan.kernel_build.implementations();
 }
 
 Result<const runtime::ExecutionPlan*> Session::Impl::plan_for(const std::vector<std::vector<int64_t>>& shapes) {
@@ -191,7 +200,14 @@ void Session::Impl::record_options() {
                     {"allow_fallback", join(options.allow_fallback)},
                     {"optimize", options.optimize ? "true" : "false"},
                     {"disabled_passes", join(options.disabled_passes)},
-                    {"specialize", options.specialize ? "true" : "false"}};
+                    {"specialize", options.specialize ? "true" : "false"},
+                    {"isa", options.isa}};
+}
+
+Status Session::Impl::choose_target() {
+  KILN_ASSIGN_OR_RETURN(report.target.cpu_features, providers::cpu::target_features(options.isa));
+  report.target.isa = options.isa;
+  return Status::ok();
 }
 
 Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
@@ -200,8 +216,12 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->record_options();
+  KILN_RETURN_IF_ERROR(impl->choose_target());
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  // oneDNN takes a cap before it first dispatches (the passes ask it for its ISA); an artifact's
+  // target was checked on import.
+  KILN_RETURN_IF_ERROR(providers::cpu::cap_isa(options.isa));
   // An artifact's graph was specialised and optimised when it was compiled.
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
@@ -268,10 +288,24 @@ void Session::record_parity(const ParityResult& parity) { impl_->report.parity.p
 std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
 std::string Session::report_summary() const { return report::to_summary(impl_->report); }
 
-Status Session::write_artifact(const std::string& path) const {
+Status Session::write_artifact(const std::string& path, const std::map<std::string, std::string>& asset_paths) const {
+  std::map<std::string, std::string> assets;
+  for (const auto& [name, asset_path] : asset_paths) {
+    Result<std::string> bytes = io::read_file(asset_path);
+    if (!bytes.is_ok()) return bytes.status().with_context("asset '" + name + "'");
+    assets[name] = std::move(bytes).value();
+  }
   KILN_ASSIGN_OR_RETURN(const std::string bytes,
-                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1))));
+                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), assets));
   return io::write_file_atomic(path, bytes);
+}
+
+Result<std::string> Session::asset(const std::string& name) const {
+  const auto it = impl_->assets.find(name);
+  if (it != impl_->assets.end()) return it->second;
+  std::string known;
+  for (const auto& entry : impl_->assets) known += (known.empty() ? "" : ", ") + entry.first;
+  return not_found("no asset '" + name + "' in this model (it has: " + (known.empty() ? "none" : known) + ")");
 }
 
 }  // namespace kiln

@@ -147,6 +147,6 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
 
 }  // namespace
 
-void add_attention_kernels(CpuKernelTable& table) { table["kiln.Attention"] = {attention_supports, build_attention}; }
+void add_attention_kernels(CpuKernelTable& table) { table["kiln.Attention"] = node_only(attention_supports, build_attention); }
 
 }  // namespace kiln::providers::cpu

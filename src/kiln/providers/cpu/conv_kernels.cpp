@@ -144,7 +144,7 @@ struct ConvKernelState {
   }
 };
 
-Result<ops::Kernel> build_conv(const ir::Node& node) {
+Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   const bool nhwc = channels_last(node);
   const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), w = input_dims(node, 1),
                              y = channels_first(output_dims(node, 0), nhwc);
@@ -184,7 +184,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node) {
   }
   state->primitive = dnnl::convolution_forward(*pd);
   state->scratchpad = memory(pd->scratchpad_desc(), cpu_engine());
-  state->weights = PrimitiveWeights(node, 1, weights_plain, pd->weights_desc());
+  state->weights = PrimitiveWeights(node, 1, weights_plain, *pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},

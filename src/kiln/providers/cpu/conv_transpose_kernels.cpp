@@ -36,7 +36,7 @@ struct DeconvState {
   dnnl::stream stream{cpu_engine()};
 };
 
-Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
+Result<ops::Kernel> build_conv_transpose(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1), y = output_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, true));
   const size_t spatial = x.size() - 2;
@@ -78,7 +78,7 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node) {
                                                                         dilations, pad_left, pad_right);
   const dnnl::deconvolution_forward::primitive_desc pd(desc, cpu_engine());
   state->primitive = dnnl::deconvolution_forward(pd);
-  state->weights = PrimitiveWeights(node, 1, weights_plain, pd.weights_desc());
+  state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},

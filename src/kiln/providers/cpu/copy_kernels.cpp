@@ -20,7 +20,7 @@ Result<ops::Kernel> build_copy(const ir::Node&) {
 }  // namespace
 
 void add_copy_kernels(CpuKernelTable& table) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) table[op] = {[](const ir::Node& node) { return fixed_size_tensor(node, 0); }, build_copy};
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) table[op] = node_only([](const ir::Node& node) { return fixed_size_tensor(node, 0); }, build_copy);
 }
 
 }  // namespace kiln::providers::cpu

@@ -9,6 +9,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/providers/kernel_build.h"
 #include "kiln/providers/provider.h"
 #include "kiln/status.h"
 
@@ -16,8 +17,12 @@ namespace kiln::providers::cpu {
 
 struct CpuKernel {
   std::function<Capability(const ir::Node&)> supports;
-  std::function<Result<ops::Kernel>(const ir::Node&)> build;
+  std::function<Result<ops::Kernel>(const ir::Node&, KernelBuild&)> build;
 };
+
+// An entry whose builder needs nothing but the node.
+CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
+                    std::function<Result<ops::Kernel>(const ir::Node&)> build);
 
 using CpuKernelTable = std::map<std::string, CpuKernel>;
 

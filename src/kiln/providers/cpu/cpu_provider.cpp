@@ -44,14 +44,14 @@ Capability CpuProvider::supports(const ir::Node& node) const {
   return entry->supports(node);
 }
 
-Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node) const {
+Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& build) const {
   if (cpu::is_shape_arithmetic(node)) return cpu::shape_arithmetic_kernel(node);
   const cpu::CpuKernel* entry = entry_for(node);
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
   if (!capability.supported) return internal_error(node.describe() + " was placed on cpu, which declines it: " + capability.reason);
   Result<ops::Kernel> kernel = internal_error("unset");
   KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {
-    kernel = entry->build(node);
+    kernel = entry->build(node, build);
     return Status::ok();
   }));
   return kernel;
@@ -75,6 +75,11 @@ Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs
     if (!why.empty()) return Capability::no(why);
   }
   return Capability::yes();
+}
+
+CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
+                    std::function<Result<ops::Kernel>(const ir::Node&)> build) {
+  return {std::move(supports), [build = std::move(build)](const ir::Node& node, KernelBuild&) { return build(node); }};
 }
 
 Capability fixed_size_tensor(const ir::Node& node, size_t input) {

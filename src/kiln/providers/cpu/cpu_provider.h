@@ -12,7 +12,7 @@ class CpuProvider final : public Provider {
  public:
   std::string name() const override { return "cpu"; }
   Capability supports(const ir::Node& node) const override;
-  Result<ops::Kernel> kernel_for(const ir::Node& node) const override;
+  Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
 };
 
 // Whether this machine runs the cpu provider's Winograd convolutions (oneDNN has them for AVX-512).

@@ -190,11 +190,11 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
-  table["kiln.ElementwiseChain"] = {chain_supports, build_chain};
+  table["kiln.ElementwiseChain"] = node_only(chain_supports, build_chain);
   for (const char* op : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
                          "Neg", "Softplus", "Pow", "kiln.Gelu"})
-    table[op] = {eltwise_supports, build_eltwise};
-  for (const auto& [op, alg] : binary_algorithms()) table[op] = {binary_supports, build_binary};
+    table[op] = node_only(eltwise_supports, build_eltwise);
+  for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
 }
 
 }  // namespace kiln::providers::cpu

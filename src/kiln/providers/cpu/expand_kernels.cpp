@@ -15,7 +15,7 @@ Result<ops::Kernel> build_expand(const ir::Node&) {
 }  // namespace
 
 void add_expand_kernels(CpuKernelTable& table) {
-  table["Expand"] = {[](const ir::Node& node) { return fixed_size_tensor(node, 0); }, build_expand};
+  table["Expand"] = node_only([](const ir::Node& node) { return fixed_size_tensor(node, 0); }, build_expand);
 }
 
 }  // namespace kiln::providers::cpu

@@ -58,6 +58,6 @@ Result<ops::Kernel> build_gather(const ir::Node& node) {
 
 }  // namespace
 
-void add_gather_kernels(CpuKernelTable& table) { table["Gather"] = {gather_supports, build_gather}; }
+void add_gather_kernels(CpuKernelTable& table) { table["Gather"] = node_only(gather_supports, build_gather); }
 
 }  // namespace kiln::providers::cpu

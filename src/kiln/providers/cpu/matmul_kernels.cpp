@@ -28,7 +28,7 @@ memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), m
 
 // Builds the primitive; `weights_view` describes how node input b's storage is read. Constant
 // weights are prepacked into the layout the primitive prefers.
-std::shared_ptr<ProductState> make_product(const ir::Node& node, size_t b, const memory::desc& src,
+std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& build, size_t b, const memory::desc& src,
                                            const memory::desc& weights_view, const memory::desc* bias,
                                            const memory::desc& dst, const dnnl::primitive_attr& attr = {}) {
   auto state = std::make_shared<ProductState>();
@@ -40,7 +40,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, size_t b, const
   const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = dnnl::matmul(pd);
-  state->weights = PrimitiveWeights(node, b, weights_view, pd.weights_desc());
+  state->weights = PrimitiveWeights(node, b, weights_view, pd, build);
   return state;
 }
 
@@ -76,21 +76,21 @@ std::vector<int64_t> left_padded(std::vector<int64_t> dims, size_t rank) {
 }
 
 // MatMul and FusedMatMul (bias along the last dim: [1, ..., 1, N]).
-Result<ops::Kernel> build_matmul(const ir::Node& node) {
+Result<ops::Kernel> build_matmul(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
   const bool has_bias = node.input(2) != nullptr;
   const std::optional<size_t> bias_input = has_bias ? std::optional<size_t>(2) : std::nullopt;
   if (b.size() == 2) {  // rows of every batch item at once: [prod(a[:-1]), K] x [K, N]
     const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
     const memory::desc bias = row_major_desc({1, b[1]});
-    return product_kernel(make_product(node, 1, row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
+    return product_kernel(make_product(node, build, 1, row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
                                        row_major_desc({rows, b[1]}), epilogue_attr(node)),
                           bias_input);
   }
   std::vector<int64_t> bias_dims(y.size(), 1);
   bias_dims.back() = y.back();
   const memory::desc bias = row_major_desc(bias_dims);
-  return product_kernel(make_product(node, 1, row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
+  return product_kernel(make_product(node, build, 1, row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
                                      has_bias ? &bias : nullptr, row_major_desc(y), epilogue_attr(node)),
                         bias_input);
 }
@@ -106,7 +106,7 @@ Capability gemm_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_gemm(const ir::Node& node) {
+Result<ops::Kernel> build_gemm(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
   const bool trans_a = node.attr_int("transA", 0) != 0, trans_b = node.attr_int("transB", 0) != 0;
   const int64_t m = y[0], n = y[1], k = trans_a ? a[0] : a[1];
@@ -115,7 +115,7 @@ Result<ops::Kernel> build_gemm(const ir::Node& node) {
   const memory::desc weights = trans_b ? strided_desc({k, n}, {1, k}) : row_major_desc({k, n});
   std::optional<memory::desc> bias;
   if (node.input(2)) bias = row_major_desc(left_padded(input_dims(node, 2), 2));
-  return product_kernel(make_product(node, 1, src, weights, bias ? &*bias : nullptr, row_major_desc(y)),
+  return product_kernel(make_product(node, build, 1, src, weights, bias ? &*bias : nullptr, row_major_desc(y)),
                         bias ? std::optional<size_t>(2) : std::nullopt);
 }
 

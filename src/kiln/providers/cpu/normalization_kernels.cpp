@@ -113,10 +113,10 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
 }  // namespace
 
 void add_normalization_kernels(CpuKernelTable& table) {
-  table["Softmax"] = {softmax_supports, build_softmax};
-  table["LogSoftmax"] = {softmax_supports, build_softmax};
-  table["LayerNormalization"] = {layer_norm_supports, build_layer_norm};
-  table["BatchNormalization"] = {batch_norm_supports, build_batch_norm};
+  table["Softmax"] = node_only(softmax_supports, build_softmax);
+  table["LogSoftmax"] = node_only(softmax_supports, build_softmax);
+  table["LayerNormalization"] = node_only(layer_norm_supports, build_layer_norm);
+  table["BatchNormalization"] = node_only(batch_norm_supports, build_batch_norm);
 }
 
 }  // namespace kiln::providers::cpu

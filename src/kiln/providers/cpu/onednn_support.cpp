@@ -4,6 +4,7 @@
 #include <new>
 
 #include "kiln/ir/buffer.h"
+#include "kiln/providers/cpu/cpu_isa.h"
 
 namespace kiln::providers::cpu {
 
@@ -67,10 +68,13 @@ dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
 }
 
 PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
-                                   const dnnl::memory::desc& wanted)
-    : input_(input), given_(given), wanted_(wanted) {
+                                   const dnnl::primitive_desc_base& pd, KernelBuild& build)
+    : input_(input), given_(given), wanted_(pd.weights_desc()) {
   const Tensor* constant = constant_input(node, input);
   if (!constant) return;
+  const std::string impl = pd.impl_info_str();
+  build.record_implementation(impl, implementation_features(impl));
+  const dnnl::memory::desc& wanted = wanted_;
   storage_ = allocate_buffer(wanted.get_size());
   if (!storage_) throw std::bad_alloc();
   packed_ = dnnl::memory(wanted, cpu_engine(), storage_.get());

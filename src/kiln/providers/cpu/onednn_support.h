@@ -12,6 +12,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -38,15 +39,17 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 // the layout a primitive prefers.
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
 
-// A primitive's weights (node input `input`) in the layout the primitive wants: constant weights
-// reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
-// large: ir/buffer.h); weights given at run time bound as they are when the layouts agree, else
-// reordered on each run.
+// A primitive's weights (node input `input`) in the layout the primitive `pd` wants: constant
+// weights reordered once, when the kernel is built, into a buffer of their own (huge-page backed
+// when large: ir/buffer.h); weights given at run time bound as they are when the layouts agree,
+// else reordered on each run. For constant weights the primitive's implementation, whose
+// instruction set decides the packed layout, is recorded in `build`.
 class PrimitiveWeights {
  public:
   PrimitiveWeights() = default;
-  // `given` describes how the input's storage is read, `wanted` the primitive's weights layout.
-  PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given, const dnnl::memory::desc& wanted);
+  // `given` describes how the input's storage is read.
+  PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
+                   const dnnl::primitive_desc_base& pd, KernelBuild& build);
   dnnl::memory for_run(const ops::KernelContext& ctx) const;
 
  private:

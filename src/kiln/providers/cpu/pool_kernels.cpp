@@ -70,7 +70,7 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
 
 void add_pool_kernels(CpuKernelTable& table) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.ChannelsLast"})
-    table[op] = {pool_supports, build_pool};
+    table[op] = node_only(pool_supports, build_pool);
 }
 
 }  // namespace kiln::providers::cpu

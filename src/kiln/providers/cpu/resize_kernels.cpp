@@ -51,7 +51,7 @@ Status resize_nearest(ops::KernelContext& ctx) {
 
 void add_resize_kernels(CpuKernelTable& table) {
   for (const char* op : {"Resize", "Upsample"})
-    table[op] = {resize_supports, [](const ir::Node&) -> Result<ops::Kernel> { return ops::Kernel(resize_nearest); }};
+    table[op] = node_only(resize_supports, [](const ir::Node&) -> Result<ops::Kernel> { return ops::Kernel(resize_nearest); });
 }
 
 }  // namespace kiln::providers::cpu

@@ -73,8 +73,8 @@ Result<ops::Kernel> build_concat(const ir::Node& node) {
 }  // namespace
 
 void add_slice_concat_kernels(CpuKernelTable& table) {
-  table["Slice"] = {slice_supports, build_slice};
-  table["Concat"] = {concat_supports, build_concat};
+  table["Slice"] = node_only(slice_supports, build_slice);
+  table["Concat"] = node_only(concat_supports, build_concat);
 }
 
 }  // namespace kiln::providers::cpu

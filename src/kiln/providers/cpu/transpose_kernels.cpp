@@ -35,6 +35,6 @@ Result<ops::Kernel> build_transpose(const ir::Node& node) {
 
 }  // namespace
 
-void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = {transpose_supports, build_transpose}; }
+void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = node_only(transpose_supports, build_transpose); }
 
 }  // namespace kiln::providers::cpu

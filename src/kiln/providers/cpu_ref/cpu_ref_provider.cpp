@@ -12,7 +12,7 @@ Capability CpuRefProvider::supports(const ir::Node& node) const {
   return Capability::yes();
 }
 
-Result<ops::Kernel> CpuRefProvider::kernel_for(const ir::Node& node) const {
+Result<ops::Kernel> CpuRefProvider::kernel_for(const ir::Node& node, KernelBuild&) const {
   KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(registry_, node));
   return def->reference;
 }

@@ -11,7 +11,7 @@ class CpuRefProvider final : public Provider {
   explicit CpuRefProvider(const ops::OpRegistry& registry) : registry_(registry) {}
   std::string name() const override { return "cpu_ref"; }
   Capability supports(const ir::Node& node) const override;
-  Result<ops::Kernel> kernel_for(const ir::Node& node) const override;
+  Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
 
  private:
   const ops::OpRegistry& registry_;
