@@ -73,6 +73,18 @@ struct KernelEvent {
   double duration_ms = 0;
 };
 
+// What write_artifact stores besides the compiled model.
+struct ArtifactOptions {
+  // Asset name (letters, digits, '.', '_', '-') -> path of the file to store (tokenizer, labels).
+  std::map<std::string, std::string> asset_paths;
+  // Warm-up fixture inputs, by input name; empty: seeded random ones of the load-time shapes. The
+  // outputs the session gives for them are recorded beside them, for warm_up() to check.
+  std::map<std::string, Tensor> warmup_inputs;
+};
+
+// A session's readiness: load() gives a loaded session; warm_up() makes it ready.
+enum class SessionState { kLoaded, kReady };
+
 // "float[N,3,224,224]" ("?" for unknown dims, "float[?...]" for unknown rank).
 std::string type_text(const TensorInfo& info);
 
@@ -90,7 +102,17 @@ class Session {
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
 
-  // Runs the model. Every model input must be given, with the declared dtype and rank and dims
+  // Runs the model `runs` times before it serves requests, so that no request pays for first-run
+  // costs (page faults on weights and arena, oneDNN's lazy initialisation), then reports ready.
+  // The fixtures: `inputs` when given; else an artifact's recorded ones, whose outputs must match
+  // the recorded outputs (IntegrityFailure naming the output otherwise, and the session stays
+  // loaded); else seeded random inputs of the load-time shapes. Warm-up runs are not counted as
+  // requests in the report; its time is (report: stages_ms.warmup, warmup).
+  Status warm_up(const std::map<std::string, Tensor>& inputs = {}, int runs = 1);
+  SessionState state() const;
+
+  // Runs the model (a request; on a session not yet warmed up, the first one pays the first-run
+  // costs, and the report says so). Every model input must be given, with the declared dtype and rank and dims
   // that agree with the model's concrete dims (InvalidArgument naming the input otherwise).
   // Returns one tensor per model output, by name; InvalidArgument when an output is a sequence or
   // optional (use run_values).
@@ -111,12 +133,13 @@ class Session {
 
   // Writes the compiled model as a .kiln artifact (docs/ARTIFACT.md) at `path`, atomically: the
   // manifest (lineage, options, toolchain, pass log, partition map, memory plan, target CPU
-  // features, section hashes), the optimised graph, its weights, and the files `asset_paths`
-  // names (asset name -> path: tokenizer, labels, ...). The same model, options and assets give
-  // the same bytes; load() reads it back. UnsupportedOperator for graphs it cannot store
+  // features, section hashes), the optimised graph, its weights, the asset files and the warm-up
+  // fixtures (options). The same model, options, assets and fixtures give the same bytes on the
+  // same machine; load() reads it back. UnsupportedOperator for graphs it cannot store
   // (control-flow subgraphs, string weights); NotFound naming a missing asset file;
-  // InvalidArgument for a bad asset name or when the file cannot be written.
-  Status write_artifact(const std::string& path, const std::map<std::string, std::string>& asset_paths = {}) const;
+  // InvalidArgument for a bad asset name or when the file cannot be written. It runs the warm-up
+  // fixtures once to record their outputs.
+  Status write_artifact(const std::string& path, const ArtifactOptions& options = {});
 
   // The bytes of the asset `name` of a model loaded from a .kiln artifact; NotFound naming the
   // assets there are.

@@ -68,12 +68,18 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   ASSERT_EQ(m["weights"].size(), 1u);
   EXPECT_EQ(m["weights"][0]["name"], "bias");
   EXPECT_EQ(m["weights"][0]["offset"].get<size_t>() % artifact::kSectionAlignment, 0u);
-  ASSERT_EQ(decoded.value().sections.size(), 2u);
+  ASSERT_EQ(decoded.value().sections.size(), 4u) << "plan, weights, warm-up inputs and outputs";
   EXPECT_EQ(decoded.value().sections[0].name, "plan");
   ASSERT_EQ(decoded.value().sections[1].name, "weights");
   const std::string weights(decoded.value().sections[1].bytes);
   const float expected[4] = {0.5f, -1.0f, 2.0f, 0.25f};
   EXPECT_EQ(weights.substr(0, 16), std::string(reinterpret_cast<const char*>(expected), 16));
+}
+
+ArtifactOptions with_assets(std::map<std::string, std::string> paths) {
+  ArtifactOptions options;
+  options.asset_paths = std::move(paths);
+  return options;
 }
 
 TEST(ArtifactBuilder, AssetsAreSectionsListedWithTheirHashesAndLoadBack) {
@@ -82,7 +88,7 @@ TEST(ArtifactBuilder, AssetsAreSectionsListedWithTheirHashesAndLoadBack) {
   ASSERT_TRUE(io::write_file_atomic(dir.file("m/labels.txt"), "cat\ndog\n").is_ok());
   auto session = Session::load(model);
   ASSERT_TRUE(session.is_ok());
-  ASSERT_TRUE(session.value()->write_artifact(dir.file("m/model.kiln"), {{"labels.txt", dir.file("m/labels.txt")}}).is_ok());
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("m/model.kiln"), with_assets({{"labels.txt", dir.file("m/labels.txt")}})).is_ok());
   const std::string file = io::read_file(dir.file("m/model.kiln")).value();
   auto decoded = artifact::decode(file);
   ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
@@ -105,14 +111,14 @@ TEST(ArtifactBuilder, MissingAssetFilesAndBadAssetNamesAreRefused) {
   ScratchDir dir("artifact");
   auto session = Session::load(model_in(dir.file("m")));
   ASSERT_TRUE(session.is_ok());
-  const Status missing = session.value()->write_artifact(dir.file("m/model.kiln"), {{"vocab", dir.file("m/nope.txt")}});
+  const Status missing = session.value()->write_artifact(dir.file("m/model.kiln"), with_assets({{"vocab", dir.file("m/nope.txt")}}));
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_NE(missing.message().find("asset 'vocab'"), std::string::npos) << missing.message();
   EXPECT_NE(missing.message().find("nope.txt"), std::string::npos) << missing.message();
   EXPECT_FALSE(std::filesystem::exists(dir.file("m/model.kiln"))) << "a failed build left a file";
   ASSERT_TRUE(io::write_file_atomic(dir.file("m/a.txt"), "a").is_ok());
   for (const std::string& bad : std::vector<std::string>{"", "../etc", "a b", std::string(129, 'x')})
-    EXPECT_EQ(session.value()->write_artifact(dir.file("m/model.kiln"), {{bad, dir.file("m/a.txt")}}).code(),
+    EXPECT_EQ(session.value()->write_artifact(dir.file("m/model.kiln"), with_assets({{bad, dir.file("m/a.txt")}})).code(),
               StatusCode::kInvalidArgument) << bad;
 }
 

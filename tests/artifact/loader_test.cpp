@@ -41,7 +41,9 @@ std::string written_artifact(const ScratchDir& dir) {
   auto session = Session::load(gemm_model(dir));
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
   EXPECT_TRUE(io::write_file_atomic(dir.file("labels.txt"), "zero\none\ntwo\n").is_ok());
-  EXPECT_TRUE(session.value()->write_artifact(dir.file("gemm.kiln"), {{"labels", dir.file("labels.txt")}}).is_ok());
+  ArtifactOptions options;
+  options.asset_paths = {{"labels", dir.file("labels.txt")}};
+  EXPECT_TRUE(session.value()->write_artifact(dir.file("gemm.kiln"), options).is_ok());
   return dir.file("gemm.kiln");
 }
 
@@ -88,7 +90,7 @@ TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
   std::string bytes = io::read_file(artifact).value();
   auto decoded = artifact::decode(bytes);
   ASSERT_TRUE(decoded.is_ok());
-  ASSERT_EQ(decoded.value().manifest["sections"].size(), 3u) << "plan, weights and an asset";
+  ASSERT_EQ(decoded.value().manifest["sections"].size(), 5u) << "plan, weights, warm-up inputs and outputs, an asset";
   for (const nlohmann::json& section : decoded.value().manifest["sections"]) {
     std::string bad = bytes;
     const size_t at = section["offset"].get<size_t>() + section["size"].get<size_t>() / 2;

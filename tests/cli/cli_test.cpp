@@ -125,6 +125,11 @@ TEST(Cli, CompileStoresAssetsAndRefusesMissingOnes) {
   ASSERT_EQ(stored.exit_code, 0) << stored.output;
   CommandResult shown = run_kiln("inspect " + dir.file("a.kiln"));
   EXPECT_NE(shown.output.find("asset      labels: 4 bytes"), std::string::npos) << shown.output;
+  CommandResult ran = run_kiln("run " + dir.file("a.kiln") + " --input x=random --iterations 2");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("warm-up    1 run(s) on artifact fixtures"), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find("outputs match the recorded ones; ready"), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find("run        2 runs"), std::string::npos) << "warm-up is not a timed run\n" << ran.output;
   CommandResult missing = run_kiln("compile " + model + " -o " + dir.file("b.kiln") + " --asset vocab=" + dir.file("none.txt"));
   EXPECT_EQ(missing.exit_code, 20) << missing.output;  // not_found
   EXPECT_NE(missing.output.find("asset 'vocab'"), std::string::npos) << missing.output;

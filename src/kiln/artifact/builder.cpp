@@ -75,9 +75,9 @@ Status check_asset_name(const std::string& name) {
 }  // namespace
 
 std::string asset_section_name(const std::string& name) { return "asset:" + name; }
+std::string warmup_section_name(const std::string& part) { return "warmup." + part; }
 
-Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report,
-                                   const std::map<std::string, std::string>& assets) {
+Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report, const ArtifactExtras& extras) {
   nlohmann::json manifest = deterministic_evidence(report);
   manifest["kiln_version"] = report.value("kiln_version", "");
   manifest["toolchain"] = toolchain();
@@ -89,7 +89,15 @@ Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json&
   std::vector<Section> sections = {{"plan", std::move(plan)}, {"weights", std::move(weights.bytes)}};
   manifest["weights"] = std::move(weights.index);
   manifest["assets"] = nlohmann::json::array();
-  for (const auto& [name, bytes] : assets) {
+  for (const std::string part : {"inputs", "outputs"}) {
+    std::vector<std::pair<std::string, const Tensor*>> fixtures;
+    for (const auto& [name, tensor] : part == "inputs" ? extras.warmup_inputs : extras.warmup_outputs)
+      fixtures.emplace_back(name, &tensor);
+    KILN_ASSIGN_OR_RETURN(TensorSection section, encode_tensors(fixtures));
+    manifest["warmup"][part] = std::move(section.index);
+    sections.push_back({warmup_section_name(part), std::move(section.bytes)});
+  }
+  for (const auto& [name, bytes] : extras.assets) {
     KILN_RETURN_IF_ERROR(check_asset_name(name));
     KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(bytes));
     manifest["assets"].push_back({{"name", name}, {"bytes", bytes.size()}, {"sha256", sha256}});

@@ -1,8 +1,9 @@
 // Builds a .kiln artifact from a compiled model: the manifest (lineage, options, toolchain, the
 // pass log without times, partition map, memory plan, target CPU features), the optimised graph as
 // a FlatBuffers plan, its weights, each 64-byte aligned in one section, and the auxiliary assets
-// (tokenizer, labels, ...), one section each. Nothing in it depends on where or when it was built,
-// so the same model, options and assets give the same bytes.
+// (tokenizer, labels, ...), one section each, and the warm-up fixtures (inputs, and the outputs
+// the compiled model gave for them). Nothing in it depends on where or when it was built, so the
+// same model, options, assets and fixtures give the same bytes.
 #pragma once
 
 #include <map>
@@ -12,16 +13,22 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
+#include "kiln/tensor.h"
 
 namespace kiln::artifact {
 
 // Section name of the asset `name`.
 std::string asset_section_name(const std::string& name);
+// Section name of the warm-up fixtures' `part`: "inputs" or "outputs".
+std::string warmup_section_name(const std::string& part);
+
+struct ArtifactExtras {
+  std::map<std::string, std::string> assets;  // name (letters, digits, '.', '_', '-') -> bytes
+  std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
+};
 
 // `report` is the session's evidence report as JSON (docs/REPORT.md); only its deterministic
-// parts are kept. `assets` maps asset names (letters, digits, '.', '_', '-') to their bytes.
-// Returns the file's bytes; InvalidArgument for a bad asset name.
-Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report,
-                                   const std::map<std::string, std::string>& assets = {});
+// parts are kept. Returns the file's bytes; InvalidArgument for a bad asset name.
+Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report, const ArtifactExtras& extras);
 
 }  // namespace kiln::artifact

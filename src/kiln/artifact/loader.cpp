@@ -30,6 +30,17 @@ Result<std::vector<Tensor>> read_weights(const Decoded& d) {
   return weights;
 }
 
+// The warm-up fixtures' `part` ("inputs" or "outputs") by name.
+Result<std::map<std::string, Tensor>> read_fixtures(const Decoded& d, const std::string& part) {
+  const SectionView* section = find_section(d, warmup_section_name(part));
+  if (!section || !d.manifest.contains("warmup") || !d.manifest["warmup"].is_object() || !d.manifest["warmup"].contains(part))
+    return integrity_failure("artifact: the warm-up " + part + " or their index are missing");
+  KILN_ASSIGN_OR_RETURN(NamedTensors named, decode_tensors(section->bytes, d.manifest["warmup"][part], "warm-up " + part));
+  std::map<std::string, Tensor> fixtures;
+  for (auto& [name, tensor] : named) fixtures[name] = std::move(tensor);
+  return fixtures;
+}
+
 // The assets the manifest lists, each from its section.
 Result<std::map<std::string, std::string>> read_assets(const Decoded& d) {
   std::map<std::string, std::string> assets;
@@ -83,6 +94,8 @@ Result<LoadedArtifact> load_artifact(std::string_view file, const LoadPolicy& po
   KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
   loaded.model.sha256 = d.manifest.value("source_sha256", "");
   KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
+  KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, "inputs"));
+  KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, "outputs"));
   return loaded;
 }
 

@@ -37,6 +37,8 @@ Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy);
 struct LoadedArtifact {
   ir::Model model;  // its sha256 is the source model's (the manifest's source_sha256)
   std::map<std::string, std::string> assets;  // name -> bytes
+  // Warm-up fixtures: inputs, and the outputs the model gave for them when it was compiled.
+  std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
 };
 
 // The model and assets of `file`. IntegrityFailure naming the section or field at fault;

@@ -8,6 +8,7 @@
 
 #include "kiln/artifact/signing.h"
 #include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/tensor_io.h"
 
 namespace kiln::cli {
 
@@ -31,6 +32,28 @@ void add_isa_flag(CLI::App& cmd, std::string& isa) {
   std::string levels;
   for (const std::string& level : providers::cpu::isa_level_names()) levels += (levels.empty() ? "" : ", ") + level;
   cmd.add_option("--isa", isa, "Build kernels for this instruction-set level, simulating a lesser machine: " + levels);
+}
+
+Result<std::map<std::string, std::string>> parse_name_values(const std::string& flag, const std::vector<std::string>& values) {
+  std::map<std::string, std::string> parsed;
+  for (const std::string& v : values) {
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+      return invalid_argument(flag + " '" + v + "' must look like NAME=VALUE");
+    parsed[v.substr(0, eq)] = v.substr(eq + 1);
+  }
+  return parsed;
+}
+
+Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag, const std::vector<std::string>& values) {
+  KILN_ASSIGN_OR_RETURN(const auto paths, parse_name_values(flag, values));
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, path] : paths) {
+    Result<Tensor> t = read_tensor_file(path);
+    if (!t.is_ok()) return t.status().with_context(flag + " " + name);
+    tensors[name] = std::move(t).value();
+  }
+  return tensors;
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {

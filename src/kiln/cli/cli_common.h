@@ -31,6 +31,11 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags);
 void add_isa_flag(CLI::App& cmd, std::string& isa);
 Result<SessionOptions> to_options(const SessionFlags& flags);
 
+// "NAME=VALUE" flags -> NAME -> VALUE; InvalidArgument naming `flag` on bad text.
+Result<std::map<std::string, std::string>> parse_name_values(const std::string& flag, const std::vector<std::string>& values);
+// "NAME=file.npy|file.pb" flags -> NAME -> the tensor read from the file.
+Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag, const std::vector<std::string>& values);
+
 // "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text);
 

@@ -1,7 +1,6 @@
 // `kiln compile MODEL`: runs the pipeline up to the memory plan, prints the evidence summary and
 // optionally writes the JSON report and the .kiln artifact (-o).
 #include <iostream>
-#include <map>
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
@@ -14,29 +13,25 @@ struct CompileArgs {
   std::string model;
   std::string report_path;
   std::string artifact_path;
-  std::vector<std::string> assets;  // name=path
+  std::vector<std::string> assets;         // name=path
+  std::vector<std::string> warmup_inputs;  // name=file.npy
   SessionFlags flags;
 };
 
-// "name=path" pairs -> name -> path; InvalidArgument on bad text.
-Result<std::map<std::string, std::string>> parse_assets(const std::vector<std::string>& flags) {
-  std::map<std::string, std::string> assets;
-  for (const std::string& flag : flags) {
-    const size_t eq = flag.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
-      return invalid_argument("--asset '" + flag + "' must look like NAME=PATH");
-    assets[flag.substr(0, eq)] = flag.substr(eq + 1);
-  }
-  return assets;
+Result<ArtifactOptions> artifact_options(const CompileArgs& args) {
+  ArtifactOptions options;
+  KILN_ASSIGN_OR_RETURN(options.asset_paths, parse_name_values("--asset", args.assets));
+  KILN_ASSIGN_OR_RETURN(options.warmup_inputs, read_named_tensors("--warmup-input", args.warmup_inputs));
+  if ((!args.assets.empty() || !args.warmup_inputs.empty()) && args.artifact_path.empty())
+    return invalid_argument("--asset and --warmup-input need -o: they are stored in the .kiln artifact");
+  return options;
 }
 
 int run_compile(const CompileArgs& args) {
   auto options = to_options(args.flags);
   if (!options.is_ok()) return report_error(options.status());
-  auto assets = parse_assets(args.assets);
-  if (!assets.is_ok()) return report_error(assets.status());
-  if (!assets.value().empty() && args.artifact_path.empty())
-    return report_error(invalid_argument("--asset needs -o: assets are stored in the .kiln artifact"));
+  auto artifact = artifact_options(args);
+  if (!artifact.is_ok()) return report_error(artifact.status());
   auto session = Session::load(args.model, options.value());
   if (!session.is_ok()) return report_error(session.status());
   std::cout << session.value()->report_summary() << "\n";
@@ -46,7 +41,7 @@ int run_compile(const CompileArgs& args) {
     std::cout << "report     " << args.report_path << "\n";
   }
   if (!args.artifact_path.empty()) {
-    Status written = session.value()->write_artifact(args.artifact_path, assets.value());
+    Status written = session.value()->write_artifact(args.artifact_path, artifact.value());
     if (!written.is_ok()) return report_error(written);
     std::cout << "artifact   " << args.artifact_path << "\n";
   }
@@ -62,6 +57,8 @@ void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("-o,--output", args->artifact_path, "Write the compiled model as a .kiln artifact here (docs/ARTIFACT.md)");
   cmd->add_option("--asset", args->assets, "Store a file in the artifact, NAME=PATH (tokenizer, labels; repeatable)");
+  cmd->add_option("--warmup-input", args->warmup_inputs,
+                  "Warm-up fixture recorded in the artifact, NAME=file.npy|file.pb (repeatable; default: seeded random inputs)");
   add_session_flags(*cmd, args->flags);
   cmd->callback([args, set_exit] { set_exit(run_compile(*args)); });
 }

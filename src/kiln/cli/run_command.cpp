@@ -1,5 +1,6 @@
 // `kiln run MODEL --input name=file.npy|file.pb|random[:seed] ...`: runs a model, prints its
-// outputs and latency, writes each output as DIR/<name>.npy and the JSON report.
+// outputs and latency, writes each output as DIR/<name>.npy and the JSON report. The session is
+// warmed up (Session::warm_up) before the timed runs, so no timed request pays for first-run costs.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -22,7 +23,8 @@ struct RunArgs {
   std::string output_dir;
   std::string report_path;
   int iterations = 1;
-  int warmup = 0;
+  int warmup = 1;
+  std::vector<std::string> warmup_inputs;  // NAME=file.npy
   std::vector<std::string> expected;  // NAME=reference.npy
   double tolerance = 1e-4;
   SessionFlags flags;
@@ -77,8 +79,11 @@ Status run_model(const RunArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
   KILN_ASSIGN_OR_RETURN(auto inputs, make_inputs(*session, options, args.inputs));
+  // Warm up before any timed request: an artifact's recorded fixtures (outputs checked), or these.
+  KILN_ASSIGN_OR_RETURN(auto warmup_inputs, read_named_tensors("--warmup-input", args.warmup_inputs));
+  KILN_RETURN_IF_ERROR(session->warm_up(warmup_inputs, args.warmup));
   std::map<std::string, Tensor> outputs;
-  for (int i = 0; i < args.warmup + args.iterations; ++i) {
+  for (int i = 0; i < args.iterations; ++i) {
     KILN_ASSIGN_OR_RETURN(outputs, session->run(inputs));
   }
   for (const auto& [name, tensor] : outputs) print_output(name, tensor);
@@ -97,13 +102,15 @@ Status run_model(const RunArgs& args) {
 void add_run_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model on given or random inputs; print outputs, latency and evidence");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("model", args->model, "ONNX model or .kiln artifact")->required();
   cmd->add_option("--input", args->inputs, "NAME=file.npy | NAME=file.pb | NAME=random[:SEED] (repeatable)");
   cmd->add_option("--output-dir", args->output_dir, "Write each output as DIR/<output name>.npy");
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("--iterations", args->iterations, "Timed runs (the first is reported separately)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "Untimed-in-summary runs before the timed ones")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", args->warmup, "Warm-up runs before the timed ones (default 1; a .kiln model's recorded fixtures, outputs checked)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup-input", args->warmup_inputs, "Warm up on this input instead, NAME=file.npy|file.pb (repeatable)");
   cmd->add_option("--expect", args->expected,
                   "NAME=reference.npy: compare an output with a reference and record the parity (repeatable)");
   cmd->add_option("--tolerance", args->tolerance,

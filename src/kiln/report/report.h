@@ -55,6 +55,16 @@ struct RunSection {
   std::vector<OpTime> op_times;      // summed over runs, slowest first
 };
 
+// The warm-up that made the session ready (Session::warm_up).
+struct WarmupSection {
+  std::string state = "loaded";  // "loaded", then "ready"
+  std::string fixtures;          // "artifact" (recorded, outputs checked), "given" or "generated"
+  int64_t runs = 0;
+  bool checked = false;             // outputs compared with the artifact's recorded ones
+  double max_relative_error = 0;    // of that comparison
+  double ms = 0;
+};
+
 struct StageTimes {
   double import_ms = 0;
   double analysis_ms = 0;
@@ -77,6 +87,7 @@ struct Report {
   std::vector<KernelUse> kernels;
   MemorySection memory;
   TargetSection target;
+  WarmupSection warmup;
   RunSection run;
 };
 

@@ -148,6 +148,13 @@ std::string to_json(const Report& report, int indent) {
         {"cpu_features", report.target.cpu_features},
         {"required_features", report.target.required_features},
         {"implementations", report.target.implementations}}},
+      {"warmup",
+       {{"state", report.warmup.state},
+        {"fixtures", report.warmup.fixtures},
+        {"runs", report.warmup.runs},
+        {"checked", report.warmup.checked},
+        {"max_relative_error", report.warmup.max_relative_error},
+        {"ms", report.warmup.ms}}},
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };

@@ -46,6 +46,9 @@ std::string to_summary(const Report& r) {
   s << "times      import " << ms(r.stages.import_ms) << ", analysis " << ms(r.stages.analysis_ms) << ", passes "
     << ms(r.stages.passes_ms) << ", partition " << ms(r.stages.partition_ms) << ", plan " << ms(r.stages.plan_ms)
     << ", load total " << ms(r.stages.load_ms);
+  if (r.warmup.runs > 0)
+    s << "\nwarm-up    " << r.warmup.runs << " run(s) on " << r.warmup.fixtures << " fixtures in " << ms(r.warmup.ms)
+      << (r.warmup.checked ? ", outputs match the recorded ones" : "") << "; " << r.warmup.state;
   if (r.run.runs > 0) {
     std::vector<double> steady(r.run.latencies_ms.begin() + 1, r.run.latencies_ms.end());
     s << "\nrun        " << r.run.runs << " runs: first " << ms(r.run.first_run_ms);

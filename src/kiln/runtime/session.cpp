@@ -28,6 +28,7 @@
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
 #include "kiln/runtime/shape_specialization.h"
+#include "kiln/runtime/warmup.h"
 
 namespace kiln {
 
@@ -55,6 +56,9 @@ struct Session::Impl {
   runtime::SpecializedShapes specialized;  // empty unless options.specialize
   bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
   std::map<std::string, std::string> assets;  // the artifact's, by name
+  std::map<std::string, Tensor> warmup_inputs, warmup_outputs;  // the artifact's recorded fixtures
+  std::vector<std::vector<int64_t>> load_shapes;
+  SessionState state = SessionState::kLoaded;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   report::Report report;
@@ -73,6 +77,9 @@ struct Session::Impl {
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
+  // Runs the plan for `inputs`; a request (counted in the report) when `request` is set.
+  Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request);
+  Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request);
 };
 
 Status Session::Impl::import_model(const std::string& path) {
@@ -87,6 +94,8 @@ Status Session::Impl::import_model(const std::string& path) {
     if (!loaded.is_ok()) return loaded.status().with_context(path);
     model = std::move(loaded.value().model);
     assets = std::move(loaded.value().assets);
+    warmup_inputs = std::move(loaded.value().warmup_inputs);
+    warmup_outputs = std::move(loaded.value().warmup_outputs);
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(bytes.size());
   } else {
@@ -228,9 +237,8 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise());
   impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
   KILN_RETURN_IF_ERROR(impl->place());
-  KILN_ASSIGN_OR_RETURN(auto load_shapes,
-                        runtime::load_time_shapes(*impl->model.graph, options.input_shapes));
-  KILN_RETURN_IF_ERROR(impl->plan_for(load_shapes).status());
+  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes));
+  KILN_RETURN_IF_ERROR(impl->plan_for(impl->load_shapes).status());
   impl->report.stages.load_ms = ms_since(start);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -241,8 +249,31 @@ Session::~Session() = default;
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 
-Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
-  KILN_ASSIGN_OR_RETURN(auto outputs, run_values({inputs.begin(), inputs.end()}));
+Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& inputs, bool request) {
+  KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, inputs));
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*model.graph, inputs));
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
+  KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, plan_for(shapes));
+  const auto start = std::chrono::steady_clock::now();
+  last_timings.clear();
+  last_kernels.reset();
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, executor.run(*plan, ordered, &last_timings));
+  const double elapsed = ms_since(start);
+  if (request) {
+    report::RunSection& r = report.run;
+    if (r.runs == 0) r.first_run_ms = elapsed;
+    r.runs += 1;
+    r.latencies_ms.push_back(elapsed);
+    runtime::accumulate_op_times(last_timings, r.op_times);
+  }
+  std::map<std::string, Value> named;
+  for (size_t i = 0; i < results.size(); ++i) named[model.graph->outputs[i]->name] = std::move(results[i]);
+  return named;
+}
+
+Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::map<std::string, Tensor>& inputs, bool request) {
+  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request));
   std::map<std::string, Tensor> tensors;
   for (auto& [name, value] : outputs) {
     if (!value.is_tensor())
@@ -252,27 +283,41 @@ Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, T
   return tensors;
 }
 
-Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
-  KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(impl_->specialized, inputs));
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*impl_->model.graph, inputs));
-  std::vector<std::vector<int64_t>> shapes;
-  for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
-  KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, impl_->plan_for(shapes));
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<runtime::StepTiming>& timings = impl_->last_timings;
-  timings.clear();
-  impl_->last_kernels.reset();
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, impl_->executor.run(*plan, ordered, &timings));
-  const double elapsed = ms_since(start);
-  report::RunSection& r = impl_->report.run;
-  if (r.runs == 0) r.first_run_ms = elapsed;
-  r.runs += 1;
-  r.latencies_ms.push_back(elapsed);
-  runtime::accumulate_op_times(timings, r.op_times);
-  std::map<std::string, Value> named;
-  for (size_t i = 0; i < results.size(); ++i) named[impl_->model.graph->outputs[i]->name] = std::move(results[i]);
-  return named;
+Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+  return impl_->execute_tensors(inputs, true);
 }
+
+Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
+  return impl_->execute(inputs, true);
+}
+
+Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
+  if (runs < 1) return invalid_argument("warm-up runs must be >= 1, got " + std::to_string(runs));
+  report::WarmupSection& w = impl_->report.warmup;
+  std::map<std::string, Tensor> fixtures = inputs;
+  const bool recorded = inputs.empty() && !impl_->warmup_inputs.empty();
+  w.fixtures = !inputs.empty() ? "given" : recorded ? "artifact" : "generated";
+  if (recorded) fixtures = impl_->warmup_inputs;
+  if (fixtures.empty()) {
+    KILN_ASSIGN_OR_RETURN(fixtures, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    KILN_ASSIGN_OR_RETURN(auto outputs, impl_->execute_tensors(fixtures, false));
+    w.runs += 1;
+    if (recorded && i == 0) {
+      KILN_ASSIGN_OR_RETURN(const runtime::WarmupCheck check, runtime::check_fixture_outputs(impl_->warmup_outputs, outputs));
+      w.checked = true;
+      w.max_relative_error = check.max_relative_error;
+    }
+  }
+  w.ms += ms_since(start);
+  w.state = "ready";
+  impl_->state = SessionState::kReady;
+  return Status::ok();
+}
+
+SessionState Session::state() const { return impl_->state; }
 
 const std::vector<KernelEvent>& Session::last_run_kernels() const {
   if (!impl_->last_kernels) {
@@ -288,15 +333,20 @@ void Session::record_parity(const ParityResult& parity) { impl_->report.parity.p
 std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
 std::string Session::report_summary() const { return report::to_summary(impl_->report); }
 
-Status Session::write_artifact(const std::string& path, const std::map<std::string, std::string>& asset_paths) const {
-  std::map<std::string, std::string> assets;
-  for (const auto& [name, asset_path] : asset_paths) {
+Status Session::write_artifact(const std::string& path, const ArtifactOptions& options) {
+  artifact::ArtifactExtras extras;
+  for (const auto& [name, asset_path] : options.asset_paths) {
     Result<std::string> bytes = io::read_file(asset_path);
     if (!bytes.is_ok()) return bytes.status().with_context("asset '" + name + "'");
-    assets[name] = std::move(bytes).value();
+    extras.assets[name] = std::move(bytes).value();
   }
+  extras.warmup_inputs = options.warmup_inputs;
+  if (extras.warmup_inputs.empty()) {
+    KILN_ASSIGN_OR_RETURN(extras.warmup_inputs, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
+  }
+  KILN_ASSIGN_OR_RETURN(extras.warmup_outputs, impl_->execute_tensors(extras.warmup_inputs, false));
   KILN_ASSIGN_OR_RETURN(const std::string bytes,
-                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), assets));
+                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), extras));
   return io::write_file_atomic(path, bytes);
 }
 
