@@ -56,6 +56,9 @@ class Tensor {
   static Tensor allocate(DType dtype, std::vector<int64_t> shape);
   // A non-owning view of `data`, which must outlive every copy of the view. Not for kString.
   static Tensor view(DType dtype, std::vector<int64_t> shape, void* data);
+  // A tensor over `data`, an aliasing pointer that keeps the memory's owner (a mapped file) alive
+  // as long as any copy of the tensor. Not for kString. The memory may be read-only.
+  static Tensor shared_view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> data);
   // An owning tensor holding `values` (element type must match dtype's storage type).
   template <class T>
   static Tensor from_vector(DType dtype, std::vector<int64_t> shape, const std::vector<T>& values) {

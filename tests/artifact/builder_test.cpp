@@ -68,7 +68,7 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   ASSERT_EQ(m["weights"].size(), 1u);
   EXPECT_EQ(m["weights"][0]["name"], "bias");
   EXPECT_EQ(m["weights"][0]["offset"].get<size_t>() % artifact::kSectionAlignment, 0u);
-  ASSERT_EQ(decoded.value().sections.size(), 4u) << "plan, weights, warm-up inputs and outputs";
+  ASSERT_EQ(decoded.value().sections.size(), 5u) << "plan, weights, packed weights, warm-up inputs and outputs";
   EXPECT_EQ(decoded.value().sections[0].name, "plan");
   ASSERT_EQ(decoded.value().sections[1].name, "weights");
   const std::string weights(decoded.value().sections[1].bytes);

@@ -1,6 +1,7 @@
 // Tests of the .kiln container: round trip, and fail-closed decoding of every corruption: each
 // byte flipped in turn (header, sections, padding, manifest), every truncation, an extension, an
-// empty file and a newer format version.
+// empty file, a newer format version and the development format 1; large sections hashed in
+// chunks.
 #include "kiln/artifact/container.h"
 
 #include <gtest/gtest.h>
@@ -68,7 +69,24 @@ TEST(ArtifactContainer, ANewerFormatVersionIsAnUnsupportedTarget) {
   file[8] = static_cast<char>(kFormatVersion + 1);
   auto decoded = decode(file);
   EXPECT_EQ(decoded.status().code(), StatusCode::kUnsupportedTarget);
-  EXPECT_NE(decoded.status().message().find("format version 2"), std::string::npos);
+  EXPECT_NE(decoded.status().message().find("format version " + std::to_string(kFormatVersion + 1)), std::string::npos);
+  file[8] = 1;
+  EXPECT_EQ(decode(file).status().code(), StatusCode::kUnsupportedTarget) << "the development format is not read";
+}
+
+TEST(ArtifactContainer, LargeSectionsAreHashedInChunksAndTheMessageNamesTheChunk) {
+  std::string weights(kHashChunkBytes * 2 + 100, '\0');
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 7);
+  std::string file = encode(nlohmann::json::object(), {{"weights", weights}}).value();
+  auto decoded = decode(file);
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded.value().manifest["sections"][0]["sha256"].size(), 3u);
+  EXPECT_EQ(decoded.value().sections[0].bytes, weights);
+  const size_t at = decoded.value().manifest["sections"][0]["offset"].get<size_t>() + kHashChunkBytes * 2 + 50;
+  file[at] = static_cast<char>(file[at] ^ 1);
+  const Status s = decode(file).status();
+  EXPECT_EQ(s.code(), StatusCode::kIntegrityFailure);
+  EXPECT_NE(s.message().find("section 'weights': SHA-256 mismatch in chunk 2"), std::string::npos) << s.message();
 }
 
 TEST(ArtifactContainer, RepeatedSectionNamesAreRefused) {

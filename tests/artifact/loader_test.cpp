@@ -90,7 +90,7 @@ TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
   std::string bytes = io::read_file(artifact).value();
   auto decoded = artifact::decode(bytes);
   ASSERT_TRUE(decoded.is_ok());
-  ASSERT_EQ(decoded.value().manifest["sections"].size(), 5u) << "plan, weights, warm-up inputs and outputs, an asset";
+  ASSERT_EQ(decoded.value().manifest["sections"].size(), 6u) << "plan, weights, packed weights, warm-up inputs and outputs, an asset";
   for (const nlohmann::json& section : decoded.value().manifest["sections"]) {
     std::string bad = bytes;
     const size_t at = section["offset"].get<size_t>() + section["size"].get<size_t>() / 2;
@@ -157,6 +157,58 @@ TEST(ArtifactLoading, AnAvx512ArtifactLoadedForAvx2IsRefusedBeforeAnythingRuns) 
   EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget) << refused.to_string();
   EXPECT_NE(refused.message().find("avx512f"), std::string::npos) << refused.message();
   EXPECT_NE(refused.message().find("conv.kiln"), std::string::npos) << refused.message();
+}
+
+// y = Conv(x[1,3,9,9], W[8,3,3,3]): 3 input channels, which oneDNN's blocked layouts pad.
+std::string padded_conv_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{3}, int64_t{9}, int64_t{9}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{8}, int64_t{7}, int64_t{7}});
+  std::vector<float> w(8 * 3 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
+  b.float_initializer("w", {8, 3, 3, 3}, w);
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  return b.save(dir.file("padded_conv.onnx"));
+}
+
+TEST(ArtifactLoading, WeightsAreStoredInTheKernelsLayoutsAndBoundWithoutPacking) {
+  ScratchDir dir("loader");
+  const std::string model = padded_conv_model(dir);
+  std::string first;
+  for (const char* name : {"a.kiln", "b.kiln"}) {
+    auto session = Session::load(model);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    ASSERT_TRUE(session.value()->write_artifact(dir.file(name)).is_ok());
+    const std::string bytes = io::read_file(dir.file(name)).value();
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "packed padding must be deterministic";
+  }
+  const nlohmann::json manifest = artifact::decode(first).value().manifest;
+  ASSERT_EQ(manifest["packed"].size(), 1u);
+  EXPECT_EQ(manifest["packed"][0]["value"], "w");
+  ASSERT_EQ(manifest["weights"].size(), 1u);
+  EXPECT_TRUE(manifest["weights"][0].contains("packed")) << "only Conv reads w, so no plain copy is stored";
+
+  auto onnx = Session::load(model);
+  auto loaded = Session::load(dir.file("a.kiln"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  const Tensor x = random_tensor(DType::kFloat, {1, 3, 9, 9}, 5);
+  const Tensor want = onnx.value()->run({{"x", x}}).value().at("y");
+  const Tensor got = loaded.value()->run({{"x", x}}).value().at("y");
+  for (int64_t i = 0; i < want.element_count(); ++i) ASSERT_EQ(want.data<float>()[i], got.data<float>()[i]) << i;
+}
+
+TEST(ArtifactLoading, AProviderThatCannotTakePackedOnlyWeightsIsAnUnsupportedTarget) {
+  ScratchDir dir("loader");
+  auto session = Session::load(padded_conv_model(dir));
+  ASSERT_TRUE(session.is_ok());
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("conv.kiln")).is_ok());
+  SessionOptions reference;
+  reference.providers = {"cpu_ref"};
+  const Status refused = Session::load(dir.file("conv.kiln"), reference).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget) << refused.to_string();
+  EXPECT_NE(refused.message().find("'conv'"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("weights 'w'"), std::string::npos) << refused.message();
 }
 
 TEST(ArtifactLoading, GraphsWithSubgraphsAreRefusedWhenWriting) {

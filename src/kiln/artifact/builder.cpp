@@ -1,4 +1,4 @@
-// Building the manifest and the weights section of a .kiln artifact.
+// Building a .kiln artifact: the manifest and every section (see builder.h).
 #include "kiln/artifact/builder.h"
 
 #include <dnnl.hpp>
@@ -7,8 +7,10 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "kiln/artifact/container.h"
+#include "kiln/artifact/packed_weights.h"
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
@@ -24,14 +26,33 @@ std::map<std::string, const Tensor*> weights_by_name(const ir::Graph& graph) {
   return weights;
 }
 
-// The weights section (each tensor 64-byte aligned) and its index for the manifest.
-Result<TensorSection> weights_section(const ir::Graph& graph) {
+// The weights section (the plain tensors, each 64-byte aligned) and the manifest's weight list:
+// every initializer by name, plain ones with their place in the section, those stored only packed
+// with the index of their entry in `packed_index`.
+Result<TensorSection> weights_section(const ir::Graph& graph, const std::set<std::string>& packed_only,
+                                      const nlohmann::json& packed_index) {
   for (const auto& node : graph.nodes())
     if (node->has_subgraph())
       return unsupported_operator("artifact: node '" + node->name + "' (" + node->op_type +
                                   ") has subgraphs, which this artifact format version does not store");
   const std::map<std::string, const Tensor*> by_name = weights_by_name(graph);
-  return encode_tensors({by_name.begin(), by_name.end()});
+  std::vector<std::pair<std::string, const Tensor*>> plain;
+  for (const auto& [name, tensor] : by_name)
+    if (!packed_only.count(name)) plain.emplace_back(name, tensor);
+  KILN_ASSIGN_OR_RETURN(TensorSection section, encode_tensors(plain));
+  nlohmann::json list = nlohmann::json::array();
+  size_t next_plain = 0;
+  for (const auto& [name, tensor] : by_name) {
+    if (!packed_only.count(name)) {
+      list.push_back(section.index[next_plain++]);
+      continue;
+    }
+    size_t entry = 0;
+    while (packed_index[entry]["value"] != name) ++entry;  // packed_only names only packed values
+    list.push_back({{"name", name}, {"dtype", dtype_name(tensor->dtype())}, {"shape", tensor->shape()}, {"packed", entry}});
+  }
+  section.index = std::move(list);
+  return section;
 }
 
 nlohmann::json toolchain() {
@@ -82,12 +103,16 @@ Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json&
   manifest["kiln_version"] = report.value("kiln_version", "");
   manifest["toolchain"] = toolchain();
   manifest["source_sha256"] = model.sha256;
-  KILN_ASSIGN_OR_RETURN(TensorSection weights, weights_section(*model.graph));
+  const providers::KernelBuild no_kernels;
+  const providers::KernelBuild& kernels = extras.kernels ? *extras.kernels : no_kernels;
+  PackedSection packed = encode_packed(kernels);
+  KILN_ASSIGN_OR_RETURN(TensorSection weights, weights_section(*model.graph, packed_only_values(*model.graph, kernels), packed.index));
   std::map<std::string, int> weight_ids;
   for (const nlohmann::json& w : weights.index) weight_ids[w["name"]] = static_cast<int>(weight_ids.size());
   KILN_ASSIGN_OR_RETURN(std::string plan, encode_plan(model, weight_ids));
-  std::vector<Section> sections = {{"plan", std::move(plan)}, {"weights", std::move(weights.bytes)}};
+  std::vector<Section> sections = {{"plan", std::move(plan)}, {"weights", std::move(weights.bytes)}, {"packed", std::move(packed.bytes)}};
   manifest["weights"] = std::move(weights.index);
+  manifest["packed"] = std::move(packed.index);
   manifest["assets"] = nlohmann::json::array();
   for (const std::string part : {"inputs", "outputs"}) {
     std::vector<std::pair<std::string, const Tensor*>> fixtures;

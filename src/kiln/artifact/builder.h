@@ -1,6 +1,7 @@
 // Builds a .kiln artifact from a compiled model: the manifest (lineage, options, toolchain, the
 // pass log without times, partition map, memory plan, target CPU features), the optimised graph as
-// a FlatBuffers plan, its weights, each 64-byte aligned in one section, and the auxiliary assets
+// a FlatBuffers plan, its weights, each 64-byte aligned, plain in one section and in the kernels'
+// layouts in another (packed_weights.h), and the auxiliary assets
 // (tokenizer, labels, ...), one section each, and the warm-up fixtures (inputs, and the outputs
 // the compiled model gave for them). Nothing in it depends on where or when it was built, so the
 // same model, options, assets and fixtures give the same bytes.
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/ir/graph.h"
+#include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -25,6 +27,8 @@ std::string warmup_section_name(const std::string& part);
 struct ArtifactExtras {
   std::map<std::string, std::string> assets;  // name (letters, digits, '.', '_', '-') -> bytes
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
+  // The compiled plan's kernel build: its packed constants are stored (packed_weights.h).
+  const providers::KernelBuild* kernels = nullptr;
 };
 
 // `report` is the session's evidence report as JSON (docs/REPORT.md); only its deterministic

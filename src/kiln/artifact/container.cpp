@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "kiln/io/file.h"
 
@@ -34,6 +35,25 @@ std::string hash_of(std::string_view bytes) {
 
 Status corrupt(const std::string& what) { return integrity_failure("artifact " + what); }
 
+size_t chunk_count(size_t bytes) { return (bytes + kHashChunkBytes - 1) / kHashChunkBytes; }
+std::string_view chunk(std::string_view bytes, size_t i) { return bytes.substr(i * kHashChunkBytes, kHashChunkBytes); }
+
+// The SHA-256 of each kHashChunkBytes piece of each of `sections`, hashed on all threads.
+std::vector<std::vector<std::string>> chunk_hashes(const std::vector<std::string_view>& sections) {
+  std::vector<std::pair<size_t, size_t>> jobs;  // (section, chunk)
+  std::vector<std::vector<std::string>> hashes(sections.size());
+  for (size_t s = 0; s < sections.size(); ++s) {
+    hashes[s].resize(chunk_count(sections[s].size()));
+    for (size_t c = 0; c < hashes[s].size(); ++c) jobs.emplace_back(s, c);
+  }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const auto [s, c] = jobs[j];
+    hashes[s][c] = hash_of(chunk(sections[s], c));
+  }
+  return hashes;
+}
+
 bool all_zero(std::string_view bytes) {
   for (char c : bytes)
     if (c != 0) return false;
@@ -55,6 +75,8 @@ Result<Header> read_header(std::string_view file) {
   if (version > kFormatVersion)
     return unsupported_target("artifact format version " + std::to_string(version) + " is newer than this build reads (" +
                               std::to_string(kFormatVersion) + ")");
+  if (version == 1)
+    return unsupported_target("artifact format version 1 (a development format) is no longer read; compile the model again");
   if (version != kFormatVersion) return corrupt("header: format version " + std::to_string(version) + " is not valid");
   if (get_u64(file, kHeaderSizeAt, 4) != kHeaderBytes) return corrupt("header: header size field is wrong");
   Header h{get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), get_u64(file, kSignatureOffsetAt),
@@ -76,20 +98,33 @@ Result<Header> read_header(std::string_view file) {
   return h;
 }
 
-Result<SectionView> read_section(std::string_view file, const nlohmann::json& entry, size_t& cursor, uint64_t end) {
+// The section `entry` describes, in place (its hashes are checked afterwards, all at once).
+Result<SectionView> place_section(std::string_view file, const nlohmann::json& entry, size_t& cursor, uint64_t end) {
   if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() || !entry.contains("offset") ||
       !entry["offset"].is_number_unsigned() || !entry.contains("size") || !entry["size"].is_number_unsigned() ||
-      !entry.contains("sha256") || !entry["sha256"].is_string())
+      !entry.contains("sha256") || !entry["sha256"].is_array())
     return corrupt("manifest: a section entry lacks name, offset, size or sha256");
   const std::string name = entry["name"];
   const uint64_t offset = entry["offset"], size = entry["size"];
   if (offset != aligned(cursor) || offset > end || size > end - offset)
     return corrupt("section '" + name + "': offset or size out of place");
+  if (entry["sha256"].size() != chunk_count(size)) return corrupt("section '" + name + "': wrong number of chunk hashes");
   if (!all_zero(file.substr(cursor, offset - cursor))) return corrupt("padding before section '" + name + "' is not zero");
-  SectionView s{name, file.substr(offset, size)};
-  if (hash_of(s.bytes) != entry["sha256"].get<std::string>()) return corrupt("section '" + name + "': SHA-256 mismatch");
   cursor = offset + size;
-  return s;
+  return SectionView{name, file.substr(offset, size)};
+}
+
+// IntegrityFailure naming the first section (in file order) with a chunk whose hash differs.
+Status check_section_hashes(const std::vector<SectionView>& sections, const nlohmann::json& entries) {
+  std::vector<std::string_view> bytes;
+  for (const SectionView& s : sections) bytes.push_back(s.bytes);
+  const std::vector<std::vector<std::string>> actual = chunk_hashes(bytes);
+  for (size_t s = 0; s < sections.size(); ++s)
+    for (size_t c = 0; c < actual[s].size(); ++c)
+      if (!entries[s]["sha256"][c].is_string() || actual[s][c] != entries[s]["sha256"][c].get<std::string>())
+        return corrupt("section '" + sections[s].name + "': SHA-256 mismatch in chunk " + std::to_string(c) + " (bytes from " +
+                       std::to_string(c * kHashChunkBytes) + ")");
+  return Status::ok();
 }
 
 }  // namespace
@@ -100,10 +135,13 @@ Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& 
     if (!names.insert(s.name).second) return invalid_argument("artifact section '" + s.name + "' given twice");
   std::string file(kHeaderBytes, '\0');
   nlohmann::json entries = nlohmann::json::array();
-  for (const Section& s : sections) {
+  std::vector<std::string_view> bytes;
+  for (const Section& s : sections) bytes.push_back(s.bytes);
+  const std::vector<std::vector<std::string>> hashes = chunk_hashes(bytes);
+  for (size_t i = 0; i < sections.size(); ++i) {
     file.resize(aligned(file.size()), '\0');
-    entries.push_back({{"name", s.name}, {"offset", file.size()}, {"size", s.bytes.size()}, {"sha256", hash_of(s.bytes)}});
-    file += s.bytes;
+    entries.push_back({{"name", sections[i].name}, {"offset", file.size()}, {"size", sections[i].bytes.size()}, {"sha256", hashes[i]}});
+    file += sections[i].bytes;
   }
   file.resize(aligned(file.size()), '\0');
   manifest["format_version"] = kFormatVersion;
@@ -140,11 +178,12 @@ Result<Decoded> decode(std::string_view file) {
   size_t cursor = kHeaderBytes;
   std::set<std::string> names;
   for (const nlohmann::json& entry : d.manifest["sections"]) {
-    KILN_ASSIGN_OR_RETURN(SectionView s, read_section(file, entry, cursor, header.manifest_offset));
+    KILN_ASSIGN_OR_RETURN(SectionView s, place_section(file, entry, cursor, header.manifest_offset));
     if (!names.insert(s.name).second) return corrupt("manifest: section '" + s.name + "' listed twice");
     d.sections.push_back(std::move(s));
   }
   if (!all_zero(file.substr(cursor, header.manifest_offset - cursor))) return corrupt("padding before the manifest is not zero");
+  KILN_RETURN_IF_ERROR(check_section_hashes(d.sections, d.manifest["sections"]));
   return d;
 }
 

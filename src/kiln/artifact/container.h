@@ -2,7 +2,8 @@
 // boundary, then the JSON manifest, which lists every section with its offset, size and SHA-256,
 // then optionally a signature block (signing.h). The header holds the manifest's place and SHA-256,
 // so every byte of the file is covered: header fields are checked one by one, padding must be zero,
-// and the file ends where the manifest (or the signature block) does.
+// and the file ends where the manifest (or the signature block) does. Sections are hashed in
+// 4 MiB chunks, so that both cores check a large weights section at once.
 // Layout and versioning: docs/ARTIFACT.md.
 #pragma once
 
@@ -17,9 +18,10 @@
 
 namespace kiln::artifact {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderBytes = 128;
 inline constexpr size_t kSectionAlignment = 64;
+inline constexpr size_t kHashChunkBytes = size_t{4} << 20;
 
 struct Section {
   std::string name;   // "weights", "asset:labels.txt", ...
@@ -50,9 +52,10 @@ inline constexpr size_t kSignatureBlockBytes = 96;
 // `file` (a valid artifact, signed or not) with `block` as its signature block, replacing any.
 Result<std::string> with_signature_block(std::string_view file, const std::string& block);
 
-// The manifest and sections of a .kiln file (views into `file`), after checking the header, every hash, that sections
-// lie in order inside the file and that padding is zero. IntegrityFailure naming the header field
-// or section at fault; UnsupportedTarget for a format version newer than this build reads.
+// The manifest and sections of a .kiln file (views into `file`), after checking the header, every
+// hash, that sections lie in order inside the file and that padding is zero. IntegrityFailure
+// naming the header field or section at fault; UnsupportedTarget for a format version this build
+// does not read (newer, or the development format 1).
 Result<Decoded> decode(std::string_view file);
 
 }  // namespace kiln::artifact

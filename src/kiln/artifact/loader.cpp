@@ -1,4 +1,5 @@
-// Loading a .kiln artifact: container, signature, weights, plan.
+// Loading a .kiln artifact: container, signature, target, weights (plain and packed), plan,
+// assets, warm-up fixtures.
 #include "kiln/artifact/loader.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 
 #include "kiln/artifact/builder.h"
 #include "kiln/artifact/container.h"
+#include "kiln/artifact/packed_weights.h"
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/artifact/tensor_section.h"
@@ -19,23 +21,46 @@ const SectionView* find_section(const Decoded& d, const std::string& name) {
   return nullptr;
 }
 
-// One tensor per manifest weight entry, copied out of the weights section.
-Result<std::vector<Tensor>> read_weights(const Decoded& d) {
+// The packed constants the manifest lists, views into the packed section.
+Result<std::vector<providers::PackedConstant>> read_packed(const Decoded& d, const std::shared_ptr<const char>& owner) {
+  const SectionView* section = find_section(d, "packed");
+  if (!section || !d.manifest.contains("packed"))
+    return integrity_failure("artifact packed weights: the packed section or its index is missing");
+  return decode_packed(section->bytes, owner, d.manifest["packed"]);
+}
+
+// One tensor per manifest weight entry: a view into the weights section, or into the packed
+// bytes of a weight stored only packed (whose name joins `packed_only`).
+Result<std::vector<Tensor>> read_weights(const Decoded& d, const std::shared_ptr<const char>& owner,
+                                         const std::vector<providers::PackedConstant>& packed, std::set<std::string>& packed_only) {
   const SectionView* section = find_section(d, "weights");
-  if (!section || !d.manifest.contains("weights"))
+  if (!section || !d.manifest.contains("weights") || !d.manifest["weights"].is_array())
     return integrity_failure("artifact weights: the weights section or its index is missing");
-  KILN_ASSIGN_OR_RETURN(NamedTensors named, decode_tensors(section->bytes, d.manifest["weights"], "weights"));
   std::vector<Tensor> weights;
-  for (auto& [name, tensor] : named) weights.push_back(std::move(tensor));
+  for (const nlohmann::json& e : d.manifest["weights"]) {
+    if (!e.is_object() || !e.contains("packed")) {
+      KILN_ASSIGN_OR_RETURN(Tensor t, decode_tensor(section->bytes, owner, e, "weights"));
+      weights.push_back(std::move(t));
+      continue;
+    }
+    const std::string name = e.value("name", "");
+    if (!e["packed"].is_number_unsigned() || e["packed"].get<size_t>() >= packed.size() || packed[e["packed"].get<size_t>()].value != name)
+      return integrity_failure("artifact weights: entry '" + name + "' refers to a packed entry of another weight");
+    const providers::PackedConstant& p = packed[e["packed"].get<size_t>()];
+    KILN_ASSIGN_OR_RETURN(Tensor t, decode_tensor(std::string_view(static_cast<const char*>(p.data.get()), p.bytes), owner, e, "weights"));
+    weights.push_back(std::move(t));
+    packed_only.insert(name);
+  }
   return weights;
 }
 
 // The warm-up fixtures' `part` ("inputs" or "outputs") by name.
-Result<std::map<std::string, Tensor>> read_fixtures(const Decoded& d, const std::string& part) {
+Result<std::map<std::string, Tensor>> read_fixtures(const Decoded& d, const std::shared_ptr<const char>& owner,
+                                                    const std::string& part) {
   const SectionView* section = find_section(d, warmup_section_name(part));
   if (!section || !d.manifest.contains("warmup") || !d.manifest["warmup"].is_object() || !d.manifest["warmup"].contains(part))
     return integrity_failure("artifact: the warm-up " + part + " or their index are missing");
-  KILN_ASSIGN_OR_RETURN(NamedTensors named, decode_tensors(section->bytes, d.manifest["warmup"][part], "warm-up " + part));
+  KILN_ASSIGN_OR_RETURN(NamedTensors named, decode_tensors(section->bytes, owner, d.manifest["warmup"][part], "warm-up " + part));
   std::map<std::string, Tensor> fixtures;
   for (auto& [name, tensor] : named) fixtures[name] = std::move(tensor);
   return fixtures;
@@ -83,19 +108,20 @@ Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy) {
                             (built_for.empty() ? "its compiling machine's best" : "--isa " + built_for) + ")");
 }
 
-Result<LoadedArtifact> load_artifact(std::string_view file, const LoadPolicy& policy) {
-  KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file));
+Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolicy& policy) {
+  KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file.bytes));
   KILN_RETURN_IF_ERROR(check_signature(d, policy.trusted_public_key, policy.signature_required).status());
   KILN_RETURN_IF_ERROR(check_target(d.manifest, policy));
   const SectionView* plan = find_section(d, "plan");
   if (!plan) return integrity_failure("artifact: no plan section");
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d));
   LoadedArtifact loaded;
+  KILN_ASSIGN_OR_RETURN(loaded.prepacked, read_packed(d, file.owner));
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d, file.owner, loaded.prepacked, loaded.packed_only));
   KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
   loaded.model.sha256 = d.manifest.value("source_sha256", "");
   KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
-  KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, "inputs"));
-  KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, "outputs"));
+  KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, file.owner, "inputs"));
+  KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, file.owner, "outputs"));
   return loaded;
 }
 

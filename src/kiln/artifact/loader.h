@@ -6,13 +6,16 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/io/file.h"
 #include "kiln/ir/graph.h"
+#include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
 
 namespace kiln::artifact {
@@ -39,10 +42,16 @@ struct LoadedArtifact {
   std::map<std::string, std::string> assets;  // name -> bytes
   // Warm-up fixtures: inputs, and the outputs the model gave for them when it was compiled.
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
+  // Weights in the compiled kernels' layouts (views into the file), and the weights stored only
+  // that way (their initializers view the packed bytes).
+  std::vector<providers::PackedConstant> prepacked;
+  std::set<std::string> packed_only;
 };
 
-// The model and assets of `file`. IntegrityFailure naming the section or field at fault;
-// UnsupportedTarget for newer formats and for CPU features the target lacks.
-Result<LoadedArtifact> load_artifact(std::string_view file, const LoadPolicy& policy);
+// The model, assets and fixtures of the mapped `file`; weights and fixtures are views into the
+// mapping (no copy), which they keep alive. IntegrityFailure naming the section or field at
+// fault; UnsupportedTarget for format versions this build does not read and for CPU features the
+// target lacks.
+Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolicy& policy);
 
 }  // namespace kiln::artifact

@@ -1,7 +1,7 @@
 // Named tensors in one artifact section (see tensor_section.h).
 #include "kiln/artifact/tensor_section.h"
 
-#include <cstring>
+#include <cstdint>
 
 #include "kiln/artifact/container.h"
 
@@ -15,12 +15,16 @@ DType dtype_named(const std::string& name) {
   return DType::kUndefined;
 }
 
-// The tensor entry `e` describes, with storage of its own (not yet filled).
-Result<Tensor> allocate_entry(const nlohmann::json& e, const std::string& what) {
-  const std::string name = e.is_object() ? e.value("name", "") : "";
+}  // namespace
+
+Result<Tensor> decode_tensor(std::string_view bytes, const std::shared_ptr<const char>& owner, const nlohmann::json& e,
+                             const std::string& what) {
+  const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
   const auto malformed = [&](const std::string& why) { return integrity_failure("artifact " + what + ": entry '" + name + "' " + why); };
-  if (!e.is_object() || !e.contains("dtype") || !e["dtype"].is_string() || !e.contains("shape") || !e["shape"].is_array() ||
-      !e.contains("offset") || !e["offset"].is_number_unsigned() || !e.contains("bytes") || !e["bytes"].is_number_unsigned())
+  const bool placed = e.is_object() && (e.contains("offset") || e.contains("bytes"));
+  if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("dtype") || !e["dtype"].is_string() ||
+      !e.contains("shape") || !e["shape"].is_array() ||
+      (placed && (!e.contains("offset") || !e["offset"].is_number_unsigned() || !e.contains("bytes") || !e["bytes"].is_number_unsigned())))
     return malformed("is incomplete");
   const DType dtype = dtype_named(e["dtype"]);
   if (dtype == DType::kUndefined || dtype == DType::kString) return malformed("has an unknown dtype");
@@ -29,12 +33,17 @@ Result<Tensor> allocate_entry(const nlohmann::json& e, const std::string& what) 
     if (!d.is_number_unsigned()) return malformed("has a bad dim");
     shape.push_back(d.get<int64_t>());
   }
-  Tensor t = Tensor::allocate(dtype, shape);
-  if (!t.defined() || e["bytes"].get<uint64_t>() != t.byte_size()) return malformed("has a size that does not match its shape");
-  return t;
+  const int64_t count = shape_element_count(shape);
+  const uint64_t size = static_cast<uint64_t>(count) * dtype_size(dtype);
+  if (count < 0 || count > (int64_t{1} << 40) || (placed && e["bytes"].get<uint64_t>() != size))
+    return malformed("has a size that does not match its shape");
+  const uint64_t offset = placed ? e["offset"].get<uint64_t>() : 0;
+  if (offset > bytes.size() || size > bytes.size() - offset ||
+      reinterpret_cast<uintptr_t>(bytes.data() + offset) % kSectionAlignment != 0)
+    return malformed("does not fit its section");
+  std::shared_ptr<void> view(std::const_pointer_cast<char>(owner), const_cast<char*>(bytes.data() + offset));
+  return Tensor::shared_view(dtype, std::move(shape), std::move(view));
 }
-
-}  // namespace
 
 Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
   TensorSection section{{}, nlohmann::json::array()};
@@ -50,16 +59,13 @@ Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, co
   return section;
 }
 
-Result<NamedTensors> decode_tensors(std::string_view bytes, const nlohmann::json& index, const std::string& what) {
+Result<NamedTensors> decode_tensors(std::string_view bytes, const std::shared_ptr<const char>& owner,
+                                    const nlohmann::json& index, const std::string& what) {
   if (!index.is_array()) return integrity_failure("artifact " + what + ": the index is not a list");
   NamedTensors tensors;
   for (const nlohmann::json& e : index) {
-    KILN_ASSIGN_OR_RETURN(Tensor t, allocate_entry(e, what));
-    const uint64_t offset = e["offset"], size = e["bytes"];
-    if (offset > bytes.size() || size > bytes.size() - offset)
-      return integrity_failure("artifact " + what + ": entry '" + e.value("name", "") + "' does not fit its section");
-    std::memcpy(t.raw_data(), bytes.data() + offset, size);
-    tensors.emplace_back(e.value("name", ""), std::move(t));
+    KILN_ASSIGN_OR_RETURN(Tensor t, decode_tensor(bytes, owner, e, what));
+    tensors.emplace_back(e["name"], std::move(t));
   }
   return tensors;
 }

@@ -3,6 +3,7 @@
 // warm-up fixtures are stored this way.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,8 +26,15 @@ struct TensorSection {
 // UnsupportedOperator for string tensors, which this format version cannot store.
 Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors);
 
-// The tensors `index` lists, copied out of `bytes`. IntegrityFailure naming `what` ("weights")
-// and the entry when an entry is malformed or does not fit.
-Result<NamedTensors> decode_tensors(std::string_view bytes, const nlohmann::json& index, const std::string& what);
+// The tensor index entry `entry` describes ({name, dtype, shape, offset, bytes}): a view into
+// `bytes` (no copy), which lie in the memory `owner` keeps alive (a mapped file) and may be
+// read-only. IntegrityFailure naming `what` ("weights") and the entry when it is malformed,
+// misaligned or does not fit. With `offset` and `bytes` absent it reads {name, dtype, shape} and
+// views `bytes` whole (which must hold at least the tensor).
+Result<Tensor> decode_tensor(std::string_view bytes, const std::shared_ptr<const char>& owner, const nlohmann::json& entry,
+                             const std::string& what);
+// decode_tensor of each entry of `index`.
+Result<NamedTensors> decode_tensors(std::string_view bytes, const std::shared_ptr<const char>& owner,
+                                    const nlohmann::json& index, const std::string& what);
 
 }  // namespace kiln::artifact

@@ -138,7 +138,8 @@ int inspect_artifact(const std::string& path) {
   for (const nlohmann::json& a : m.value("assets", nlohmann::json::array()))
     std::cout << "asset      " << text_of(a["name"]) << ": " << text_of(a["bytes"]) << " bytes, sha256 " << text_of(a["sha256"]) << "\n";
   for (const nlohmann::json& s : m["sections"])
-    std::cout << "section    " << text_of(s["name"]) << ": " << s["size"] << " bytes at " << s["offset"] << ", sha256 " << text_of(s["sha256"]) << "\n";
+    std::cout << "section    " << text_of(s["name"]) << ": " << s["size"] << " bytes at " << s["offset"] << ", " << s["sha256"].size()
+              << " SHA-256 chunk hash(es)" << (s["sha256"].empty() ? "" : ", first " + text_of(s["sha256"][0])) << "\n";
   auto signature = artifact::check_signature(d, std::nullopt, false);
   std::cout << "signature  " << (signature.is_ok() ? signature.value() : "INVALID: " + signature.status().message()) << "\n";
   return signature.is_ok() ? 0 : report_error(signature.status());

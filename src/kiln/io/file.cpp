@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +95,23 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
     KILN_ASSIGN_OR_RETURN(*sha256_hex, hash.hex());
   }
   return bytes;
+}
+
+Result<MappedFile> map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return not_found("file '" + path + "' does not exist");
+    return invalid_argument("cannot open '" + path + "': " + errno_text());
+  }
+  FdCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size == 0) return MappedFile{};
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (base == MAP_FAILED) return invalid_argument("cannot map '" + path + "': " + errno_text());
+  std::shared_ptr<const char> owner(static_cast<const char*>(base), [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
+  return MappedFile{owner, std::string_view(owner.get(), size)};
 }
 
 Result<std::string> sha256_hex(std::string_view bytes) {

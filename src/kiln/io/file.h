@@ -2,6 +2,7 @@
 // the only places Kiln touches files byte by byte.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,16 @@ namespace kiln::io {
 // When `sha256_hex` is given, it receives the lower-case hex SHA-256 of the bytes, computed
 // chunk by chunk while reading.
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
+
+// A file mapped read-only into memory, its pages read in ahead; `bytes` stays valid while any
+// copy of `owner` lives (empty for an empty file).
+struct MappedFile {
+  std::shared_ptr<const char> owner;
+  std::string_view bytes;
+};
+
+// Maps `path`. NotFound when it does not exist, InvalidArgument when it cannot be mapped.
+Result<MappedFile> map_file(const std::string& path);
 
 // Lower-case hex SHA-256 of `bytes`.
 Result<std::string> sha256_hex(std::string_view bytes);

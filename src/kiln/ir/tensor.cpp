@@ -109,6 +109,12 @@ Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, void* data) {
   return t;
 }
 
+Tensor Tensor::shared_view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> data) {
+  Tensor t = view(dtype, std::move(shape), data.get());
+  if (t.defined()) t.storage_ = std::move(data);
+  return t;
+}
+
 Tensor Tensor::clone() const {
   if (!defined()) return Tensor();
   Tensor copy = allocate(dtype_, shape_);

@@ -1,11 +1,47 @@
-// KernelBuild: the record of implementations and CPU features a plan's kernels need.
+// KernelBuild: the record of implementations, CPU features and packed constants of a plan's kernels.
 #include "kiln/providers/kernel_build.h"
 
 namespace kiln::providers {
 
+KernelBuild::KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::string> packed_only)
+    : packed_only_(std::move(packed_only)) {
+  for (PackedConstant& p : prepacked) {
+    auto key = std::make_pair(p.value, p.layout);
+    prepacked_.emplace(std::move(key), std::move(p));
+  }
+}
+
 void KernelBuild::record_implementation(const std::string& name, const std::vector<std::string>& features) {
   ++implementations_[name];
   required_features_.insert(features.begin(), features.end());
+}
+
+const PackedConstant* KernelBuild::find_packed(const std::string& value, const std::string& layout) const {
+  for (const auto* found : {&used_, &prepacked_}) {
+    const auto it = found->find({value, layout});
+    if (it != found->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+void KernelBuild::record_packed_reader(const std::string& node, const PackedConstant& packed) {
+  const auto key = std::make_pair(packed.value, packed.layout);
+  used_.emplace(key, packed);
+  readers_[key].insert(node);
+}
+
+Status KernelBuild::check_packed_only_readers(const ir::Graph& graph) const {
+  for (const auto& node : graph.nodes())
+    for (const ir::Value* input : node->inputs) {
+      if (!input || !packed_only(input->name)) continue;
+      bool taken = false;
+      for (const auto& [key, nodes] : readers_) taken = taken || (key.first == input->name && nodes.count(node->name));
+      if (!taken)
+        return unsupported_target(node->describe() + " reads weights '" + input->name +
+                                  "', which the artifact stores only in the layout of the kernel chosen when it was compiled, "
+                                  "and cannot take that layout here; compile the model again for this machine and options");
+    }
+  return Status::ok();
 }
 
 }  // namespace kiln::providers

@@ -1,29 +1,67 @@
-// KernelBuild: what building one plan's kernels leaves besides the kernels. Providers record the
-// implementation they chose for each kernel whose data layout depends on the instruction set, and
-// the CPU features that implementation needs: an artifact's target requirement (docs/ARTIFACT.md).
+// KernelBuild: what building one plan's kernels reads and leaves besides the kernels.
+//  - Providers record the implementation they chose for each kernel whose weights layout depends
+//    on the instruction set, and the CPU features it needs: an artifact's target requirement.
+//  - Constants packed into a kernel's layout are recorded with the nodes that read them, so that
+//    an artifact can store them packed; an artifact's load hands them back, and kernels bind them
+//    without packing. Some an artifact stores only packed (no plain copy): every node reading
+//    such a constant must take it in its stored layout (check_packed_only_readers).
+// Layout names are the provider's: equal names mean byte-identical layouts.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+
 namespace kiln::providers {
+
+// A constant's bytes in a kernel's layout.
+struct PackedConstant {
+  std::string value;   // the initializer's name
+  std::string layout;  // the provider's name for the layout
+  std::shared_ptr<const void> data;
+  size_t bytes = 0;
+};
 
 class KernelBuild {
  public:
+  KernelBuild() = default;
+  // `prepacked`: constants packed ahead (an artifact's); those named in `packed_only` have no
+  // plain copy (their initializers hold packed bytes).
+  KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::string> packed_only);
+
   // One kernel runs implementation `name` ("brg:avx512_core"), which needs `features`.
   void record_implementation(const std::string& name, const std::vector<std::string>& features);
+
+  // `value` packed into `layout`, ahead or earlier in this build; nullptr when it is not.
+  const PackedConstant* find_packed(const std::string& value, const std::string& layout) const;
+  // Whether `value` exists only packed (see the class comment).
+  bool packed_only(const std::string& value) const { return packed_only_.count(value) > 0; }
+  // `node` reads `packed` (found by find_packed, or packed by its kernel just now).
+  void record_packed_reader(const std::string& node, const PackedConstant& packed);
+  // UnsupportedTarget naming the first node of `graph` that reads a packed-only constant without
+  // having taken it packed (another provider, or a kernel that wants another layout here).
+  Status check_packed_only_readers(const ir::Graph& graph) const;
 
   // Implementation name -> kernels using it.
   const std::map<std::string, int64_t>& implementations() const { return implementations_; }
   // Union of the recorded implementations' features, sorted.
   const std::set<std::string>& required_features() const { return required_features_; }
+  // The packed constants this build's kernels read, by (value, layout), and who reads each.
+  const std::map<std::pair<std::string, std::string>, PackedConstant>& packed() const { return used_; }
+  const std::map<std::pair<std::string, std::string>, std::set<std::string>>& packed_readers() const { return readers_; }
 
  private:
   std::map<std::string, int64_t> implementations_;
   std::set<std::string> required_features_;
+  std::map<std::pair<std::string, std::string>, PackedConstant> prepacked_, used_;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> readers_;
+  std::set<std::string> packed_only_;
 };
 
 }  // namespace kiln::providers

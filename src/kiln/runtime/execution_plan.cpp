@@ -181,8 +181,10 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
 Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
-                                                  const std::vector<std::vector<int64_t>>& input_shapes) {
+                                                  const std::vector<std::vector<int64_t>>& input_shapes,
+                                                  providers::KernelBuild kernel_build) {
   auto plan = std::make_unique<ExecutionPlan>();
+  plan->kernel_build = std::move(kernel_build);
   plan->graph = compiled.clone();
   plan->input_shapes = input_shapes;
   KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes));
@@ -192,6 +194,7 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   assign_boundary_slots(*plan->graph, *plan, slot_of);
   plan_intermediates(*plan->graph, registry, *plan, slot_of);
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
+  KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));
   return plan;
 }
 

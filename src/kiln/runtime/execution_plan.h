@@ -60,10 +60,13 @@ struct ExecutionPlan {
 
 // Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a
 // shape contradicts the graph), re-infers every type, and plans kernels and memory. `partition`
-// must have been computed on `compiled` (assignments in node order).
+// must have been computed on `compiled` (assignments in node order). `kernel_build` holds the
+// constants packed ahead (an artifact's); UnsupportedTarget when a kernel cannot take one that
+// exists only packed.
 Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
-                                                  const std::vector<std::vector<int64_t>>& input_shapes);
+                                                  const std::vector<std::vector<int64_t>>& input_shapes,
+                                                  providers::KernelBuild kernel_build = {});
 
 }  // namespace kiln::runtime

@@ -57,6 +57,8 @@ struct Session::Impl {
   bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
   std::map<std::string, std::string> assets;  // the artifact's, by name
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;  // the artifact's recorded fixtures
+  std::vector<providers::PackedConstant> prepacked;  // the artifact's weights in kernel layouts
+  std::set<std::string> packed_only;                 // the artifact's weights stored only packed
   std::vector<std::vector<int64_t>> load_shapes;
   SessionState state = SessionState::kLoaded;
   std::vector<TensorInfo> inputs;
@@ -86,18 +88,20 @@ Status Session::Impl::import_model(const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
   from_artifact = artifact::is_artifact_file(path);
   if (from_artifact) {
-    KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(path));
+    KILN_ASSIGN_OR_RETURN(const io::MappedFile file, io::map_file(path));
     const artifact::LoadPolicy policy{
         options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key),
         options.require_signature, report.target.cpu_features, options.isa};
-    Result<artifact::LoadedArtifact> loaded = artifact::load_artifact(bytes, policy);
+    Result<artifact::LoadedArtifact> loaded = artifact::load_artifact(file, policy);
     if (!loaded.is_ok()) return loaded.status().with_context(path);
     model = std::move(loaded.value().model);
     assets = std::move(loaded.value().assets);
     warmup_inputs = std::move(loaded.value().warmup_inputs);
     warmup_outputs = std::move(loaded.value().warmup_outputs);
+    prepacked = std::move(loaded.value().prepacked);
+    packed_only = std::move(loaded.value().packed_only);
     model.source_path = path;
-    model.file_bytes = static_cast<int64_t>(bytes.size());
+    model.file_bytes = static_cast<int64_t>(file.bytes.size());
   } else {
     KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
   }
@@ -195,7 +199,8 @@ Result<const runtime::ExecutionPlan*> Session::Impl::plan_for(const std::vector<
   auto it = plans.find(shapes);
   if (it != plans.end()) return it->second.get();
   const auto start = std::chrono::steady_clock::now();
-  KILN_ASSIGN_OR_RETURN(auto plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes));
+  KILN_ASSIGN_OR_RETURN(auto plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes,
+                                                       providers::KernelBuild(prepacked, packed_only)));
   record_plan(*plan);
   report.stages.plan_ms = ms_since(start);
   report.run.plans_built += 1;
@@ -341,6 +346,7 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
     extras.assets[name] = std::move(bytes).value();
   }
   extras.warmup_inputs = options.warmup_inputs;
+  extras.kernels = &impl_->plans.at(impl_->load_shapes)->kernel_build;
   if (extras.warmup_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(extras.warmup_inputs, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
   }

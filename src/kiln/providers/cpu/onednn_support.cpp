@@ -2,6 +2,7 @@
 #include "kiln/providers/cpu/onednn_support.h"
 
 #include <new>
+#include <sstream>
 
 #include "kiln/ir/buffer.h"
 #include "kiln/providers/cpu/cpu_isa.h"
@@ -67,6 +68,35 @@ dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
   return target;
 }
 
+std::optional<std::string> layout_name(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.format_kind != dnnl_blocked && d.format_kind != dnnl_format_kind_wino) return std::nullopt;
+  std::ostringstream name;
+  const auto dims = [&](const char* what, const dnnl_dim_t* values, int n) {
+    name << what;
+    for (int i = 0; i < n; ++i) name << (i ? "," : "") << values[i];
+  };
+  name << "dt" << d.data_type;
+  dims(" dims ", d.dims, d.ndims);
+  dims(" padded ", d.padded_dims, d.ndims);
+  dims(" offsets ", d.padded_offsets, d.ndims);
+  name << " offset0 " << d.offset0;
+  if (d.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+    dims(" strides ", b.strides, d.ndims);
+    dims(" blocks ", b.inner_blks, b.inner_nblks);
+    dims(" of ", b.inner_idxs, b.inner_nblks);
+  } else {  // Winograd-domain weights
+    const dnnl_wino_desc_t& w = d.format_desc.wino_desc;
+    name << " wino " << w.wino_format << " r " << w.r << " alpha " << w.alpha << " ic " << w.ic << " oc " << w.oc << " blocks "
+         << w.ic_block << "," << w.oc_block << "," << w.ic2_block << "," << w.oc2_block << " scale " << w.adj_scale << " size "
+         << w.size;
+  }
+  name << " extra " << d.extra.flags << "," << d.extra.compensation_mask << "," << d.extra.scale_adjust << ","
+       << d.extra.asymm_compensation_mask;
+  return name.str();
+}
+
 PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
                                    const dnnl::primitive_desc_base& pd, KernelBuild& build)
     : input_(input), given_(given), wanted_(pd.weights_desc()) {
@@ -74,11 +104,23 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
   if (!constant) return;
   const std::string impl = pd.impl_info_str();
   build.record_implementation(impl, implementation_features(impl));
-  const dnnl::memory::desc& wanted = wanted_;
-  storage_ = allocate_buffer(wanted.get_size());
-  if (!storage_) throw std::bad_alloc();
-  packed_ = dnnl::memory(wanted, cpu_engine(), storage_.get());
+  const std::string& value = node.input(input)->name;
+  const std::optional<std::string> layout = layout_name(wanted_);
+  const PackedConstant* found = layout ? build.find_packed(value, *layout) : nullptr;
+  if (found && found->bytes == wanted_.get_size()) {
+    storage_ = found->data;
+    packed_ = dnnl::memory(wanted_, cpu_engine(), const_cast<void*>(storage_.get()));
+    build.record_packed_reader(node.name, *found);
+    return;
+  }
+  // No plain copy to pack from: KernelBuild::check_packed_only_readers names this node.
+  if (build.packed_only(value)) return;
+  std::shared_ptr<void> storage = allocate_buffer(wanted_.get_size());
+  if (!storage) throw std::bad_alloc();
+  packed_ = dnnl::memory(wanted_, cpu_engine(), storage.get());
   reorder_into(wrap(given, *constant), packed_);
+  storage_ = storage;
+  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size()});
 }
 
 dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {

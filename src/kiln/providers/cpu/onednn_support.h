@@ -6,6 +6,7 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,11 +40,17 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 // the layout a primitive prefers.
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
 
-// A primitive's weights (node input `input`) in the layout the primitive `pd` wants: constant
-// weights reordered once, when the kernel is built, into a buffer of their own (huge-page backed
-// when large: ir/buffer.h); weights given at run time bound as they are when the layouts agree,
-// else reordered on each run. For constant weights the primitive's implementation, whose
-// instruction set decides the packed layout, is recorded in `build`.
+// The name of a oneDNN blocked or Winograd-domain weights layout (every field of the descriptor,
+// so equal names mean equal layouts); nullopt for other formats (RNN-packed), which are not
+// stored packed.
+std::optional<std::string> layout_name(const dnnl::memory::desc& desc);
+
+// A primitive's weights (node input `input`) in the layout the primitive `pd` wants. Constant
+// weights are bound as `build` holds them packed in that layout (an artifact's, without a copy),
+// else reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
+// large: ir/buffer.h) and recorded in `build`; weights given at run time are bound as they are
+// when the layouts agree, else reordered on each run. For constant weights the primitive's
+// implementation, whose instruction set decides the layout, is recorded in `build`.
 class PrimitiveWeights {
  public:
   PrimitiveWeights() = default;
@@ -55,7 +62,7 @@ class PrimitiveWeights {
  private:
   size_t input_ = 0;
   dnnl::memory::desc given_, wanted_;
-  std::shared_ptr<void> storage_;  // the packed constant weights, if any
+  std::shared_ptr<const void> storage_;  // the packed constant weights, if any
   dnnl::memory packed_;
 };
 
