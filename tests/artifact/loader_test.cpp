@@ -1,6 +1,7 @@
 // Tests of loading .kiln artifacts through Session::load: the outputs of the ONNX path exactly,
-// the caller's signature policy enforced, a corrupted artifact refused before anything runs, and
-// graphs the format cannot hold refused when writing.
+// the caller's signature policy enforced, every flipped byte and truncation of a signed artifact
+// refused before anything runs, the CPU features of the chosen kernels required of the target,
+// weights bound in the kernels' layouts, and graphs the format cannot hold refused when writing.
 #include "kiln/artifact/loader.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/io/file.h"
+#include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
 
@@ -209,6 +211,32 @@ TEST(ArtifactLoading, AProviderThatCannotTakePackedOnlyWeightsIsAnUnsupportedTar
   EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget) << refused.to_string();
   EXPECT_NE(refused.message().find("'conv'"), std::string::npos) << refused.message();
   EXPECT_NE(refused.message().find("weights 'w'"), std::string::npos) << refused.message();
+}
+
+// `bytes` as a load sees a mapped file.
+io::MappedFile in_memory(const std::string& bytes) {
+  auto owner = std::make_shared<std::string>(bytes);
+  return {std::shared_ptr<const char>(owner, owner->data()), *owner};
+}
+
+TEST(ArtifactLoading, EveryByteFlippedAndEveryTruncationOfASignedArtifactIsCaught) {
+  ScratchDir dir("loader");
+  const artifact::KeyPair key = artifact::generate_key_pair().value();
+  const std::string file = artifact::sign(io::read_file(written_artifact(dir)).value(), key.secret_key).value();
+  const artifact::LoadPolicy policy{key.public_key, true, providers::cpu::host_features(), ""};
+  ASSERT_TRUE(artifact::load_artifact(in_memory(file), policy).is_ok());
+  // Header, plan, weights, packed weights, fixtures, asset, padding, manifest and signature block:
+  // every byte of the file, one at a time.
+  for (size_t i = 0; i < file.size(); ++i) {
+    std::string bad = file;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    const Status s = artifact::load_artifact(in_memory(bad), policy).status();
+    ASSERT_TRUE(s.code() == StatusCode::kIntegrityFailure || s.code() == StatusCode::kUnsupportedTarget)
+        << "flipping byte " << i << " of " << file.size() << ": " << s.to_string();
+  }
+  for (size_t size = 0; size < file.size(); ++size)
+    ASSERT_EQ(artifact::load_artifact(in_memory(file.substr(0, size)), policy).status().code(), StatusCode::kIntegrityFailure)
+        << "truncated to " << size;
 }
 
 TEST(ArtifactLoading, GraphsWithSubgraphsAreRefusedWhenWriting) {
