@@ -19,7 +19,8 @@
 namespace kiln {
 
 struct SessionOptions {
-  // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores).
+  // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores), or a .kiln
+  // artifact's (the threads it was compiled with, when given then).
   int threads = 0;
   // Providers to place nodes on, in order of preference: "cpu" (fast: oneDNN and its own kernels;
   // it fails closed on an op it lacks, with an UnsupportedOperator naming the node, unless

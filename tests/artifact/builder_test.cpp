@@ -65,6 +65,9 @@ TEST(ArtifactBuilder, ManifestRecordsLineageAndWeightsWithoutPathsOrTimes) {
   EXPECT_FALSE(m.contains("stages"));
   for (const auto& pass : m["passes"]) EXPECT_FALSE(pass.contains("ms"));
   EXPECT_TRUE(m["toolchain"].contains("onednn"));
+  EXPECT_EQ(m["execution"]["mode"], "aot");
+  EXPECT_EQ(m["execution"]["input_shapes"]["x"], nlohmann::json::array({1, 4})) << "symbolic N planned as 1";
+  EXPECT_EQ(m["execution"]["threads"], 0);
   ASSERT_EQ(m["weights"].size(), 1u);
   EXPECT_EQ(m["weights"][0]["name"], "bias");
   EXPECT_EQ(m["weights"][0]["offset"].get<size_t>() % artifact::kSectionAlignment, 0u);
@@ -80,6 +83,22 @@ ArtifactOptions with_assets(std::map<std::string, std::string> paths) {
   ArtifactOptions options;
   options.asset_paths = std::move(paths);
   return options;
+}
+
+TEST(ArtifactBuilder, AnArtifactsThreadCountIsTheDefaultOfItsLoads) {
+  ScratchDir dir("artifact");
+  SessionOptions one_thread;
+  one_thread.threads = 1;
+  auto session = Session::load(model_in(dir.file("m")), one_thread);
+  ASSERT_TRUE(session.is_ok());
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("m/model.kiln")).is_ok());
+  auto loaded = Session::load(dir.file("m/model.kiln"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(nlohmann::json::parse(loaded.value()->report_json())["options"]["threads"], "1");
+  SessionOptions two_threads;
+  two_threads.threads = 2;
+  auto overridden = Session::load(dir.file("m/model.kiln"), two_threads);
+  EXPECT_EQ(nlohmann::json::parse(overridden.value()->report_json())["options"]["threads"], "2");
 }
 
 TEST(ArtifactBuilder, AssetsAreSectionsListedWithTheirHashesAndLoadBack) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/signing.h"
@@ -213,10 +215,12 @@ TEST(ArtifactLoading, AProviderThatCannotTakePackedOnlyWeightsIsAnUnsupportedTar
   EXPECT_NE(refused.message().find("weights 'w'"), std::string::npos) << refused.message();
 }
 
-// `bytes` as a load sees a mapped file.
+// `bytes` as a load sees a mapped file (page-aligned, so sections are 64-byte aligned).
 io::MappedFile in_memory(const std::string& bytes) {
-  auto owner = std::make_shared<std::string>(bytes);
-  return {std::shared_ptr<const char>(owner, owner->data()), *owner};
+  std::shared_ptr<char> owner(static_cast<char*>(::operator new(bytes.size() + 1, std::align_val_t(4096))),
+                              [](char* p) { ::operator delete(p, std::align_val_t(4096)); });
+  std::memcpy(owner.get(), bytes.data(), bytes.size());
+  return {owner, std::string_view(owner.get(), bytes.size())};
 }
 
 TEST(ArtifactLoading, EveryByteFlippedAndEveryTruncationOfASignedArtifactIsCaught) {
@@ -224,7 +228,8 @@ TEST(ArtifactLoading, EveryByteFlippedAndEveryTruncationOfASignedArtifactIsCaugh
   const artifact::KeyPair key = artifact::generate_key_pair().value();
   const std::string file = artifact::sign(io::read_file(written_artifact(dir)).value(), key.secret_key).value();
   const artifact::LoadPolicy policy{key.public_key, true, providers::cpu::host_features(), ""};
-  ASSERT_TRUE(artifact::load_artifact(in_memory(file), policy).is_ok());
+  const Status intact = artifact::load_artifact(in_memory(file), policy).status();
+  ASSERT_TRUE(intact.is_ok()) << intact.to_string();
   // Header, plan, weights, packed weights, fixtures, asset, padding, manifest and signature block:
   // every byte of the file, one at a time.
   for (size_t i = 0; i < file.size(); ++i) {

@@ -72,6 +72,12 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
   if (model.contains("path"))
     model["name"] = std::filesystem::path(model["path"].get<std::string>()).filename().string();
   model.erase("path");
+  // How the artifact runs: ahead-of-time compiled, for these input shapes, on these threads by default.
+  nlohmann::json execution = {{"mode", "aot"}, {"input_shapes", nlohmann::json::object()},
+                              {"threads", std::stoi(report["options"].value("threads", "0"))}};
+  const nlohmann::json inputs = report["model"].value("inputs", nlohmann::json::array());
+  const nlohmann::json shapes = report["memory"].value("input_shapes", nlohmann::json::array());
+  for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i) execution["input_shapes"][inputs[i].value("name", "")] = shapes[i];
   nlohmann::json target = report.value("target", nlohmann::json::object());
   target.erase("cpu_features");  // the compiling machine's, not the artifact's
   return {{"model", model},
@@ -82,7 +88,8 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
           {"partition", report.value("partition", nlohmann::json::object())},
           {"kernels", report.value("kernels", nlohmann::json::array())},
           {"memory", report.value("memory", nlohmann::json::object())},
-          {"target", target}};
+          {"target", target},
+          {"execution", execution}};
 }
 
 Status check_asset_name(const std::string& name) {

@@ -120,6 +120,11 @@ Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolic
   KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
   loaded.model.sha256 = d.manifest.value("source_sha256", "");
   KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
+  const nlohmann::json execution = d.manifest.value("execution", nlohmann::json::object());
+  if (!execution.contains("threads") || !execution["threads"].is_number_integer() || execution["threads"].get<int64_t>() < 0 ||
+      execution["threads"].get<int64_t>() > 4096)
+    return integrity_failure("artifact manifest: execution.threads is missing");
+  loaded.default_threads = execution["threads"].get<int>();
   KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, file.owner, "inputs"));
   KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, file.owner, "outputs"));
   return loaded;

@@ -46,6 +46,7 @@ struct LoadedArtifact {
   // that way (their initializers view the packed bytes).
   std::vector<providers::PackedConstant> prepacked;
   std::set<std::string> packed_only;
+  int default_threads = 0;  // the threads it was compiled for (0: the runtime's default)
 };
 
 // The model, assets and fixtures of the mapped `file`; weights and fixtures are views into the

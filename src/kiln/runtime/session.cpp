@@ -59,6 +59,7 @@ struct Session::Impl {
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;  // the artifact's recorded fixtures
   std::vector<providers::PackedConstant> prepacked;  // the artifact's weights in kernel layouts
   std::set<std::string> packed_only;                 // the artifact's weights stored only packed
+  int artifact_threads = 0;                          // the artifact's default thread count
   std::vector<std::vector<int64_t>> load_shapes;
   SessionState state = SessionState::kLoaded;
   std::vector<TensorInfo> inputs;
@@ -99,6 +100,7 @@ Status Session::Impl::import_model(const std::string& path) {
     warmup_inputs = std::move(loaded.value().warmup_inputs);
     warmup_outputs = std::move(loaded.value().warmup_outputs);
     prepacked = std::move(loaded.value().prepacked);
+    artifact_threads = loaded.value().default_threads;
     packed_only = std::move(loaded.value().packed_only);
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(file.bytes.size());
@@ -233,6 +235,11 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   KILN_RETURN_IF_ERROR(impl->choose_target());
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
+    impl->options.threads = impl->artifact_threads;
+    omp_set_num_threads(impl->artifact_threads);
+    impl->record_options();
+  }
   // oneDNN takes a cap before it first dispatches (the passes ask it for its ISA); an artifact's
   // target was checked on import.
   KILN_RETURN_IF_ERROR(providers::cpu::cap_isa(options.isa));
