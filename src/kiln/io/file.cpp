@@ -108,7 +108,7 @@ Result<MappedFile> map_file(const std::string& path) {
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
   const auto size = static_cast<size_t>(st.st_size);
   if (size == 0) return MappedFile{};
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (base == MAP_FAILED) return invalid_argument("cannot map '" + path + "': " + errno_text());
   std::shared_ptr<const char> owner(static_cast<const char*>(base), [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
   return MappedFile{owner, std::string_view(owner.get(), size)};

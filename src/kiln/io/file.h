@@ -15,8 +15,10 @@ namespace kiln::io {
 // chunk by chunk while reading.
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
 
-// A file mapped read-only into memory, its pages read in ahead; `bytes` stays valid while any
-// copy of `owner` lives (empty for an empty file).
+// A file mapped read-only into memory (pages are read in when first touched: an artifact's load
+// touches them all while hashing, on every core); `bytes` stays valid while any copy of `owner`
+// lives (empty for an empty file). A file truncated by another process while mapped faults on
+// access (SIGBUS); writers replace files atomically (write_file_atomic) instead.
 struct MappedFile {
   std::shared_ptr<const char> owner;
   std::string_view bytes;
