@@ -108,16 +108,17 @@ TEST(ArtifactLoading, ACorruptedArtifactIsRefusedNamingTheSection) {
   EXPECT_EQ(Session::load(dir.file("empty.kiln")).status().code(), StatusCode::kIntegrityFailure);
 }
 
-// y = Conv(x[1,16,8,8], W[16,16,3,3]): wide enough for oneDNN to pack W in an ISA-specific layout.
-std::string conv_model(const ScratchDir& dir) {
+// y = Conv(x[1,C,9,9], W[K,C,3,3]) saved as conv<C>x<K>.onnx; oneDNN packs W in an ISA-specific
+// layout when C and K are wide enough, and pads it to its blocks when they are not multiples.
+std::string conv_model(const ScratchDir& dir, int64_t c = 16, int64_t k = 16) {
   ModelBuilder b;
-  b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
-  b.output("y", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
-  std::vector<float> w(16 * 16 * 9);
+  b.input("x", kFloat, {int64_t{1}, c, int64_t{9}, int64_t{9}});
+  b.output("y", kFloat, {int64_t{1}, k, int64_t{7}, int64_t{7}});
+  std::vector<float> w(static_cast<size_t>(k * c * 9));
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
-  b.float_initializer("w", {16, 16, 3, 3}, w);
+  b.float_initializer("w", {k, c, 3, 3}, w);
   b.node("Conv", {"x", "w"}, {"y"}, "conv");
-  return b.save(dir.file("conv.onnx"));
+  return b.save(dir.file("conv" + std::to_string(c) + "x" + std::to_string(k) + ".onnx"));
 }
 
 TEST(ArtifactLoading, TheManifestNamesTheCpuFeaturesOfTheChosenKernels) {
@@ -163,21 +164,9 @@ TEST(ArtifactLoading, AnAvx512ArtifactLoadedForAvx2IsRefusedBeforeAnythingRuns) 
   EXPECT_NE(refused.message().find("conv.kiln"), std::string::npos) << refused.message();
 }
 
-// y = Conv(x[1,3,9,9], W[8,3,3,3]): 3 input channels, which oneDNN's blocked layouts pad.
-std::string padded_conv_model(const ScratchDir& dir) {
-  ModelBuilder b;
-  b.input("x", kFloat, {int64_t{1}, int64_t{3}, int64_t{9}, int64_t{9}});
-  b.output("y", kFloat, {int64_t{1}, int64_t{8}, int64_t{7}, int64_t{7}});
-  std::vector<float> w(8 * 3 * 9);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
-  b.float_initializer("w", {8, 3, 3, 3}, w);
-  b.node("Conv", {"x", "w"}, {"y"}, "conv");
-  return b.save(dir.file("padded_conv.onnx"));
-}
-
 TEST(ArtifactLoading, WeightsAreStoredInTheKernelsLayoutsAndBoundWithoutPacking) {
   ScratchDir dir("loader");
-  const std::string model = padded_conv_model(dir);
+  const std::string model = conv_model(dir, 3, 8);
   std::string first;
   for (const char* name : {"a.kiln", "b.kiln"}) {
     auto session = Session::load(model);
@@ -204,7 +193,7 @@ TEST(ArtifactLoading, WeightsAreStoredInTheKernelsLayoutsAndBoundWithoutPacking)
 
 TEST(ArtifactLoading, AProviderThatCannotTakePackedOnlyWeightsIsAnUnsupportedTarget) {
   ScratchDir dir("loader");
-  auto session = Session::load(padded_conv_model(dir));
+  auto session = Session::load(conv_model(dir, 3, 8));
   ASSERT_TRUE(session.is_ok());
   ASSERT_TRUE(session.value()->write_artifact(dir.file("conv.kiln")).is_ok());
   SessionOptions reference;

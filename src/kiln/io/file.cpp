@@ -55,6 +55,19 @@ struct FdCloser {
   }
 };
 
+// `path` opened for reading, with its size. NotFound when it does not exist, InvalidArgument when
+// it cannot be opened or is not a regular file.
+Result<size_t> open_regular_file(const std::string& path, FdCloser& file) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) {
+    if (errno == ENOENT) return not_found("file '" + path + "' does not exist");
+    return invalid_argument("cannot open '" + path + "': " + errno_text());
+  }
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
+  return static_cast<size_t>(st.st_size);
+}
+
 Status write_all(int fd, const std::string& bytes, const std::string& path) {
   size_t done = 0;
   while (done < bytes.size()) {
@@ -69,22 +82,15 @@ Status write_all(int fd, const std::string& bytes, const std::string& path) {
 }  // namespace
 
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return not_found("file '" + path + "' does not exist");
-    return invalid_argument("cannot open '" + path + "': " + errno_text());
-  }
-  FdCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
-
+  FdCloser file{-1};
+  KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));
   Sha256 hash;
   if (sha256_hex) KILN_RETURN_IF_ERROR(hash.status());
   std::string bytes;
-  bytes.reserve(static_cast<size_t>(st.st_size));
+  bytes.reserve(size);
   std::vector<unsigned char> chunk(1 << 20);
   for (;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return invalid_argument("cannot read '" + path + "': " + errno_text());
     if (n == 0) break;
@@ -98,17 +104,10 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
 }
 
 Result<MappedFile> map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return not_found("file '" + path + "' does not exist");
-    return invalid_argument("cannot open '" + path + "': " + errno_text());
-  }
-  FdCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid_argument("'" + path + "' is not a regular file");
-  const auto size = static_cast<size_t>(st.st_size);
+  FdCloser file{-1};
+  KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));
   if (size == 0) return MappedFile{};
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
   if (base == MAP_FAILED) return invalid_argument("cannot map '" + path + "': " + errno_text());
   std::shared_ptr<const char> owner(static_cast<const char*>(base), [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
   return MappedFile{owner, std::string_view(owner.get(), size)};
