@@ -48,6 +48,11 @@ demo: build
 	$(KILN) inspect $(DEMO)/model.onnx
 	$(KILN) run $(DEMO)/model.onnx --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --output-dir $(BUILD_DIR)/demo --report $(BUILD_DIR)/demo/report.json --iterations 5
+	# Ahead of time: one verified artifact, loaded with no passes, warmed up on its recorded fixtures.
+	$(KILN) compile $(DEMO)/model.onnx --asset meta.json=$(DEMO)/meta.json -o $(BUILD_DIR)/demo/squeezenet.kiln
+	$(KILN) verify $(BUILD_DIR)/demo/squeezenet.kiln
+	$(KILN) run $(BUILD_DIR)/demo/squeezenet.kiln --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
+	  --iterations 5
 
 # Kiln vs ONNX Runtime vs PyTorch on the six full-size models (bench/README.md): installs the peers,
 # then writes bench/out/results.{json,png}. Options go in BENCH_ARGS, e.g. BENCH_ARGS=--quick.
