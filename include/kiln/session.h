@@ -1,11 +1,13 @@
 // kiln::Session: the public C++ API. Load an ONNX model (import, analyse, optimise, partition,
 // plan), run it on named tensors, and read the evidence report of every stage.
 //
-// Thread-safety: a Session may be run from one thread at a time. Ownership: run() returns owning
-// output tensors; input tensors are only read during the call.
+// Thread-safety: run(), run_values(), run_observed() and warm_up() may be called from several
+// threads at once; the session serialises them (each run sees a consistent plan and arena).
+// Ownership: run() returns owning output tensors; input tensors are only read during the call.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,7 +20,24 @@
 
 namespace kiln {
 
+// How a session compiles and runs (docs/ARCHITECTURE.md, Execution modes):
+//  kGraph  the optimised whole graph, planned once per input-shape signature (the default);
+//  kEager  every node its own kernel, no rewrites: the debugging mode (Session::run_observed);
+//  kJit    a copy of the graph specialised to each new input-shape signature, compiled on first
+//          sight (passes on static shapes), cached, reused;
+//  kAot    a .kiln artifact, compiled ahead (what loading a .kiln file means).
+enum class ExecutionMode { kGraph, kEager, kJit, kAot };
+
+// "graph", "eager", "jit", "aot".
+const char* execution_mode_name(ExecutionMode mode);
+// The mode named `name`; InvalidArgument naming the modes otherwise.
+Result<ExecutionMode> parse_execution_mode(const std::string& name);
+
 struct SessionOptions {
+  ExecutionMode mode = ExecutionMode::kGraph;
+  // Compiled variants (one per input-shape signature) a session keeps; beyond it the least
+  // recently used is evicted (and rebuilt if its shapes come back). At least 1.
+  int max_variants = 8;
   // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores), or a .kiln
   // artifact's (the threads it was compiled with, when given then).
   int threads = 0;
@@ -120,6 +139,11 @@ class Session {
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
   // run() for models whose inputs or outputs are sequences or optionals.
   Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs);
+
+  // Called after each node of a run with each tensor it produced (`tensor` is valid only during
+  // the call). In eager mode every value of the original graph passes by, in node order.
+  using ValueObserver = std::function<void(const std::string& node, const std::string& value, const Tensor& tensor)>;
+  Result<std::map<std::string, Tensor>> run_observed(const std::map<std::string, Tensor>& inputs, const ValueObserver& observer);
 
   // The kernels the last successful run executed, in order, with their timings.
   const std::vector<KernelEvent>& last_run_kernels() const;

@@ -140,6 +140,26 @@ TEST(Cli, CompileStoresAssetsAndRefusesMissingOnes) {
   EXPECT_NE(bad_isa.output.find("avx512_core"), std::string::npos) << bad_isa.output;
 }
 
+TEST(Cli, EagerRunDumpsEveryValueInNodeOrder) {
+  ScratchDir dir("cli");
+  CommandResult r = run_kiln("run " + small_model(dir) + " --mode eager --input x=random:3 --shape x=2x3 --dump-values " +
+                             dir.file("values"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream listing(dir.file("values/values.json"));
+  const nlohmann::json values = nlohmann::json::parse(listing);
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0]["node"], "relu");
+  EXPECT_EQ(values[0]["value"], "r");
+  EXPECT_EQ(values[1]["value"], "y");
+  auto r_values = read_tensor_file(dir.file("values/" + values[0]["file"].get<std::string>()));
+  ASSERT_TRUE(r_values.is_ok()) << r_values.status().to_string();
+  EXPECT_EQ(r_values.value().shape(), (std::vector<int64_t>{2, 3}));
+  for (int64_t i = 0; i < 6; ++i) EXPECT_GE(r_values.value().data<float>()[i], 0.0f) << "Relu's output";
+  CommandResult bad = run_kiln("run " + small_model(dir) + " --mode turbo --input x=random");
+  EXPECT_EQ(bad.exit_code, 14) << bad.output;
+  EXPECT_NE(bad.output.find("jit"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, InspectAndDiffArtifacts) {
   ScratchDir dir("cli");
   const std::string model = small_model(dir);

@@ -61,7 +61,9 @@ TEST(Session, ReplansForEachNewInputShapeAndReportsIt) {
   ASSERT_TRUE(session.value()->run({{"x", batch(2)}}).is_ok());
   auto report = nlohmann::json::parse(session.value()->report_json());
   EXPECT_EQ(report["run"]["runs"], 3);
-  EXPECT_EQ(report["run"]["plans_built"], 3);  // load-time (N=1), N=2, N=5
+  EXPECT_EQ(report["execution"]["mode"], "graph");
+  EXPECT_EQ(report["execution"]["variants_built"], 3);  // load-time (N=1), N=2, N=5
+  EXPECT_EQ(report["execution"]["cache_hits"], 1);      // the second N=2
   EXPECT_EQ(report["memory"]["input_shapes"][0], nlohmann::json::array({5, 4}));
   EXPECT_EQ(report["model"]["inputs"][0]["type"], "float[N,4]");
   // The default cpu provider runs Relu -> Add as one fused element-wise chain.

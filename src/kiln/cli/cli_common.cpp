@@ -26,6 +26,11 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--pubkey", flags.public_key_path, "A .kiln model must be signed with this public key (kiln keygen)");
   cmd.add_flag("--require-signature", flags.require_signature, "Refuse an unsigned .kiln model");
   add_isa_flag(cmd, flags.isa);
+  cmd.add_option("--mode", flags.mode,
+                 "graph (optimised whole graph, default), eager (node by node, no rewrites), jit (compiled per input "
+                 "shape), aot (a .kiln artifact)");
+  cmd.add_option("--max-variants", flags.max_variants, "Compiled variants (one per input shape) kept, least recently used evicted")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
@@ -85,6 +90,8 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.specialize = flags.specialize;
   options.require_signature = flags.require_signature;
   options.isa = flags.isa;
+  options.max_variants = flags.max_variants;
+  KILN_ASSIGN_OR_RETURN(options.mode, parse_execution_mode(flags.mode));
   if (!flags.public_key_path.empty()) {
     KILN_ASSIGN_OR_RETURN(options.artifact_public_key,
                           artifact::read_key_file(flags.public_key_path, artifact::kPublicKeyBytes));

@@ -24,6 +24,8 @@ struct SessionFlags {
   std::string public_key_path;  // .kiln artifacts: the key they must be signed with
   bool require_signature = false;
   std::string isa;  // instruction-set cap ("" for this machine's best)
+  std::string mode = "graph";
+  int max_variants = SessionOptions{}.max_variants;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

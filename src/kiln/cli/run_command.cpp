@@ -5,7 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <cstdio>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
@@ -25,6 +28,7 @@ struct RunArgs {
   int iterations = 1;
   int warmup = 1;
   std::vector<std::string> warmup_inputs;  // NAME=file.npy
+  std::string dump_values_dir;
   std::vector<std::string> expected;  // NAME=reference.npy
   double tolerance = 1e-4;
   SessionFlags flags;
@@ -75,6 +79,37 @@ Status check_expected(Session& session, const std::map<std::string, Tensor>& out
   return Status::ok();
 }
 
+// File name for the `index`-th value dumped: the index keeps node order, the value name (its
+// unsafe characters replaced) says what it is.
+std::string dump_file_name(size_t index, const std::string& value) {
+  std::string safe = value;
+  for (char& c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "%05zu_", index);
+  return prefix + safe.substr(0, 120) + ".npy";
+}
+
+// Runs once writing every value each node produces as DIR/<index>_<value>.npy, and DIR/values.json
+// listing {file, node, value, dtype, shape} in node order.
+Result<std::map<std::string, Tensor>> run_dumping_values(Session& session, const std::map<std::string, Tensor>& inputs,
+                                                         const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return invalid_argument("cannot create --dump-values folder '" + dir + "': " + ec.message());
+  nlohmann::json index = nlohmann::json::array();
+  Status written = Status::ok();
+  auto outputs = session.run_observed(inputs, [&](const std::string& node, const std::string& value, const Tensor& tensor) {
+    if (!written.is_ok() || tensor.dtype() == DType::kString) return;
+    const std::string file = dump_file_name(index.size(), value);
+    written = write_npy_file(dir + "/" + file, tensor);
+    index.push_back({{"file", file}, {"node", node}, {"value", value}, {"dtype", dtype_name(tensor.dtype())}, {"shape", tensor.shape()}});
+  });
+  KILN_RETURN_IF_ERROR(written);
+  if (outputs.is_ok()) KILN_RETURN_IF_ERROR(write_text_file(dir + "/values.json", index.dump(1)));
+  return outputs;
+}
+
 Status run_model(const RunArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
@@ -84,6 +119,10 @@ Status run_model(const RunArgs& args) {
   KILN_RETURN_IF_ERROR(session->warm_up(warmup_inputs, args.warmup));
   std::map<std::string, Tensor> outputs;
   for (int i = 0; i < args.iterations; ++i) {
+    if (!args.dump_values_dir.empty() && i == 0) {
+      KILN_ASSIGN_OR_RETURN(outputs, run_dumping_values(*session, inputs, args.dump_values_dir));
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(outputs, session->run(inputs));
   }
   for (const auto& [name, tensor] : outputs) print_output(name, tensor);
@@ -111,6 +150,9 @@ void add_run_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--warmup", args->warmup, "Warm-up runs before the timed ones (default 1; a .kiln model's recorded fixtures, outputs checked)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup-input", args->warmup_inputs, "Warm up on this input instead, NAME=file.npy|file.pb (repeatable)");
+  cmd->add_option("--dump-values", args->dump_values_dir,
+                  "Write every value each node produces in the first timed run as DIR/<n>_<value>.npy, with DIR/values.json "
+                  "(with --mode eager: every value of the original graph)");
   cmd->add_option("--expect", args->expected,
                   "NAME=reference.npy: compare an output with a reference and record the parity (repeatable)");
   cmd->add_option("--tolerance", args->tolerance,

@@ -47,9 +47,23 @@ struct OpTime {
   double ms = 0;
 };
 
+// How the session compiles and runs: its mode, and its variants (one compiled plan per input-shape
+// signature, at most max_variants kept).
+struct ExecutionSection {
+  struct Variant {
+    std::vector<std::vector<int64_t>> input_shapes;
+    double compile_ms = 0;
+  };
+  static constexpr size_t kRecentVariants = 32;
+  std::string mode;
+  int64_t max_variants = 0;
+  int64_t variants_built = 0, cache_hits = 0, cache_misses = 0, evictions = 0, live_variants = 0;
+  double compile_ms = 0;        // every variant built: passes, partition and plan (jit), plan (graph)
+  std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
+};
+
 struct RunSection {
   int64_t runs = 0;
-  int64_t plans_built = 0;  // one per distinct input-shape signature
   double first_run_ms = 0;
   std::vector<double> latencies_ms;  // every run, in order
   std::vector<OpTime> op_times;      // summed over runs, slowest first
@@ -88,6 +102,7 @@ struct Report {
   MemorySection memory;
   TargetSection target;
   WarmupSection warmup;
+  ExecutionSection execution;
   RunSection run;
 };
 

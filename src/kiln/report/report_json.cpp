@@ -95,12 +95,25 @@ json run_json(const RunSection& r) {
   for (const auto& o : r.op_times) ops.push_back({{"op", o.op_type}, {"calls", o.calls}, {"ms", o.ms}});
   std::vector<double> steady(r.latencies_ms.begin() + std::min<size_t>(1, r.latencies_ms.size()), r.latencies_ms.end());
   return {{"runs", r.runs},
-          {"plans_built", r.plans_built},
           {"first_run_ms", r.first_run_ms},
           {"steady_median_ms", median(steady)},
           {"steady_min_ms", steady.empty() ? 0.0 : *std::min_element(steady.begin(), steady.end())},
           {"latencies_ms", r.latencies_ms},
           {"op_times", ops}};
+}
+
+json execution_json(const ExecutionSection& e) {
+  json recent = json::array();
+  for (const auto& v : e.recent) recent.push_back({{"input_shapes", v.input_shapes}, {"compile_ms", v.compile_ms}});
+  return {{"mode", e.mode},
+          {"max_variants", e.max_variants},
+          {"variants_built", e.variants_built},
+          {"live_variants", e.live_variants},
+          {"cache_hits", e.cache_hits},
+          {"cache_misses", e.cache_misses},
+          {"evictions", e.evictions},
+          {"compile_ms", e.compile_ms},
+          {"recent_variants", recent}};
 }
 
 }  // namespace
@@ -155,6 +168,7 @@ std::string to_json(const Report& report, int indent) {
         {"checked", report.warmup.checked},
         {"max_relative_error", report.warmup.max_relative_error},
         {"ms", report.warmup.ms}}},
+      {"execution", execution_json(report.execution)},
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };

@@ -87,7 +87,7 @@ Status Executor::ensure_arena(int64_t bytes) {
 }
 
 Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
-                                         std::vector<StepTiming>* timings) {
+                                         std::vector<StepTiming>* timings, const StepObserver& observer) {
   KILN_RETURN_IF_ERROR(ensure_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), values));
@@ -96,6 +96,7 @@ Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::v
   for (const Step& step : plan.steps) {
     const auto start = std::chrono::steady_clock::now();
     KILN_RETURN_IF_ERROR(run_step(step, values));
+    if (observer) observer(step, values);
     if (timings)
       timings->push_back({step.node, &step.provider, Ms(start - run_start).count(), Ms(std::chrono::steady_clock::now() - start).count()});
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,12 +22,16 @@ struct StepTiming {
   double ms = 0;
 };
 
+// Called after each step with the run's values, by slot (a step's outputs are at step.outputs).
+using StepObserver = std::function<void(const Step& step, const std::vector<Value>& values)>;
+
 class Executor {
  public:
   // `inputs` holds one value per graph input, in order, with the shapes the plan was built for.
-  // When `timings` is non-null it receives one entry per step.
+  // When `timings` is non-null it receives one entry per step; `observer`, when set, sees each
+  // step's outputs before a later step may reuse their memory.
   Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
-                                 std::vector<StepTiming>* timings = nullptr);
+                                 std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {});
   int64_t arena_capacity() const { return arena_bytes_; }
 
  private:

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -28,6 +29,7 @@
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
 #include "kiln/runtime/shape_specialization.h"
+#include "kiln/runtime/variant_cache.h"
 #include "kiln/runtime/warmup.h"
 
 namespace kiln {
@@ -51,8 +53,11 @@ struct Session::Impl {
   ir::Model model;
   partition::ProviderList providers;
   partition::PartitionMap partition;
-  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::ExecutionPlan>> plans;
+  ExecutionMode mode = ExecutionMode::kGraph;
+  runtime::VariantCache variants;
   runtime::Executor executor;
+  // Serialises runs (and what they update: variants, arena, report) across threads.
+  mutable std::mutex mutex;
   runtime::SpecializedShapes specialized;  // empty unless options.specialize
   bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
   std::map<std::string, std::string> assets;  // the artifact's, by name
@@ -68,21 +73,31 @@ struct Session::Impl {
   // The last run's step timings; its KernelEvents are built from them only when asked for, so
   // that a run pays for no string copies.
   std::vector<runtime::StepTiming> last_timings;
+  std::shared_ptr<const runtime::ExecutionPlan> last_plan;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
   Status import_model(const std::string& path);
+  Status choose_mode();
   Status specialize();
   Status analyse();
-  Status optimise();
+  Status optimise(ir::Graph& graph);
   passes::PassContext pass_context() const;
-  Status place();
-  Result<const runtime::ExecutionPlan*> plan_for(const std::vector<std::vector<int64_t>>& shapes);
+  Status make_providers();
+  Result<partition::PartitionMap> place(ir::Graph& graph);
+  // The plan for `shapes`: a cached variant, else one compiled now (and cached).
+  Result<std::shared_ptr<const runtime::ExecutionPlan>> plan_for(const runtime::ShapeSignature& shapes);
+  // jit: a copy of the graph specialised to `shapes`, optimised, partitioned and planned.
+  Result<std::unique_ptr<runtime::ExecutionPlan>> compile_variant(const runtime::ShapeSignature& shapes);
+  void record_variants();
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
-  // Runs the plan for `inputs`; a request (counted in the report) when `request` is set.
-  Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request);
-  Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request);
+  // Runs the plan for `inputs`; a request (counted in the report) when `request` is set. The
+  // caller holds `mutex`.
+  Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
+                                               const runtime::StepObserver& observer = {});
+  Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
+                                                        const runtime::StepObserver& observer = {});
 };
 
 Status Session::Impl::import_model(const std::string& path) {
@@ -142,38 +157,43 @@ passes::PassContext Session::Impl::pass_context() const {
   return ctx;
 }
 
-Status Session::Impl::optimise() {
+Status Session::Impl::optimise(ir::Graph& graph) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.optimize) {
+  if (options.optimize && mode != ExecutionMode::kEager) {
     passes::PipelineOptions pipeline;
     pipeline.disabled_passes = options.disabled_passes;
-    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(
-                                             *model.graph, pass_context(), pipeline));
+    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(graph, pass_context(), pipeline));
   }
+  report.nodes_after_passes = ir::count_nodes(graph);
   report.stages.passes_ms = ms_since(start);
   return Status::ok();
 }
 
-Status Session::Impl::place() {
-  const auto start = std::chrono::steady_clock::now();
-  partition::FallbackPolicy policy{options.providers, options.allow_fallback};
+Status Session::Impl::make_providers() {
   // The policy's providers, then every other one this build has: the partitioner places nodes on
   // the policy's only, and names the others in a refusal when one of them could run the node.
-  std::vector<std::string> names = policy.preferred;
-  names.insert(names.end(), policy.allowed_fallback.begin(), policy.allowed_fallback.end());
+  std::vector<std::string> names = options.providers;
+  names.insert(names.end(), options.allow_fallback.begin(), options.allow_fallback.end());
   for (const std::string& name : providers::available_providers())
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   for (const std::string& name : names) {
     KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name));
     providers.push_back(std::move(provider));
   }
-  KILN_ASSIGN_OR_RETURN(partition, partition::partition_graph(*model.graph, policy, providers));
-  report.partition = partition;
+  return Status::ok();
+}
+
+Result<partition::PartitionMap> Session::Impl::place(ir::Graph& graph) {
+  const auto start = std::chrono::steady_clock::now();
+  const partition::FallbackPolicy policy{options.providers, options.allow_fallback};
+  KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, partition::partition_graph(graph, policy, providers));
+  report.partition = placed;
   std::map<std::pair<std::string, std::string>, int64_t> uses;
-  for (const auto& a : partition.assignments) ++uses[{a.op_type, a.provider}];
+  for (const auto& a : placed.assignments) ++uses[{a.op_type, a.provider}];
+  report.kernels.clear();
   for (const auto& [key, count] : uses) report.kernels.push_back({key.first, key.second, count});
   report.stages.partition_ms = ms_since(start);
-  return Status::ok();
+  return placed;
 }
 
 void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
@@ -197,16 +217,51 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   report.target.implementations = plan.kernel_build.implementations();
 }
 
-Result<const runtime::ExecutionPlan*> Session::Impl::plan_for(const std::vector<std::vector<int64_t>>& shapes) {
-  auto it = plans.find(shapes);
-  if (it != plans.end()) return it->second.get();
+Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::compile_variant(const runtime::ShapeSignature& shapes) {
+  std::unique_ptr<ir::Graph> graph = model.graph->clone();
+  runtime::pin_input_shapes(*graph, shapes);
+  auto inferred = analysis::infer_types(*graph, ops::OpRegistry::global());
+  if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
+  KILN_RETURN_IF_ERROR(optimise(*graph));
+  KILN_ASSIGN_OR_RETURN(const partition::PartitionMap placed, place(*graph));
+  return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes);
+}
+
+Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(const runtime::ShapeSignature& shapes) {
+  if (auto plan = variants.find(shapes)) {
+    record_variants();
+    return plan;
+  }
   const auto start = std::chrono::steady_clock::now();
-  KILN_ASSIGN_OR_RETURN(auto plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes,
-                                                       providers::KernelBuild(prepacked, packed_only)));
+  std::unique_ptr<runtime::ExecutionPlan> plan;
+  if (mode == ExecutionMode::kJit) {
+    KILN_ASSIGN_OR_RETURN(plan, compile_variant(shapes));
+  } else {
+    const auto plan_start = std::chrono::steady_clock::now();
+    KILN_ASSIGN_OR_RETURN(plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes,
+                                                    providers::KernelBuild(prepacked, packed_only)));
+    report.stages.plan_ms = ms_since(plan_start);
+  }
   record_plan(*plan);
-  report.stages.plan_ms = ms_since(start);
-  report.run.plans_built += 1;
-  return plans.emplace(shapes, std::move(plan)).first->second.get();
+  std::shared_ptr<const runtime::ExecutionPlan> shared = std::move(plan);
+  variants.add(shapes, shared);
+  const double compile_ms = ms_since(start);
+  report::ExecutionSection& e = report.execution;
+  e.compile_ms += compile_ms;
+  e.recent.push_back({shapes, compile_ms});
+  if (e.recent.size() > report::ExecutionSection::kRecentVariants) e.recent.erase(e.recent.begin());
+  record_variants();
+  return shared;
+}
+
+void Session::Impl::record_variants() {
+  report::ExecutionSection& e = report.execution;
+  const runtime::VariantStats& stats = variants.stats();
+  e.variants_built = stats.built;
+  e.cache_hits = stats.hits;
+  e.cache_misses = stats.misses;
+  e.evictions = stats.evictions;
+  e.live_variants = static_cast<int64_t>(variants.size());
 }
 
 void Session::Impl::record_options() {
@@ -217,7 +272,26 @@ void Session::Impl::record_options() {
                     {"optimize", options.optimize ? "true" : "false"},
                     {"disabled_passes", join(options.disabled_passes)},
                     {"specialize", options.specialize ? "true" : "false"},
-                    {"isa", options.isa}};
+                    {"isa", options.isa},
+                    {"mode", execution_mode_name(options.mode)},
+                    {"max_variants", std::to_string(options.max_variants)}};
+}
+
+Status Session::Impl::choose_mode() {
+  mode = options.mode;
+  if (from_artifact && (mode == ExecutionMode::kGraph || mode == ExecutionMode::kAot)) {
+    mode = ExecutionMode::kAot;  // a compiled graph, planned as it was compiled
+  } else if (from_artifact) {
+    return invalid_argument(std::string("a .kiln artifact runs in aot mode, not ") + execution_mode_name(mode) +
+                            "; give the ONNX model for that mode");
+  } else if (mode == ExecutionMode::kAot) {
+    return invalid_argument("aot mode runs a .kiln artifact; compile the model first (kiln compile MODEL -o model.kiln)");
+  }
+  if (mode == ExecutionMode::kJit && options.specialize)
+    return invalid_argument("jit mode specialises each call's shapes itself; drop specialize (--specialize)");
+  report.execution.mode = execution_mode_name(mode);
+  report.execution.max_variants = options.max_variants;
+  return Status::ok();
 }
 
 Status Session::Impl::choose_target() {
@@ -226,15 +300,34 @@ Status Session::Impl::choose_target() {
   return Status::ok();
 }
 
+const char* execution_mode_name(ExecutionMode mode) {
+  switch (mode) {
+    case ExecutionMode::kGraph: return "graph";
+    case ExecutionMode::kEager: return "eager";
+    case ExecutionMode::kJit: return "jit";
+    case ExecutionMode::kAot: return "aot";
+  }
+  return "?";
+}
+
+Result<ExecutionMode> parse_execution_mode(const std::string& name) {
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager, ExecutionMode::kJit, ExecutionMode::kAot})
+    if (name == execution_mode_name(mode)) return mode;
+  return invalid_argument("unknown execution mode '" + name + "' (known: graph, eager, jit, aot)");
+}
+
 Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
   if (options.threads < 0) return invalid_argument("threads must be >= 0, got " + std::to_string(options.threads));
+  if (options.max_variants < 1) return invalid_argument("max_variants must be >= 1, got " + std::to_string(options.max_variants));
   if (options.threads > 0) omp_set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->variants = runtime::VariantCache(static_cast<size_t>(options.max_variants));
   impl->record_options();
   KILN_RETURN_IF_ERROR(impl->choose_target());
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  KILN_RETURN_IF_ERROR(impl->choose_mode());
   if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
     impl->options.threads = impl->artifact_threads;
     omp_set_num_threads(impl->artifact_threads);
@@ -246,9 +339,14 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   // An artifact's graph was specialised and optimised when it was compiled.
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
-  if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise());
-  impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
-  KILN_RETURN_IF_ERROR(impl->place());
+  KILN_RETURN_IF_ERROR(impl->make_providers());
+  // jit compiles each variant from the analysed graph; the other modes compile it once here (an
+  // artifact's graph was optimised when it was compiled).
+  if (impl->mode != ExecutionMode::kJit) {
+    if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));
+    impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
+    KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
+  }
   KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes));
   KILN_RETURN_IF_ERROR(impl->plan_for(impl->load_shapes).status());
   impl->report.stages.load_ms = ms_since(start);
@@ -261,16 +359,18 @@ Session::~Session() = default;
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 
-Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& inputs, bool request) {
+Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& inputs, bool request,
+                                                            const runtime::StepObserver& observer) {
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, inputs));
   KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*model.graph, inputs));
-  std::vector<std::vector<int64_t>> shapes;
+  runtime::ShapeSignature shapes;
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
-  KILN_ASSIGN_OR_RETURN(const runtime::ExecutionPlan* plan, plan_for(shapes));
+  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, plan_for(shapes));
   const auto start = std::chrono::steady_clock::now();
   last_timings.clear();
   last_kernels.reset();
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, executor.run(*plan, ordered, &last_timings));
+  last_plan = plan;  // the kernel events of last_timings point into it
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, executor.run(*plan, ordered, &last_timings, observer));
   const double elapsed = ms_since(start);
   if (request) {
     report::RunSection& r = report.run;
@@ -284,8 +384,9 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   return named;
 }
 
-Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::map<std::string, Tensor>& inputs, bool request) {
-  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request));
+Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
+                                                                     const runtime::StepObserver& observer) {
+  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request, observer));
   std::map<std::string, Tensor> tensors;
   for (auto& [name, value] : outputs) {
     if (!value.is_tensor())
@@ -296,15 +397,30 @@ Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::
 }
 
 Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->execute_tensors(inputs, true);
 }
 
 Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->execute(inputs, true);
+}
+
+Result<std::map<std::string, Tensor>> Session::run_observed(const std::map<std::string, Tensor>& inputs,
+                                                            const ValueObserver& observer) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->execute_tensors(inputs, true, [&observer](const runtime::Step& step, const std::vector<Value>& values) {
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const int slot = step.outputs[i];
+      if (slot >= 0 && values[static_cast<size_t>(slot)].is_tensor())
+        observer(step.node->name, step.node->outputs[i]->name, values[static_cast<size_t>(slot)].tensor());
+    }
+  });
 }
 
 Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
   if (runs < 1) return invalid_argument("warm-up runs must be >= 1, got " + std::to_string(runs));
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   report::WarmupSection& w = impl_->report.warmup;
   std::map<std::string, Tensor> fixtures = inputs;
   const bool recorded = inputs.empty() && !impl_->warmup_inputs.empty();
@@ -332,6 +448,7 @@ Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
 SessionState Session::state() const { return impl_->state; }
 
 const std::vector<KernelEvent>& Session::last_run_kernels() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   if (!impl_->last_kernels) {
     std::vector<KernelEvent>& events = impl_->last_kernels.emplace();
     for (const runtime::StepTiming& t : impl_->last_timings)
@@ -340,12 +457,24 @@ const std::vector<KernelEvent>& Session::last_run_kernels() const {
   return *impl_->last_kernels;
 }
 
-void Session::record_parity(const ParityResult& parity) { impl_->report.parity.push_back(parity); }
+void Session::record_parity(const ParityResult& parity) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->report.parity.push_back(parity);
+}
 
-std::string Session::report_json(int indent) const { return report::to_json(impl_->report, indent); }
-std::string Session::report_summary() const { return report::to_summary(impl_->report); }
+std::string Session::report_json(int indent) const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return report::to_json(impl_->report, indent);
+}
+
+std::string Session::report_summary() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return report::to_summary(impl_->report);
+}
 
 Status Session::write_artifact(const std::string& path, const ArtifactOptions& options) {
+  if (impl_->mode == ExecutionMode::kJit)
+    return invalid_argument("a jit session holds one compiled variant per input shape; write artifacts from graph mode");
   artifact::ArtifactExtras extras;
   for (const auto& [name, asset_path] : options.asset_paths) {
     Result<std::string> bytes = io::read_file(asset_path);
@@ -353,7 +482,9 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
     extras.assets[name] = std::move(bytes).value();
   }
   extras.warmup_inputs = options.warmup_inputs;
-  extras.kernels = &impl_->plans.at(impl_->load_shapes)->kernel_build;
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, impl_->plan_for(impl_->load_shapes));
+  extras.kernels = &plan->kernel_build;
   if (extras.warmup_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(extras.warmup_inputs, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
   }
