@@ -33,11 +33,25 @@ const char* execution_mode_name(ExecutionMode mode);
 // The mode named `name`; InvalidArgument naming the modes otherwise.
 Result<ExecutionMode> parse_execution_mode(const std::string& name);
 
+// The values a symbolic input dim may take: min <= opt <= max. The load-time plan uses opt.
+struct DimRange {
+  int64_t min = 1, opt = 1, max = 1;
+};
+
+// What a run with an input dim outside its profile does: kReject fails it with a
+// ShapeGuardFailure naming the input, dim, symbol and range; kSpecialize runs it on a variant
+// compiled for its shapes. Both are counted in the report's guards section.
+enum class OutOfProfile { kReject, kSpecialize };
+
 struct SessionOptions {
   ExecutionMode mode = ExecutionMode::kGraph;
   // Compiled variants (one per input-shape signature) a session keeps; beyond it the least
   // recently used is evicted (and rebuilt if its shapes come back). At least 1.
   int max_variants = 8;
+  // Ranges of symbolic input dims, by symbol ("batch" -> 1:8:32), and the policy for inputs
+  // outside them. InvalidArgument at load for min > opt > max or a symbol no input has.
+  std::map<std::string, DimRange> shape_profile;
+  OutOfProfile out_of_profile = OutOfProfile::kReject;
   // Worker threads for kernels (OpenMP); 0 keeps the runtime's default (all cores), or a .kiln
   // artifact's (the threads it was compiled with, when given then).
   int threads = 0;

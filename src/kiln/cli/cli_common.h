@@ -25,6 +25,8 @@ struct SessionFlags {
   bool require_signature = false;
   std::string isa;  // instruction-set cap ("" for this machine's best)
   std::string mode = "graph";
+  std::string shape_profile;            // batch=1:8:32,seq=1:128:512
+  std::string out_of_profile = "reject";
   int max_variants = SessionOptions{}.max_variants;
 };
 

@@ -62,6 +62,24 @@ struct ExecutionSection {
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
 };
 
+// The shape profile's guards: how often runs were checked, what the checks cost, and every input
+// dim found outside the profile with what the policy did.
+struct GuardSection {
+  struct Failure {
+    std::string input, symbol;
+    int64_t dim = 0, value = 0;
+    std::string range;   // "1:8:32"
+    std::string action;  // "rejected" or "specialized"
+  };
+  static constexpr size_t kRecentFailures = 32;
+  std::string profile;  // "batch=1:8:32,seq=1:128:512"; empty when none
+  std::string policy;   // "reject" or "specialize"
+  int64_t checks = 0;
+  double check_us = 0;
+  int64_t failures = 0;
+  std::vector<Failure> recent;  // the last kRecentFailures, oldest first
+};
+
 struct RunSection {
   int64_t runs = 0;
   double first_run_ms = 0;
@@ -103,6 +121,7 @@ struct Report {
   TargetSection target;
   WarmupSection warmup;
   ExecutionSection execution;
+  GuardSection guards;
   RunSection run;
 };
 

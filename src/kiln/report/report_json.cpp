@@ -102,6 +102,14 @@ json run_json(const RunSection& r) {
           {"op_times", ops}};
 }
 
+json guards_json(const GuardSection& g) {
+  json recent = json::array();
+  for (const auto& f : g.recent)
+    recent.push_back({{"input", f.input}, {"dim", f.dim}, {"symbol", f.symbol}, {"value", f.value}, {"range", f.range}, {"action", f.action}});
+  return {{"profile", g.profile}, {"policy", g.policy},     {"checks", g.checks},
+          {"check_us", g.check_us}, {"failures", g.failures}, {"recent_failures", recent}};
+}
+
 json execution_json(const ExecutionSection& e) {
   json recent = json::array();
   for (const auto& v : e.recent) recent.push_back({{"input_shapes", v.input_shapes}, {"compile_ms", v.compile_ms}});
@@ -169,6 +177,7 @@ std::string to_json(const Report& report, int indent) {
         {"max_relative_error", report.warmup.max_relative_error},
         {"ms", report.warmup.ms}}},
       {"execution", execution_json(report.execution)},
+      {"guards", guards_json(report.guards)},
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };

@@ -86,7 +86,8 @@ Result<std::vector<Value>> bind_inputs(const ir::Graph& graph, const std::map<st
 }
 
 Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& graph,
-                                                           const std::map<std::string, std::vector<int64_t>>& given) {
+                                                           const std::map<std::string, std::vector<int64_t>>& given,
+                                                           const std::map<std::string, int64_t>& symbol_values) {
   for (const auto& [name, shape] : given) {
     const ir::Value* v = graph.find_value(name);
     if (!v || !graph.is_graph_input(v))
@@ -111,8 +112,13 @@ Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& grap
                               "=1x3x224x224 or SessionOptions::input_shapes)");
     std::vector<int64_t> shape;
     for (const ir::Dim& d : in->type.shape->dims()) {
-      auto bound = d.is_symbol() ? symbols.find(d.symbol_name()) : symbols.end();
-      shape.push_back(d.is_static() ? d.value() : bound != symbols.end() ? bound->second : 1);
+      if (d.is_static()) {
+        shape.push_back(d.value());
+        continue;
+      }
+      const auto bound = d.is_symbol() ? symbols.find(d.symbol_name()) : symbols.end();
+      const auto preset = d.is_symbol() ? symbol_values.find(d.symbol_name()) : symbol_values.end();
+      shape.push_back(bound != symbols.end() ? bound->second : preset != symbol_values.end() ? preset->second : 1);
     }
     KILN_RETURN_IF_ERROR(check_shape(*in, shape, symbols));
     shapes.push_back(shape);

@@ -17,8 +17,10 @@ namespace kiln::runtime {
 Result<std::vector<Value>> bind_inputs(const ir::Graph& graph, const std::map<std::string, Value>& inputs);
 
 // The input shapes to plan for at load time: `given` where named, the declared shape otherwise,
-// with symbolic dims set to 1. InvalidArgument for unknown names, contradicting shapes, unknown ranks.
+// with symbolic dims set to their `symbol_values` entry, else 1. InvalidArgument for unknown
+// names, contradicting shapes, unknown ranks.
 Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& graph,
-                                                           const std::map<std::string, std::vector<int64_t>>& given);
+                                                           const std::map<std::string, std::vector<int64_t>>& given,
+                                                           const std::map<std::string, int64_t>& symbol_values = {});
 
 }  // namespace kiln::runtime

@@ -28,6 +28,7 @@
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
+#include "kiln/runtime/shape_profile.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
 #include "kiln/runtime/warmup.h"
@@ -78,6 +79,9 @@ struct Session::Impl {
 
   Status import_model(const std::string& path);
   Status choose_mode();
+  Status set_up_profile();
+  // Checks `inputs` against the shape profile, applying and recording the policy.
+  Status guard_profile(const std::map<std::string, Value>& inputs);
   Status specialize();
   Status analyse();
   Status optimise(ir::Graph& graph);
@@ -277,6 +281,34 @@ void Session::Impl::record_options() {
                     {"max_variants", std::to_string(options.max_variants)}};
 }
 
+Status Session::Impl::set_up_profile() {
+  KILN_RETURN_IF_ERROR(runtime::check_shape_profile(*model.graph, options.shape_profile));
+  report::GuardSection& g = report.guards;
+  for (const auto& [symbol, r] : options.shape_profile)
+    g.profile += (g.profile.empty() ? "" : ",") + symbol + "=" + std::to_string(r.min) + ":" + std::to_string(r.opt) + ":" +
+                 std::to_string(r.max);
+  g.policy = options.out_of_profile == OutOfProfile::kReject ? "reject" : "specialize";
+  return Status::ok();
+}
+
+Status Session::Impl::guard_profile(const std::map<std::string, Value>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<runtime::GuardViolation> violation = runtime::first_violation(*model.graph, options.shape_profile, inputs);
+  report::GuardSection& g = report.guards;
+  g.checks += 1;
+  g.check_us += ms_since(start) * 1000;
+  if (!violation) return Status::ok();
+  const bool reject = options.out_of_profile == OutOfProfile::kReject;
+  g.failures += 1;
+  g.recent.push_back({violation->input, violation->symbol, static_cast<int64_t>(violation->dim), violation->value,
+                      std::to_string(violation->range.min) + ":" + std::to_string(violation->range.opt) + ":" +
+                          std::to_string(violation->range.max),
+                      reject ? "rejected" : "specialized"});
+  if (g.recent.size() > report::GuardSection::kRecentFailures) g.recent.erase(g.recent.begin());
+  if (reject) return shape_guard_failure(violation->describe() + " (policy: reject)");
+  return Status::ok();
+}
+
 Status Session::Impl::choose_mode() {
   mode = options.mode;
   if (from_artifact && (mode == ExecutionMode::kGraph || mode == ExecutionMode::kAot)) {
@@ -347,7 +379,9 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
     impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
     KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
   }
-  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes));
+  KILN_RETURN_IF_ERROR(impl->set_up_profile());
+  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes,
+                                                                     runtime::profile_defaults(options.shape_profile)));
   KILN_RETURN_IF_ERROR(impl->plan_for(impl->load_shapes).status());
   impl->report.stages.load_ms = ms_since(start);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -362,6 +396,7 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& inputs, bool request,
                                                             const runtime::StepObserver& observer) {
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, inputs));
+  if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(inputs));
   KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*model.graph, inputs));
   runtime::ShapeSignature shapes;
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
