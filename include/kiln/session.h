@@ -40,8 +40,12 @@ struct DimRange {
 
 // What a run with an input dim outside its profile does: kReject fails it with a
 // ShapeGuardFailure naming the input, dim, symbol and range; kSpecialize runs it on a variant
-// compiled for its shapes. Both are counted in the report's guards section.
-enum class OutOfProfile { kReject, kSpecialize };
+// compiled for its shapes; kPad zero-pads every profiled dim of every run to its bucket (the
+// smallest of min, opt, max that holds it; above max is rejected) and cuts the outputs back
+// along dims of the same symbol, so at most three sizes per symbol are compiled. kPad is sound
+// only for dims the model does not mix across (batch) or masks (a sequence with its attention
+// mask, which pads with zeros). All are counted in the report's guards section.
+enum class OutOfProfile { kReject, kSpecialize, kPad };
 
 struct SessionOptions {
   ExecutionMode mode = ExecutionMode::kGraph;

@@ -1,7 +1,10 @@
 // Tests of shape profiles: parsing, validation (min <= opt <= max, symbols inputs have), the
 // load-time plan at opt, and the guard on runs: reject names the input, dim, symbol and range;
-// specialize runs on a variant compiled for the shapes; both are counted in the report.
+// specialize runs on a variant compiled for the shapes; pad runs every shape on its bucket and
+// cuts the outputs back; all are counted in the report.
 #include "kiln/runtime/shape_profile.h"
+
+#include "kiln/runtime/shape_padding.h"
 
 #include <gtest/gtest.h>
 
@@ -87,6 +90,39 @@ TEST(ShapeProfile, SpecializeRunsOutsideShapesOnTheirOwnVariant) {
   EXPECT_EQ(r["guards"]["failures"], 1);
   EXPECT_EQ(r["guards"]["recent_failures"][0]["action"], "specialized");
   EXPECT_EQ(r["execution"]["variants_built"], 2);
+}
+
+TEST(ShapeProfile, PadRunsEveryShapeOnItsBucketAndCutsTheOutputsBack) {
+  ScratchDir dir("profile");
+  auto session = Session::load(relu_model(dir), profiled(OutOfProfile::kPad));
+  ASSERT_TRUE(session.is_ok());
+  for (int64_t n : {3, 1, 4, 5, 3}) {
+    const Tensor x = random_tensor(DType::kFloat, {n, 4}, static_cast<uint64_t>(n));
+    auto out = session.value()->run({{"x", x}});
+    ASSERT_TRUE(out.is_ok()) << n << ": " << out.status().to_string();
+    const Tensor& y = out.value().at("y");
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{n, 4}));
+    for (int64_t i = 0; i < y.element_count(); ++i) EXPECT_EQ(y.data<float>()[i], std::max(0.0f, x.data<float>()[i]));
+  }
+  EXPECT_EQ(session.value()->run({{"x", random_tensor(DType::kFloat, {9, 4}, 1)}}).status().code(), StatusCode::kShapeGuardFailure);
+  const nlohmann::json r = report_of(*session.value());
+  // Buckets 2, 4, 8: 3 -> 4, 1 -> 2 (below min: a guard failure, padded), 4, 5 -> 8, 3 -> 4.
+  EXPECT_EQ(r["execution"]["variants_built"], 3);
+  EXPECT_EQ(r["guards"]["padded_runs"], 4);
+  EXPECT_EQ(r["guards"]["failures"], 2);
+  EXPECT_EQ(r["guards"]["recent_failures"][0]["action"], "padded");
+  EXPECT_EQ(r["guards"]["recent_failures"][1]["action"], "rejected");
+  EXPECT_NEAR(r["guards"]["padding_overhead"].get<double>(), (4.0 + 2 + 8 + 4) / (3 + 1 + 5 + 3) - 1, 1e-9);
+}
+
+TEST(ShapeProfile, ResizedCopiesPadWithZerosAndCut) {
+  const Tensor t = Tensor::from_vector<float>(DType::kFloat, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor padded = runtime::resized_copy(t, {3, 4});
+  EXPECT_EQ(std::vector<float>(padded.data<float>(), padded.data<float>() + 12),
+            (std::vector<float>{1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0}));
+  const Tensor back = runtime::resized_copy(padded, {2, 3});
+  EXPECT_EQ(std::vector<float>(back.data<float>(), back.data<float>() + 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(runtime::resized_copy(t, {0, 3}).element_count(), 0);
 }
 
 }  // namespace

@@ -32,8 +32,9 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
                  "shape), aot (a .kiln artifact)");
   cmd.add_option("--shape-profile", flags.shape_profile,
                  "Ranges of symbolic input dims, SYMBOL=MIN:OPT:MAX,... (the load-time plan uses OPT)");
-  cmd.add_option("--out-of-profile", flags.out_of_profile, "For inputs outside the profile: reject (default) or specialize")
-      ->check(CLI::IsMember({"reject", "specialize"}));
+  cmd.add_option("--out-of-profile", flags.out_of_profile,
+                 "For inputs outside the profile: reject (default), specialize, or pad (every run padded to its bucket)")
+      ->check(CLI::IsMember({"reject", "specialize", "pad"}));
   cmd.add_option("--max-variants", flags.max_variants, "Compiled variants (one per input shape) kept, least recently used evicted")
       ->check(CLI::PositiveNumber);
 }
@@ -98,7 +99,9 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.max_variants = flags.max_variants;
   KILN_ASSIGN_OR_RETURN(options.mode, parse_execution_mode(flags.mode));
   KILN_ASSIGN_OR_RETURN(options.shape_profile, runtime::parse_shape_profile(flags.shape_profile));
-  options.out_of_profile = flags.out_of_profile == "specialize" ? OutOfProfile::kSpecialize : OutOfProfile::kReject;
+  options.out_of_profile = flags.out_of_profile == "specialize" ? OutOfProfile::kSpecialize
+                           : flags.out_of_profile == "pad"      ? OutOfProfile::kPad
+                                                                : OutOfProfile::kReject;
   if (!flags.public_key_path.empty()) {
     KILN_ASSIGN_OR_RETURN(options.artifact_public_key,
                           artifact::read_key_file(flags.public_key_path, artifact::kPublicKeyBytes));

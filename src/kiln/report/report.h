@@ -69,7 +69,7 @@ struct GuardSection {
     std::string input, symbol;
     int64_t dim = 0, value = 0;
     std::string range;   // "1:8:32"
-    std::string action;  // "rejected" or "specialized"
+    std::string action;  // "rejected", "specialized" or "padded"
   };
   static constexpr size_t kRecentFailures = 32;
   std::string profile;  // "batch=1:8:32,seq=1:128:512"; empty when none
@@ -78,6 +78,8 @@ struct GuardSection {
   double check_us = 0;
   int64_t failures = 0;
   std::vector<Failure> recent;  // the last kRecentFailures, oldest first
+  int64_t padded_runs = 0;                          // pad policy: runs whose inputs were padded
+  int64_t real_elements = 0, padded_elements = 0;   // of those inputs, before and after padding
 };
 
 struct RunSection {

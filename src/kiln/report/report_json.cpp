@@ -106,8 +106,10 @@ json guards_json(const GuardSection& g) {
   json recent = json::array();
   for (const auto& f : g.recent)
     recent.push_back({{"input", f.input}, {"dim", f.dim}, {"symbol", f.symbol}, {"value", f.value}, {"range", f.range}, {"action", f.action}});
-  return {{"profile", g.profile}, {"policy", g.policy},     {"checks", g.checks},
-          {"check_us", g.check_us}, {"failures", g.failures}, {"recent_failures", recent}};
+  const double overhead = g.real_elements > 0 ? static_cast<double>(g.padded_elements) / static_cast<double>(g.real_elements) - 1 : 0;
+  return {{"profile", g.profile},   {"policy", g.policy},          {"checks", g.checks},
+          {"check_us", g.check_us}, {"failures", g.failures},      {"recent_failures", recent},
+          {"padded_runs", g.padded_runs}, {"padding_overhead", overhead}};
 }
 
 json execution_json(const ExecutionSection& e) {

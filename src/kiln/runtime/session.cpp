@@ -28,6 +28,7 @@
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
+#include "kiln/runtime/shape_padding.h"
 #include "kiln/runtime/shape_profile.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
@@ -45,6 +46,20 @@ std::string join(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
   return s;
+}
+
+// `t` (output `info`) cut back along the dims named by padded symbols to their real sizes.
+Tensor cut_padding(const TensorInfo& info, const Tensor& t, const std::map<std::string, int64_t>& real) {
+  std::vector<int64_t> shape = t.shape();
+  bool cut = false;
+  for (size_t d = 0; d < shape.size() && d < info.dim_names.size(); ++d) {
+    const auto size = real.find(info.dim_names[d]);
+    if (size != real.end() && size->second < shape[d]) {
+      shape[d] = size->second;
+      cut = true;
+    }
+  }
+  return cut && t.dtype() != DType::kString ? runtime::resized_copy(t, shape) : t;
 }
 
 }  // namespace
@@ -287,7 +302,9 @@ Status Session::Impl::set_up_profile() {
   for (const auto& [symbol, r] : options.shape_profile)
     g.profile += (g.profile.empty() ? "" : ",") + symbol + "=" + std::to_string(r.min) + ":" + std::to_string(r.opt) + ":" +
                  std::to_string(r.max);
-  g.policy = options.out_of_profile == OutOfProfile::kReject ? "reject" : "specialize";
+  g.policy = options.out_of_profile == OutOfProfile::kReject ? "reject"
+             : options.out_of_profile == OutOfProfile::kPad  ? "pad"
+                                                               : "specialize";
   return Status::ok();
 }
 
@@ -298,14 +315,15 @@ Status Session::Impl::guard_profile(const std::map<std::string, Value>& inputs) 
   g.checks += 1;
   g.check_us += ms_since(start) * 1000;
   if (!violation) return Status::ok();
-  const bool reject = options.out_of_profile == OutOfProfile::kReject;
+  const bool reject = options.out_of_profile == OutOfProfile::kReject ||
+                      (options.out_of_profile == OutOfProfile::kPad && violation->value > violation->range.max);
   g.failures += 1;
   g.recent.push_back({violation->input, violation->symbol, static_cast<int64_t>(violation->dim), violation->value,
                       std::to_string(violation->range.min) + ":" + std::to_string(violation->range.opt) + ":" +
                           std::to_string(violation->range.max),
-                      reject ? "rejected" : "specialized"});
+                      reject ? "rejected" : options.out_of_profile == OutOfProfile::kPad ? "padded" : "specialized"});
   if (g.recent.size() > report::GuardSection::kRecentFailures) g.recent.erase(g.recent.begin());
-  if (reject) return shape_guard_failure(violation->describe() + " (policy: reject)");
+  if (reject) return shape_guard_failure(violation->describe() + " (policy: " + report.guards.policy + ")");
   return Status::ok();
 }
 
@@ -393,10 +411,20 @@ Session::~Session() = default;
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 
-Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& inputs, bool request,
+Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
                                                             const runtime::StepObserver& observer) {
-  KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, inputs));
-  if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(inputs));
+  KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
+  if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));
+  std::optional<runtime::PaddedRun> padded;
+  if (!options.shape_profile.empty() && options.out_of_profile == OutOfProfile::kPad) {
+    KILN_ASSIGN_OR_RETURN(padded, runtime::pad_to_buckets(*model.graph, options.shape_profile, given));
+    if (padded->padded_elements > 0) {
+      report.guards.padded_runs += 1;
+      report.guards.real_elements += padded->real_elements;
+      report.guards.padded_elements += padded->padded_elements;
+    }
+  }
+  const std::map<std::string, Value>& inputs = padded ? padded->inputs : given;
   KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*model.graph, inputs));
   runtime::ShapeSignature shapes;
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
@@ -415,7 +443,10 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
     runtime::accumulate_op_times(last_timings, r.op_times);
   }
   std::map<std::string, Value> named;
-  for (size_t i = 0; i < results.size(); ++i) named[model.graph->outputs[i]->name] = std::move(results[i]);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (padded && results[i].is_tensor()) results[i] = Value(cut_padding(outputs[i], results[i].tensor(), padded->symbols));
+    named[model.graph->outputs[i]->name] = std::move(results[i]);
+  }
   return named;
 }
 
