@@ -27,6 +27,9 @@ from torch import nn
 OPSET = 17
 SEED = 20240517
 MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "vit_b_16", "bert_encoder", "gpt2_decoder", "ocr_det"]
+# Exported only when named: the BERT-style encoder with dynamic batch and sequence axes, for the
+# dynamic-shape benchmark (bench/dynamic.sh).
+ON_REQUEST = ["bert_encoder_dynamic"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +235,13 @@ def specs(variant):
                          "dynamic": {"input_ids": batch_axes, "attention_mask": batch_axes,
                                      "last_hidden_state": batch_axes, "pooler_output": batch_axes},
                          "config": dict(bert, seq=seq)},
+        "bert_encoder_dynamic": {"build": lambda: BertEncoder(**bert),
+                                 "inputs": {"input_ids": ("tokens", [2, seq], bert["vocab"]),
+                                            "attention_mask": ("mask", [2, seq])},
+                                 "outputs": ["last_hidden_state", "pooler_output"],
+                                 "dynamic": {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                                             "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": batch_axes},
+                                 "config": dict(bert, seq=seq)},
         "gpt2_decoder": {"build": lambda: Gpt2Decoder(**gpt2),
                          "inputs": {"input_ids": ("tokens", [2, seq], gpt2["vocab"])},
                          "outputs": ["logits"],
@@ -381,7 +391,7 @@ def main():
     parser.add_argument("--variant", choices=["test", "full"], default="test",
                         help="test: reduced inputs/depth for `make test`; full: the real models for bench/")
     parser.add_argument("--out", help="output directory (default bench/models/out/<variant>)")
-    parser.add_argument("--models", nargs="+", choices=MODELS, default=MODELS, help="subset to export")
+    parser.add_argument("--models", nargs="+", choices=MODELS + ON_REQUEST, default=MODELS, help="subset to export")
     args = parser.parse_args()
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", args.variant)
     torch.set_num_threads(1)

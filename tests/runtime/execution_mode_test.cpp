@@ -93,6 +93,20 @@ TEST(ExecutionModes, JitCompilesAVariantPerShapeAndBoundsThem) {
   EXPECT_GT(e["compile_ms"].get<double>(), 0.0);
 }
 
+TEST(ExecutionModes, VariantsShareTheirPackedWeights) {
+  ScratchDir dir("modes");
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kJit}) {
+    auto session = Session::load(linear_relu_model(dir), in_mode(mode));
+    ASSERT_TRUE(session.is_ok());
+    const int64_t one = report_of(*session.value())["execution"]["packed_weight_bytes"];
+    EXPECT_GT(one, 0);
+    for (int64_t n : {2, 3, 5}) y_of(*session.value(), random_tensor(DType::kFloat, {n, 4}, 1));
+    const nlohmann::json e = report_of(*session.value())["execution"];
+    EXPECT_EQ(e["live_variants"], 4);
+    EXPECT_EQ(e["packed_weight_bytes"], one) << execution_mode_name(mode) << ": four variants, one packing of w";
+  }
+}
+
 TEST(ExecutionModes, ModesThatDoNotFitTheModelFileAreRefused) {
   ScratchDir dir("modes");
   const std::string model = linear_relu_model(dir);

@@ -11,6 +11,7 @@ void add_inspect_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_compile_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_run_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_bench_command(CLI::App& app, std::function<void(int)> set_exit);
+void add_replay_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_artifact_commands(CLI::App& app, std::function<void(int)> set_exit);  // keygen, sign, verify
 void add_diff_command(CLI::App& app, std::function<void(int)> set_exit);
 

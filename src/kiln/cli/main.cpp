@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_compile_command(app, set_exit);
   kiln::cli::add_run_command(app, set_exit);
   kiln::cli::add_bench_command(app, set_exit);
+  kiln::cli::add_replay_command(app, set_exit);
   kiln::cli::add_artifact_commands(app, set_exit);
   kiln::cli::add_diff_command(app, set_exit);
   CLI11_PARSE(app, argc, argv);

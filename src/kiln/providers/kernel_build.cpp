@@ -16,10 +16,10 @@ void KernelBuild::record_implementation(const std::string& name, const std::vect
   required_features_.insert(features.begin(), features.end());
 }
 
-const PackedConstant* KernelBuild::find_packed(const std::string& value, const std::string& layout) const {
+const PackedConstant* KernelBuild::find_packed(const std::string& value, const std::string& layout, const void* source) const {
   for (const auto* found : {&used_, &prepacked_}) {
     const auto it = found->find({value, layout});
-    if (it != found->end()) return &it->second;
+    if (it != found->end() && (!it->second.source || it->second.source == source)) return &it->second;
   }
   return nullptr;
 }

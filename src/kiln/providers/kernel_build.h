@@ -26,20 +26,25 @@ struct PackedConstant {
   std::string layout;  // the provider's name for the layout
   std::shared_ptr<const void> data;
   size_t bytes = 0;
+  // The plain bytes it was packed from (plans of one session share their initializers' storage,
+  // so a plan may reuse another's packing of the very same bytes); null for an artifact's, which
+  // its graph's names identify.
+  const void* source = nullptr;
 };
 
 class KernelBuild {
  public:
   KernelBuild() = default;
-  // `prepacked`: constants packed ahead (an artifact's); those named in `packed_only` have no
-  // plain copy (their initializers hold packed bytes).
+  // `prepacked`: constants packed ahead (an artifact's, or the session's other plans'); those
+  // named in `packed_only` have no plain copy (their initializers hold packed bytes).
   KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::string> packed_only);
 
   // One kernel runs implementation `name` ("brg:avx512_core"), which needs `features`.
   void record_implementation(const std::string& name, const std::vector<std::string>& features);
 
-  // `value` packed into `layout`, ahead or earlier in this build; nullptr when it is not.
-  const PackedConstant* find_packed(const std::string& value, const std::string& layout) const;
+  // `value` (whose plain bytes are at `source`) packed into `layout`, ahead or earlier in this
+  // build; nullptr when it is not.
+  const PackedConstant* find_packed(const std::string& value, const std::string& layout, const void* source) const;
   // Whether `value` exists only packed (see the class comment).
   bool packed_only(const std::string& value) const { return packed_only_.count(value) > 0; }
   // `node` reads `packed` (found by find_packed, or packed by its kernel just now).

@@ -59,6 +59,7 @@ struct ExecutionSection {
   int64_t max_variants = 0;
   int64_t variants_built = 0, cache_hits = 0, cache_misses = 0, evictions = 0, live_variants = 0;
   double compile_ms = 0;        // every variant built: passes, partition and plan (jit), plan (graph)
+  int64_t packed_weight_bytes = 0;  // weights in kernel layouts held by the kept variants (shared ones once)
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
 };
 

@@ -123,6 +123,7 @@ json execution_json(const ExecutionSection& e) {
           {"cache_misses", e.cache_misses},
           {"evictions", e.evictions},
           {"compile_ms", e.compile_ms},
+          {"packed_weight_bytes", e.packed_weight_bytes},
           {"recent_variants", recent}};
 }
 

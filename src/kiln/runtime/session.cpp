@@ -108,6 +108,9 @@ struct Session::Impl {
   // jit: a copy of the graph specialised to `shapes`, optimised, partitioned and planned.
   Result<std::unique_ptr<runtime::ExecutionPlan>> compile_variant(const runtime::ShapeSignature& shapes);
   void record_variants();
+  // What a new plan's kernels start from: the artifact's packed weights and those of the plans
+  // kept now, so that variants share their packed weights instead of each packing its own.
+  providers::KernelBuild kernel_build() const;
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
@@ -243,7 +246,7 @@ Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::compile_variant(c
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
   KILN_RETURN_IF_ERROR(optimise(*graph));
   KILN_ASSIGN_OR_RETURN(const partition::PartitionMap placed, place(*graph));
-  return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes);
+  return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes, kernel_build());
 }
 
 Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(const runtime::ShapeSignature& shapes) {
@@ -258,7 +261,7 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
   } else {
     const auto plan_start = std::chrono::steady_clock::now();
     KILN_ASSIGN_OR_RETURN(plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes,
-                                                    providers::KernelBuild(prepacked, packed_only)));
+                                                    kernel_build()));
     report.stages.plan_ms = ms_since(plan_start);
   }
   record_plan(*plan);
@@ -273,6 +276,13 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
   return shared;
 }
 
+providers::KernelBuild Session::Impl::kernel_build() const {
+  std::vector<providers::PackedConstant> packed = prepacked;
+  for (const auto& plan : variants.plans())
+    for (const auto& [key, constant] : plan->kernel_build.packed()) packed.push_back(constant);
+  return providers::KernelBuild(std::move(packed), packed_only);
+}
+
 void Session::Impl::record_variants() {
   report::ExecutionSection& e = report.execution;
   const runtime::VariantStats& stats = variants.stats();
@@ -281,6 +291,11 @@ void Session::Impl::record_variants() {
   e.cache_misses = stats.misses;
   e.evictions = stats.evictions;
   e.live_variants = static_cast<int64_t>(variants.size());
+  std::set<const void*> counted;
+  e.packed_weight_bytes = 0;
+  for (const auto& plan : variants.plans())
+    for (const auto& [key, constant] : plan->kernel_build.packed())
+      if (counted.insert(constant.data.get()).second) e.packed_weight_bytes += static_cast<int64_t>(constant.bytes);
 }
 
 void Session::Impl::record_options() {

@@ -14,6 +14,12 @@ std::shared_ptr<const ExecutionPlan> VariantCache::find(const ShapeSignature& si
   return it->second.plan;
 }
 
+std::vector<std::shared_ptr<const ExecutionPlan>> VariantCache::plans() const {
+  std::vector<std::shared_ptr<const ExecutionPlan>> kept;
+  for (const auto& [signature, entry] : entries_) kept.push_back(entry.plan);
+  return kept;
+}
+
 void VariantCache::add(const ShapeSignature& signature, std::shared_ptr<const ExecutionPlan> plan) {
   ++stats_.built;
   const auto existing = entries_.find(signature);

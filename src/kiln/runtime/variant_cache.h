@@ -30,6 +30,9 @@ class VariantCache {
   // Plans in use by a run stay alive until it ends (shared ownership).
   void add(const ShapeSignature& signature, std::shared_ptr<const ExecutionPlan> plan);
 
+  // The plans kept now.
+  std::vector<std::shared_ptr<const ExecutionPlan>> plans() const;
+
   const VariantStats& stats() const { return stats_; }
   size_t size() const { return order_.size(); }
   size_t capacity() const { return capacity_; }

@@ -106,7 +106,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
   build.record_implementation(impl, implementation_features(impl));
   const std::string& value = node.input(input)->name;
   const std::optional<std::string> layout = layout_name(wanted_);
-  const PackedConstant* found = layout ? build.find_packed(value, *layout) : nullptr;
+  const PackedConstant* found = layout ? build.find_packed(value, *layout, constant->raw_data()) : nullptr;
   if (found && found->bytes == wanted_.get_size()) {
     storage_ = found->data;
     packed_ = dnnl::memory(wanted_, cpu_engine(), const_cast<void*>(storage_.get()));
@@ -120,7 +120,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
   packed_ = dnnl::memory(wanted_, cpu_engine(), storage.get());
   reorder_into(wrap(given, *constant), packed_);
   storage_ = storage;
-  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size()});
+  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data()});
 }
 
 dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {
