@@ -81,24 +81,52 @@ Status write_all(int fd, const std::string& bytes, const std::string& path) {
 
 }  // namespace
 
-Result<std::string> read_file(const std::string& path, std::string* sha256_hex) {
+struct HashingReader::State {
+  std::string path;
   FdCloser file{-1};
-  KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));
+  size_t size = 0;
+  bool hashing = true;
   Sha256 hash;
-  if (sha256_hex) KILN_RETURN_IF_ERROR(hash.status());
-  std::string bytes;
-  bytes.reserve(size);
-  std::vector<unsigned char> chunk(1 << 20);
+};
+
+HashingReader::HashingReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+HashingReader::~HashingReader() = default;
+
+Result<std::unique_ptr<HashingReader>> HashingReader::open(const std::string& path, bool hash) {
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->hashing = hash;
+  KILN_ASSIGN_OR_RETURN(state->size, open_regular_file(path, state->file));
+  KILN_RETURN_IF_ERROR(state->hash.status());
+  return std::unique_ptr<HashingReader>(new HashingReader(std::move(state)));
+}
+
+size_t HashingReader::size() const { return state_->size; }
+
+Result<size_t> HashingReader::read(void* buffer, size_t capacity) {
   for (;;) {
-    ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
+    const ssize_t n = ::read(state_->file.fd, buffer, capacity);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return invalid_argument("cannot read '" + path + "': " + errno_text());
+    if (n < 0) return invalid_argument("cannot read '" + state_->path + "': " + errno_text());
+    if (state_->hashing) state_->hash.update(buffer, static_cast<size_t>(n));
+    return static_cast<size_t>(n);
+  }
+}
+
+Result<std::string> HashingReader::sha256_hex() { return state_->hash.hex(); }
+
+Result<std::string> read_file(const std::string& path, std::string* sha256_hex) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<HashingReader> reader, HashingReader::open(path, sha256_hex != nullptr));
+  std::string bytes;
+  bytes.reserve(reader->size());
+  std::vector<char> chunk(1 << 20);
+  for (;;) {
+    KILN_ASSIGN_OR_RETURN(const size_t n, reader->read(chunk.data(), chunk.size()));
     if (n == 0) break;
-    if (sha256_hex) hash.update(chunk.data(), static_cast<size_t>(n));
-    bytes.append(reinterpret_cast<const char*>(chunk.data()), static_cast<size_t>(n));
+    bytes.append(chunk.data(), n);
   }
   if (sha256_hex) {
-    KILN_ASSIGN_OR_RETURN(*sha256_hex, hash.hex());
+    KILN_ASSIGN_OR_RETURN(*sha256_hex, reader->sha256_hex());
   }
   return bytes;
 }

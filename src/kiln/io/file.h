@@ -15,6 +15,31 @@ namespace kiln::io {
 // chunk by chunk while reading.
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
 
+// A file read front to back in chunks, hashing (SHA-256) what it reads when asked: for parsers
+// that pull their input (protobuf), so that a large file is never held whole in memory.
+class HashingReader {
+ public:
+  // NotFound when `path` does not exist, InvalidArgument when it cannot be opened or is not a
+  // regular file.
+  static Result<std::unique_ptr<HashingReader>> open(const std::string& path, bool hash = true);
+  ~HashingReader();
+  HashingReader(const HashingReader&) = delete;
+  HashingReader& operator=(const HashingReader&) = delete;
+
+  size_t size() const;
+  // Up to `capacity` next bytes into `buffer`: how many, 0 at the end; InvalidArgument naming the
+  // file when reading fails.
+  Result<size_t> read(void* buffer, size_t capacity);
+  // The lower-case hex SHA-256 of what was read (the whole file once read() returned 0); opened
+  // with `hash`.
+  Result<std::string> sha256_hex();
+
+ private:
+  struct State;
+  explicit HashingReader(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
 // A file mapped read-only into memory (pages are read in when first touched: an artifact's load
 // touches them all while hashing, on every core); `bytes` stays valid while any copy of `owner`
 // lives (empty for an empty file). A file truncated by another process while mapped faults on

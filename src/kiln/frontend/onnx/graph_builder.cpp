@@ -186,6 +186,11 @@ class GraphBuilder {
                                         "' is not supported"));
     for (const auto& init : proto_.initializer()) {
       if (graph_->find_value(init.name())) return invalid_model(where("initializer '" + init.name() + "' is defined twice"));
+      const auto taken = graph_->parent() ? ctx_.main_initializers.end() : ctx_.main_initializers.find(init.name());
+      if (taken != ctx_.main_initializers.end()) {
+        graph_->add_constant(init.name(), taken->second);
+        continue;
+      }
       KILN_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(init, ctx_.base_dir));
       graph_->add_constant(init.name(), std::move(t));
     }

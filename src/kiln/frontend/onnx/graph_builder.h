@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kiln/ir/graph.h"
+#include "kiln/tensor.h"
 #include "kiln/status.h"
 
 namespace kiln::frontend {
@@ -17,6 +18,9 @@ namespace kiln::frontend {
 struct ImportContext {
   std::map<std::string, int64_t> opset_imports;  // canonical domain -> version
   std::string base_dir;                          // folder external data is resolved against
+  // Initializers of the main graph already converted (the importer takes them out of the
+  // protobuf early, to hold each model's weights once), by name.
+  std::map<std::string, Tensor> main_initializers;
 };
 
 // Converts `proto` (whose ops were already checked) into a topologically sorted graph whose parent

@@ -3,6 +3,7 @@
 // messages (the checker would only say the nodes are not sorted).
 #include "kiln/frontend/onnx/importer.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 
 #include <climits>
@@ -14,6 +15,7 @@
 #include "kiln/frontend/onnx/node_order.h"
 #include "kiln/frontend/onnx/onnx_names.h"
 #include "kiln/frontend/onnx/operator_scan.h"
+#include "kiln/frontend/onnx/tensor_proto.h"
 #include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 
@@ -99,23 +101,72 @@ Status run_checker(onnx::ModelProto& model, const std::string& base_dir) {
   return Status::ok();
 }
 
-Status parse_model(const std::string& bytes, onnx::ModelProto& proto) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return invalid_model("the model is over 2 GiB; large weights must be stored as external data");
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return invalid_model("not a valid ONNX model: the protobuf cannot be parsed (truncated or not ONNX)");
+Status check_parsed(const onnx::ModelProto& proto, bool parsed) {
+  if (!parsed) return invalid_model("not a valid ONNX model: the protobuf cannot be parsed (truncated or not ONNX)");
   if (proto.ir_version() <= 0 || !proto.has_graph())
     return invalid_model("not a valid ONNX model: no ir_version or no graph");
   return Status::ok();
 }
 
+Status check_size(size_t bytes) {
+  if (bytes > static_cast<size_t>(INT_MAX))
+    return invalid_model("the model is over 2 GiB; large weights must be stored as external data");
+  return Status::ok();
+}
+
+Status parse_model(const std::string& bytes, onnx::ModelProto& proto) {
+  KILN_RETURN_IF_ERROR(check_size(bytes.size()));
+  return check_parsed(proto, proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+}
+
+// protobuf pulling a file through `reader`, which hashes it on the way: the file is never held
+// whole in memory.
+class ReaderStream final : public google::protobuf::io::CopyingInputStream {
+ public:
+  explicit ReaderStream(io::HashingReader& reader) : reader_(reader) {}
+  int Read(void* buffer, int size) override {
+    Result<size_t> n = reader_.read(buffer, static_cast<size_t>(size));
+    return n.is_ok() ? static_cast<int>(n.value()) : -1;
+  }
+
+ private:
+  io::HashingReader& reader_;
+};
+
+Status parse_model(io::HashingReader& reader, onnx::ModelProto& proto) {
+  KILN_RETURN_IF_ERROR(check_size(reader.size()));
+  ReaderStream input(reader);
+  google::protobuf::io::CopyingInputStreamAdaptor stream(&input, 1 << 20);
+  const bool parsed = proto.ParseFromZeroCopyStream(&stream);
+  // Whatever protobuf left unread (a parse that stopped early) is still hashed.
+  char rest[4096];
+  for (Result<size_t> n = reader.read(rest, sizeof rest); n.is_ok() && n.value() > 0; n = reader.read(rest, sizeof rest)) {
+  }
+  return check_parsed(proto, parsed);
+}
+
+// The main graph's initializers stored as raw_data, converted; each one's bytes in `proto` are
+// then replaced by a one-byte stand-in, so that the model's weights are never held twice. (ONNX's
+// checker, which runs later, asks only that a tensor has one value field.)
+Result<std::map<std::string, Tensor>> take_initializers(onnx::GraphProto& graph, const std::string& base_dir) {
+  std::map<std::string, Tensor> taken;
+  for (onnx::TensorProto& init : *graph.mutable_initializer()) {
+    if (init.raw_data().empty() || taken.count(init.name())) continue;
+    KILN_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(init, base_dir));
+    taken.emplace(init.name(), std::move(t));
+    std::string(1, '\0').swap(*init.mutable_raw_data());
+  }
+  return taken;
+}
+
 Result<ir::Model> convert_model(onnx::ModelProto& proto, const std::string& base_dir) {
   canonicalize_domains(proto);
-  ImportContext ctx{opset_imports_of(proto), base_dir};
+  ImportContext ctx{opset_imports_of(proto), base_dir, {}};
   KILN_RETURN_IF_ERROR(check_operators_known(proto.graph(), ctx.opset_imports));
   sort_nodes(*proto.mutable_graph());
 
   ir::Model model;
+  KILN_ASSIGN_OR_RETURN(ctx.main_initializers, take_initializers(*proto.mutable_graph(), base_dir));
   KILN_ASSIGN_OR_RETURN(model.graph, convert_graph(proto.graph(), ctx, nullptr));
   KILN_RETURN_IF_ERROR(ir::verify(*model.graph));
   KILN_RETURN_IF_ERROR(run_checker(proto, base_dir));
@@ -133,14 +184,12 @@ Result<ir::Model> convert_model(onnx::ModelProto& proto, const std::string& base
 }  // namespace
 
 Result<ir::Model> import_onnx_file(const std::string& path) {
-  std::string sha256;
-  int64_t file_bytes = 0;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<io::HashingReader> reader, io::HashingReader::open(path));
   onnx::ModelProto proto;
-  {  // the file's bytes are freed once parsed
-    KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path, &sha256));
-    file_bytes = static_cast<int64_t>(bytes.size());
-    KILN_RETURN_IF_ERROR(parse_model(bytes, proto).with_context(path));
-  }
+  KILN_RETURN_IF_ERROR(parse_model(*reader, proto).with_context(path));
+  KILN_ASSIGN_OR_RETURN(const std::string sha256, reader->sha256_hex());
+  const auto file_bytes = static_cast<int64_t>(reader->size());
+  reader.reset();
   Result<ir::Model> model = convert_model(proto, io::parent_folder(path));
   if (!model.is_ok()) return model.status().with_context(path);
   model->source_path = path;
