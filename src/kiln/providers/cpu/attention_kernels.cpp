@@ -1,6 +1,7 @@
 // cpu kernel for kiln.Attention: Q x Kt as a oneDNN matmul with the scale as its output scale,
 // the mask and bias applied in one threaded pass over the scores, oneDNN softmax in place, then a
-// second matmul with V. The scores live in a buffer the kernel owns, sized for the plan's shapes.
+// second matmul with V. The scores live in the calling thread's run scratch (onednn_support.h),
+// shared by every attention kernel of every plan.
 // Operands given transposed (ops/attention.h) are read, and a transposed output written, through
 // strided memory descriptors: no copies.
 #include <limits>
@@ -74,16 +75,15 @@ struct AttentionState {
   dnnl::matmul scores_product, output_product;
   dnnl::softmax_v2_forward softmax;
   memory::desc q, kt, v, y, scores_desc;
-  Tensor scores;
+  std::vector<int64_t> scores_dims;
   std::optional<RowMap> mask, bias;
   float fill = 0;
   dnnl::stream stream{cpu_engine()};
 };
 
 // Applies mask (select) and bias (add) to each row of the scores.
-void mask_scores(const AttentionState& s, const Tensor* mask, const Tensor* bias) {
-  float* scores = const_cast<float*>(s.scores.data<float>());
-  const int64_t t = s.scores.shape().back(), rows = s.scores.element_count() / std::max<int64_t>(t, 1);
+void mask_scores(const AttentionState& s, float* scores, const Tensor* mask, const Tensor* bias) {
+  const int64_t t = s.scores_dims.back(), rows = ops::dims_product(s.scores_dims, 0, s.scores_dims.size() - 1);
   const bool* m = mask ? mask->data<bool>() : nullptr;
   const float* b = bias ? bias->data<float>() : nullptr;
 #pragma omp parallel for schedule(static)
@@ -114,7 +114,7 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
   std::vector<int64_t> scores_dims = y;
   scores_dims.back() = state->kt.dims().back();
   state->scores_desc = row_major_desc(scores_dims);
-  state->scores = Tensor::allocate(DType::kFloat, scores_dims);
+  state->scores_dims = scores_dims;
   state->fill = node.attr_float("mask_fill", std::numeric_limits<float>::lowest());
   if (node.input(kMaskInput)) state->mask = row_map(input_dims(node, kMaskInput), scores_dims);
   if (node.input(kBiasInput)) state->bias = row_map(input_dims(node, kBiasInput), scores_dims);
@@ -129,12 +129,13 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
   state->softmax = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine()));
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      const memory scores = wrap(state->scores_desc, state->scores);
+      float* scratch = run_scratch_floats(static_cast<size_t>(shape_element_count(state->scores_dims)));
+      const memory scores(state->scores_desc, cpu_engine(), scratch);
       state->scores_product.execute(state->stream, {{DNNL_ARG_SRC, wrap(state->q, *ctx.input(0))},
                                                     {DNNL_ARG_WEIGHTS, wrap(state->kt, *ctx.input(1))},
                                                     {DNNL_ARG_DST, scores}});
       state->stream.wait();
-      if (state->mask || state->bias) mask_scores(*state, ctx.input(kMaskInput), ctx.input(kBiasInput));
+      if (state->mask || state->bias) mask_scores(*state, scratch, ctx.input(kMaskInput), ctx.input(kBiasInput));
       state->softmax.execute(state->stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
       state->output_product.execute(state->stream, {{DNNL_ARG_SRC, scores},
                                                     {DNNL_ARG_WEIGHTS, wrap(state->v, *ctx.input(2))},

@@ -129,6 +129,20 @@ dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {
   return given_ == wanted_ ? given : reorder_to(given, wanted_);
 }
 
+float* run_scratch_floats(size_t count) {
+  thread_local std::shared_ptr<void> buffer;
+  thread_local size_t capacity = 0;
+  if (count > capacity) {
+    buffer = allocate_buffer(count * sizeof(float));
+    if (!buffer) {
+      capacity = 0;
+      throw std::bad_alloc();
+    }
+    capacity = count;
+  }
+  return static_cast<float*>(buffer.get());
+}
+
 const Tensor* constant_input(const ir::Node& node, size_t i) {
   const ir::Value* v = node.input(i);
   return v && v->initializer ? &*v->initializer : nullptr;
