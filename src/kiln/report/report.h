@@ -84,10 +84,29 @@ struct GuardSection {
 };
 
 struct RunSection {
+  // Latencies kept: a long-lived session keeps between this many and twice this many of the
+  // latest, dropping the oldest in blocks, so its report never grows without bound.
+  static constexpr size_t kKeptLatencies = 10000;
   int64_t runs = 0;
   double first_run_ms = 0;
-  std::vector<double> latencies_ms;  // every run, in order
+  std::vector<double> latencies_ms;  // the latest runs, in order
+  int64_t dropped_latencies = 0;     // older runs no longer in latencies_ms
   std::vector<OpTime> op_times;      // summed over runs, slowest first
+
+  void record(double ms) {
+    if (runs == 0) first_run_ms = ms;
+    runs += 1;
+    latencies_ms.push_back(ms);
+    if (latencies_ms.size() >= 2 * kKeptLatencies) {
+      latencies_ms.erase(latencies_ms.begin(), latencies_ms.begin() + kKeptLatencies);
+      dropped_latencies += static_cast<int64_t>(kKeptLatencies);
+    }
+  }
+  // The kept latencies after the first run (all of them once the first was dropped).
+  std::vector<double> steady() const {
+    const size_t skip = dropped_latencies == 0 && !latencies_ms.empty() ? 1 : 0;
+    return {latencies_ms.begin() + static_cast<std::ptrdiff_t>(skip), latencies_ms.end()};
+  }
 };
 
 // The warm-up that made the session ready (Session::warm_up).

@@ -93,12 +93,13 @@ json parity_json(const std::vector<ParityResult>& checks) {
 json run_json(const RunSection& r) {
   json ops = json::array();
   for (const auto& o : r.op_times) ops.push_back({{"op", o.op_type}, {"calls", o.calls}, {"ms", o.ms}});
-  std::vector<double> steady(r.latencies_ms.begin() + std::min<size_t>(1, r.latencies_ms.size()), r.latencies_ms.end());
+  const std::vector<double> steady = r.steady();
   return {{"runs", r.runs},
           {"first_run_ms", r.first_run_ms},
           {"steady_median_ms", median(steady)},
           {"steady_min_ms", steady.empty() ? 0.0 : *std::min_element(steady.begin(), steady.end())},
           {"latencies_ms", r.latencies_ms},
+          {"dropped_latencies", r.dropped_latencies},
           {"op_times", ops}};
 }
 

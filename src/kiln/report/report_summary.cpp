@@ -50,7 +50,7 @@ std::string to_summary(const Report& r) {
     s << "\nwarm-up    " << r.warmup.runs << " run(s) on " << r.warmup.fixtures << " fixtures in " << ms(r.warmup.ms)
       << (r.warmup.checked ? ", outputs match the recorded ones" : "") << "; " << r.warmup.state;
   if (r.run.runs > 0) {
-    std::vector<double> steady(r.run.latencies_ms.begin() + 1, r.run.latencies_ms.end());
+    const std::vector<double> steady = r.run.steady();
     s << "\nrun        " << r.run.runs << " runs: first " << ms(r.run.first_run_ms);
     if (!steady.empty()) s << ", steady median " << ms(median(steady));
   }

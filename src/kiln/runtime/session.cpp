@@ -451,11 +451,8 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   KILN_ASSIGN_OR_RETURN(std::vector<Value> results, executor.run(*plan, ordered, &last_timings, observer));
   const double elapsed = ms_since(start);
   if (request) {
-    report::RunSection& r = report.run;
-    if (r.runs == 0) r.first_run_ms = elapsed;
-    r.runs += 1;
-    r.latencies_ms.push_back(elapsed);
-    runtime::accumulate_op_times(last_timings, r.op_times);
+    report.run.record(elapsed);
+    runtime::accumulate_op_times(last_timings, report.run.op_times);
   }
   std::map<std::string, Value> named;
   for (size_t i = 0; i < results.size(); ++i) {
