@@ -1,5 +1,5 @@
 // Tests of shape profiles: parsing, validation (min <= opt <= max, symbols inputs have), the
-// load-time plan at opt, and the guard on runs: reject names the input, dim, symbol and range;
+// profile's max planned and its arena reserved at load, the load-time plan at opt, and the guard on runs: reject names the input, dim, symbol and range;
 // specialize runs on a variant compiled for the shapes; pad runs every shape on its bucket and
 // cuts the outputs back; all are counted in the report.
 #include "kiln/runtime/shape_profile.h"
@@ -7,6 +7,8 @@
 #include "kiln/runtime/shape_padding.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -20,17 +22,23 @@ using testing::ModelBuilder;
 using testing::ScratchDir;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
-// y[batch,4] = Relu(x[batch,4])
+// y[batch,4] = Relu(Abs(x[batch,4]) - x): max(0, |x| - x), an intermediate in the arena. Run on
+// cpu_ref, so that no fusion removes the intermediate.
 std::string relu_model(const ScratchDir& dir) {
   ModelBuilder b;
   b.input("x", kFloat, {std::string("batch"), int64_t{4}});
   b.output("y", kFloat, {std::string("batch"), int64_t{4}});
-  b.node("Relu", {"x"}, {"y"}, "relu");
+  b.node("Abs", {"x"}, {"a"}, "abs");
+  b.node("Sub", {"a", "x"}, {"d"}, "sub");
+  b.node("Relu", {"d"}, {"y"}, "relu");
   return b.save(dir.file("relu.onnx"));
 }
 
+float expected_y(float x) { return std::max(0.0f, std::fabs(x) - x); }
+
 SessionOptions profiled(OutOfProfile policy) {
   SessionOptions options;
+  options.providers = {"cpu_ref"};
   options.shape_profile = {{"batch", {2, 4, 8}}};
   options.out_of_profile = policy;
   return options;
@@ -64,7 +72,14 @@ TEST(ShapeProfile, RejectNamesTheDimAndTheLoadPlanUsesOpt) {
   ScratchDir dir("profile");
   auto session = Session::load(relu_model(dir), profiled(OutOfProfile::kReject));
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-  EXPECT_EQ(report_of(*session.value())["memory"]["input_shapes"][0], nlohmann::json::array({4, 4}));
+  const nlohmann::json loaded = report_of(*session.value());
+  EXPECT_EQ(loaded["memory"]["input_shapes"][0], nlohmann::json::array({4, 4}));
+  // The profile's max (batch 8) was planned at load and its arena reserved: no run grows it.
+  EXPECT_EQ(loaded["execution"]["recent_variants"][0]["input_shapes"][0], nlohmann::json::array({8, 4}));
+  EXPECT_EQ(loaded["execution"]["profile_max_arena_bytes"], loaded["execution"]["recent_variants"][0]["arena_bytes"]);
+  EXPECT_GE(loaded["execution"]["profile_max_arena_bytes"].get<int64_t>(), 8 * 4 * 4) << "at least one [8,4] intermediate";
+  EXPECT_LT(loaded["execution"]["recent_variants"][1]["arena_bytes"].get<int64_t>(),
+            loaded["execution"]["profile_max_arena_bytes"].get<int64_t>());
   EXPECT_TRUE(session.value()->run({{"x", random_tensor(DType::kFloat, {8, 4}, 1)}}).is_ok());
   const Status outside = session.value()->run({{"x", random_tensor(DType::kFloat, {9, 4}, 1)}}).status();
   EXPECT_EQ(outside.code(), StatusCode::kShapeGuardFailure);
@@ -102,7 +117,7 @@ TEST(ShapeProfile, PadRunsEveryShapeOnItsBucketAndCutsTheOutputsBack) {
     ASSERT_TRUE(out.is_ok()) << n << ": " << out.status().to_string();
     const Tensor& y = out.value().at("y");
     ASSERT_EQ(y.shape(), (std::vector<int64_t>{n, 4}));
-    for (int64_t i = 0; i < y.element_count(); ++i) EXPECT_EQ(y.data<float>()[i], std::max(0.0f, x.data<float>()[i]));
+    for (int64_t i = 0; i < y.element_count(); ++i) EXPECT_EQ(y.data<float>()[i], expected_y(x.data<float>()[i]));
   }
   EXPECT_EQ(session.value()->run({{"x", random_tensor(DType::kFloat, {9, 4}, 1)}}).status().code(), StatusCode::kShapeGuardFailure);
   const nlohmann::json r = report_of(*session.value());

@@ -53,6 +53,7 @@ struct ExecutionSection {
   struct Variant {
     std::vector<std::vector<int64_t>> input_shapes;
     double compile_ms = 0;
+    int64_t arena_bytes = 0;  // its planned peak of intermediates
   };
   static constexpr size_t kRecentVariants = 32;
   std::string mode;
@@ -60,6 +61,8 @@ struct ExecutionSection {
   int64_t variants_built = 0, cache_hits = 0, cache_misses = 0, evictions = 0, live_variants = 0;
   double compile_ms = 0;        // every variant built: passes, partition and plan (jit), plan (graph)
   int64_t packed_weight_bytes = 0;  // weights in kernel layouts held by the kept variants (shared ones once)
+  // With a bounding shape profile: the arena the profile's max shapes need, reserved at load.
+  int64_t profile_max_arena_bytes = 0;
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
 };
 

@@ -115,7 +115,8 @@ json guards_json(const GuardSection& g) {
 
 json execution_json(const ExecutionSection& e) {
   json recent = json::array();
-  for (const auto& v : e.recent) recent.push_back({{"input_shapes", v.input_shapes}, {"compile_ms", v.compile_ms}});
+  for (const auto& v : e.recent)
+    recent.push_back({{"input_shapes", v.input_shapes}, {"compile_ms", v.compile_ms}, {"arena_bytes", v.arena_bytes}});
   return {{"mode", e.mode},
           {"max_variants", e.max_variants},
           {"variants_built", e.variants_built},
@@ -125,6 +126,7 @@ json execution_json(const ExecutionSection& e) {
           {"evictions", e.evictions},
           {"compile_ms", e.compile_ms},
           {"packed_weight_bytes", e.packed_weight_bytes},
+          {"profile_max_arena_bytes", e.profile_max_arena_bytes},
           {"recent_variants", recent}};
 }
 

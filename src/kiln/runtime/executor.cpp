@@ -78,7 +78,7 @@ Status run_step(const Step& step, std::vector<Value>& values) {
 
 }  // namespace
 
-Status Executor::ensure_arena(int64_t bytes) {
+Status Executor::reserve_arena(int64_t bytes) {
   if (bytes <= arena_bytes_) return Status::ok();
   arena_ = allocate_buffer(static_cast<size_t>(bytes));
   if (!arena_) return allocation_failure("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
@@ -88,7 +88,7 @@ Status Executor::ensure_arena(int64_t bytes) {
 
 Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                          std::vector<StepTiming>* timings, const StepObserver& observer) {
-  KILN_RETURN_IF_ERROR(ensure_arena(plan.memory.arena_bytes));
+  KILN_RETURN_IF_ERROR(reserve_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), values));
   using Ms = std::chrono::duration<double, std::milli>;

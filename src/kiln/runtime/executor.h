@@ -33,9 +33,10 @@ class Executor {
   Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                  std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {});
   int64_t arena_capacity() const { return arena_bytes_; }
+  // Grows the arena to at least `bytes` now (a run grows it to its plan's need otherwise).
+  Status reserve_arena(int64_t bytes);
 
  private:
-  Status ensure_arena(int64_t bytes);
 
   std::shared_ptr<void> arena_;
   int64_t arena_bytes_ = 0;

@@ -95,6 +95,8 @@ struct Session::Impl {
   Status import_model(const std::string& path);
   Status choose_mode();
   Status set_up_profile();
+  // A profile that bounds the shapes (reject, pad): plans its max shapes and reserves their arena.
+  Status reserve_profile_max();
   // Checks `inputs` against the shape profile, applying and recording the policy.
   Status guard_profile(const std::map<std::string, Value>& inputs);
   Status specialize();
@@ -270,7 +272,7 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
   const double compile_ms = ms_since(start);
   report::ExecutionSection& e = report.execution;
   e.compile_ms += compile_ms;
-  e.recent.push_back({shapes, compile_ms});
+  e.recent.push_back({shapes, compile_ms, shared->memory.arena_bytes});
   if (e.recent.size() > report::ExecutionSection::kRecentVariants) e.recent.erase(e.recent.begin());
   record_variants();
   return shared;
@@ -321,6 +323,16 @@ Status Session::Impl::set_up_profile() {
              : options.out_of_profile == OutOfProfile::kPad  ? "pad"
                                                                : "specialize";
   return Status::ok();
+}
+
+Status Session::Impl::reserve_profile_max() {
+  if (options.shape_profile.empty() || options.out_of_profile == OutOfProfile::kSpecialize) return Status::ok();
+  std::map<std::string, int64_t> max;
+  for (const auto& [symbol, r] : options.shape_profile) max[symbol] = r.max;
+  KILN_ASSIGN_OR_RETURN(const runtime::ShapeSignature shapes, runtime::load_time_shapes(*model.graph, options.input_shapes, max));
+  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, plan_for(shapes));
+  report.execution.profile_max_arena_bytes = plan->memory.arena_bytes;
+  return executor.reserve_arena(plan->memory.arena_bytes);
 }
 
 Status Session::Impl::guard_profile(const std::map<std::string, Value>& inputs) {
@@ -413,6 +425,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
     KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
   }
   KILN_RETURN_IF_ERROR(impl->set_up_profile());
+  KILN_RETURN_IF_ERROR(impl->reserve_profile_max());
   KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes,
                                                                      runtime::profile_defaults(options.shape_profile)));
   KILN_RETURN_IF_ERROR(impl->plan_for(impl->load_shapes).status());
