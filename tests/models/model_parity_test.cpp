@@ -72,7 +72,8 @@ void check_parity_on(const std::string& model, const SessionOptions& options) {
     ASSERT_TRUE(input.is_ok()) << input.status().to_string() << " (" << kExportHint << ")";
     inputs[name] = std::move(input).value();
   }
-  const std::string providers = options.providers.front() + (options.specialize ? "_specialised" : "");
+  const std::string providers = std::string(execution_mode_name(options.mode)) + "_" + options.providers.front() +
+                                (options.specialize ? "_specialised" : "");
   SessionOptions session_options = options;
   if (options.specialize)
     for (const auto& [name, tensor] : inputs) session_options.input_shapes[name] = tensor.shape();
@@ -131,8 +132,9 @@ void check_artifact_round_trip(const std::string& model) {
 }
 
 // Every model on the reference provider, on the fast cpu provider alone (the default, fail closed:
-// the cpu provider must run every node of these models), and on cpu specialised to the inputs'
-// shapes (as bench/ runs it: the static-shape rewrites apply).
+// the cpu provider must run every node of these models), on cpu specialised to the inputs' shapes
+// (as bench/ runs it: the static-shape rewrites apply), in eager mode (no rewrites; cpu with the
+// reference for what cpu lacks unfused) and in jit mode; and through an artifact.
 void check_parity(const std::string& model) {
   SessionOptions reference;
   reference.providers = {"cpu_ref"};
@@ -141,6 +143,13 @@ void check_parity(const std::string& model) {
   SessionOptions specialised;
   specialised.specialize = true;
   check_parity_on(model, specialised);
+  SessionOptions eager;
+  eager.mode = ExecutionMode::kEager;
+  eager.allow_fallback = {"cpu_ref"};
+  check_parity_on(model, eager);
+  SessionOptions jit;
+  jit.mode = ExecutionMode::kJit;
+  check_parity_on(model, jit);
   check_artifact_round_trip(model);
 }
 
