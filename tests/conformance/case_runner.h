@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "kiln/session.h"
+
 namespace kiln::conformance {
 
 // Every case passes or fails (an operator Kiln refuses is a failure, with the refusal as reason),
@@ -20,10 +22,10 @@ struct CaseResult {
 
 const char* case_status_name(CaseStatus status);
 
-// Loads and runs the case in `case_dir`, in-process.
-CaseResult run_case(const std::string& case_dir);
+// Loads and runs the case in `case_dir`, in-process, in execution mode `mode` (on cpu_ref).
+CaseResult run_case(const std::string& case_dir, ExecutionMode mode);
 
 // run_case() in a forked child, killed after `timeout_s` seconds.
-CaseResult run_case_isolated(const std::string& case_dir, int timeout_s);
+CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, int timeout_s);
 
 }  // namespace kiln::conformance
