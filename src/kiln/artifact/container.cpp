@@ -25,8 +25,6 @@ uint64_t get_u64(std::string_view in, size_t at, size_t bytes = 8) {
   return v;
 }
 
-size_t aligned(size_t n) { return (n + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment; }
-
 // Hex SHA-256; "" only when libsodium cannot start, which no valid hash equals (decode fails closed).
 std::string hash_of(std::string_view bytes) {
   Result<std::string> hash = io::sha256_hex(bytes);

@@ -23,6 +23,16 @@ inline constexpr size_t kHeaderBytes = 128;
 inline constexpr size_t kSectionAlignment = 64;
 inline constexpr size_t kHashChunkBytes = size_t{4} << 20;
 
+// `n` rounded up to the section alignment.
+inline size_t aligned(size_t n) { return (n + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment; }
+
+// Whether `size` bytes from `offset` lie inside `bytes` and start on a kSectionAlignment address:
+// what an entry of a section's index must satisfy to be viewed in place.
+inline bool holds_aligned(std::string_view bytes, uint64_t offset, uint64_t size) {
+  return offset <= bytes.size() && size <= bytes.size() - offset &&
+         reinterpret_cast<uintptr_t>(bytes.data() + offset) % kSectionAlignment == 0;
+}
+
 struct Section {
   std::string name;   // "weights", "asset:labels.txt", ...
   std::string bytes;

@@ -44,7 +44,7 @@ std::set<std::string> packed_only_values(const ir::Graph& graph, const providers
 PackedSection encode_packed(const providers::KernelBuild& build) {
   PackedSection section{{}, nlohmann::json::array()};
   for (const auto& [key, packed] : build.packed()) {
-    section.bytes.resize((section.bytes.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment, '\0');
+    section.bytes.resize(aligned(section.bytes.size()), '\0');
     section.index.push_back({{"value", packed.value}, {"layout", packed.layout}, {"offset", section.bytes.size()}, {"bytes", packed.bytes}});
     section.bytes.append(static_cast<const char*>(packed.data.get()), packed.bytes);
   }
@@ -60,7 +60,7 @@ Result<std::vector<providers::PackedConstant>> decode_packed(std::string_view by
         !e.contains("offset") || !e["offset"].is_number_unsigned() || !e.contains("bytes") || !e["bytes"].is_number_unsigned())
       return integrity_failure("artifact packed weights: an entry lacks value, layout, offset or bytes");
     const uint64_t offset = e["offset"], size = e["bytes"];
-    if (offset > bytes.size() || size > bytes.size() - offset || reinterpret_cast<uintptr_t>(bytes.data() + offset) % kSectionAlignment != 0)
+    if (!holds_aligned(bytes, offset, size))
       return integrity_failure("artifact packed weights: entry '" + e["value"].get<std::string>() + "' does not fit its section");
     packed.push_back({e["value"], e["layout"], std::shared_ptr<const void>(owner, bytes.data() + offset), size});
   }

@@ -38,8 +38,7 @@ Result<Tensor> decode_tensor(std::string_view bytes, const std::shared_ptr<const
   if (count < 0 || count > (int64_t{1} << 40) || (placed && e["bytes"].get<uint64_t>() != size))
     return malformed("has a size that does not match its shape");
   const uint64_t offset = placed ? e["offset"].get<uint64_t>() : 0;
-  if (offset > bytes.size() || size > bytes.size() - offset ||
-      reinterpret_cast<uintptr_t>(bytes.data() + offset) % kSectionAlignment != 0)
+  if (!holds_aligned(bytes, offset, size))
     return malformed("does not fit its section");
   std::shared_ptr<void> view(std::const_pointer_cast<char>(owner), const_cast<char*>(bytes.data() + offset));
   return Tensor::shared_view(dtype, std::move(shape), std::move(view));
@@ -50,7 +49,7 @@ Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, co
   for (const auto& [name, tensor] : tensors) {
     if (tensor->dtype() == DType::kString)
       return unsupported_operator("artifact: string tensor '" + name + "' cannot be stored in this format version");
-    section.bytes.resize((section.bytes.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment, '\0');
+    section.bytes.resize(aligned(section.bytes.size()), '\0');
     const size_t bytes = tensor->byte_size();
     section.index.push_back({{"name", name}, {"dtype", dtype_name(tensor->dtype())}, {"shape", tensor->shape()},
                              {"offset", section.bytes.size()}, {"bytes", bytes}});

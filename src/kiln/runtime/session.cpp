@@ -317,8 +317,7 @@ Status Session::Impl::set_up_profile() {
   KILN_RETURN_IF_ERROR(runtime::check_shape_profile(*model.graph, options.shape_profile));
   report::GuardSection& g = report.guards;
   for (const auto& [symbol, r] : options.shape_profile)
-    g.profile += (g.profile.empty() ? "" : ",") + symbol + "=" + std::to_string(r.min) + ":" + std::to_string(r.opt) + ":" +
-                 std::to_string(r.max);
+    g.profile += (g.profile.empty() ? "" : ",") + symbol + "=" + runtime::range_text(r);
   g.policy = options.out_of_profile == OutOfProfile::kReject ? "reject"
              : options.out_of_profile == OutOfProfile::kPad  ? "pad"
                                                                : "specialize";
@@ -346,8 +345,7 @@ Status Session::Impl::guard_profile(const std::map<std::string, Value>& inputs) 
                       (options.out_of_profile == OutOfProfile::kPad && violation->value > violation->range.max);
   g.failures += 1;
   g.recent.push_back({violation->input, violation->symbol, static_cast<int64_t>(violation->dim), violation->value,
-                      std::to_string(violation->range.min) + ":" + std::to_string(violation->range.opt) + ":" +
-                          std::to_string(violation->range.max),
+                      runtime::range_text(violation->range),
                       reject ? "rejected" : options.out_of_profile == OutOfProfile::kPad ? "padded" : "specialized"});
   if (g.recent.size() > report::GuardSection::kRecentFailures) g.recent.erase(g.recent.begin());
   if (reject) return shape_guard_failure(violation->describe() + " (policy: " + report.guards.policy + ")");

@@ -6,10 +6,6 @@
 namespace kiln::runtime {
 namespace {
 
-std::string range_text(const DimRange& r) {
-  return std::to_string(r.min) + ":" + std::to_string(r.opt) + ":" + std::to_string(r.max);
-}
-
 Result<int64_t> parse_dim(const std::string& text, const std::string& entry) {
   if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
     return invalid_argument("shape profile entry '" + entry + "': '" + text + "' is not a non-negative integer");
@@ -17,6 +13,10 @@ Result<int64_t> parse_dim(const std::string& text, const std::string& entry) {
 }
 
 }  // namespace
+
+std::string range_text(const DimRange& r) {
+  return std::to_string(r.min) + ":" + std::to_string(r.opt) + ":" + std::to_string(r.max);
+}
 
 std::string GuardViolation::describe() const {
   return "input '" + input + "' dim " + std::to_string(dim) + " (" + symbol + ") is " + std::to_string(value) +

@@ -24,6 +24,9 @@ Status check_shape_profile(const ir::Graph& graph, const std::map<std::string, D
 // Symbol -> opt, for the load-time plan.
 std::map<std::string, int64_t> profile_defaults(const std::map<std::string, DimRange>& profile);
 
+// "min:opt:max".
+std::string range_text(const DimRange& range);
+
 // An input dim outside its profile.
 struct GuardViolation {
   std::string input, symbol;
