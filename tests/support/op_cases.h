@@ -140,6 +140,35 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Relu")}, {"algorithm", A::of_string("winograd")}}});
   cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {2, 9, 13, 32}}, {DType::kFloat, {16, 32, 3, 3}, true}},
                    {{"layout", A::of_string("NHWC")}, {"algorithm", A::of_string("winograd")}}});
+  // Blocked layouts (ops/activation_layout.h), stored [N, C/b, H, W, b]: a residual 1x1 from 16c to 8c, a depthwise
+  // with Clip, an image read channels-first into a blocked output, Winograd in its own layout.
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {2, 2, 7, 7, 16}}, {DType::kFloat, {24, 32, 1, 1}, true}, {DType::kFloat, {24}, true},
+                    {DType::kFloat, {2, 3, 7, 7, 8}}},
+                   {{"layout", A::of_string("NCHW8c")}, {"input_layout", A::of_string("NCHW16c")}}});
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {1, 3, 9, 10, 16}}, {DType::kFloat, {48, 1, 3, 3}, true}, {DType::kFloat, {48}, true}},
+                   {{"layout", A::of_string("NCHW16c")}, {"group", A::of_int(48)}, {"strides", A::of_ints({2, 2})},
+                    {"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Clip")},
+                    {"activation_alpha", A::of_float(0.0f)}, {"activation_beta", A::of_float(6.0f)}}});
+  cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {2, 3, 15, 13}}, {DType::kFloat, {16, 3, 3, 3}, true}, {DType::kFloat, {16}, true}},
+                   {{"layout", A::of_string("NCHW8c")}, {"input_layout", A::of_string("NCHW")}, {"strides", A::of_ints({2, 2})},
+                    {"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Relu")}}});
+  cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {1, 2, 11, 12, 16}}, {DType::kFloat, {32, 32, 3, 3}, true}},
+                   {{"layout", A::of_string("NCHW16c")}, {"pads", A::of_ints({1, 1, 1, 1})}, {"algorithm", A::of_string("winograd")}}});
+  cases.push_back({"kiln.InLayout", 1, {{DType::kFloat, {2, 2, 9, 9, 8}}},
+                   {{"op", A::of_string("MaxPool")}, {"op_version", A::of_int(12)}, {"layout", A::of_string("NCHW8c")},
+                    {"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"ceil_mode", A::of_int(1)}}});
+  cases.push_back({"kiln.InLayout", 1, {{DType::kFloat, {2, 3, 5, 6, 16}}},
+                   {{"op", A::of_string("GlobalAveragePool")}, {"op_version", A::of_int(1)}, {"layout", A::of_string("NCHW16c")}}});
+  cases.push_back({"kiln.InLayout", 1, {{DType::kFloat, {1, 6, 7, 5}}},
+                   {{"op", A::of_string("AveragePool")}, {"op_version", A::of_int(11)}, {"layout", A::of_string("NHWC")},
+                    {"kernel_shape", A::of_ints({2, 2})}}});
+  // kiln.Relayout between every pair the pass inserts, and between two non-plain layouts.
+  cases.push_back({"kiln.Relayout", 1, {{DType::kFloat, {2, 24, 5, 7}}}, {{"to", A::of_string("NCHW8c")}}});
+  cases.push_back({"kiln.Relayout", 1, {{DType::kFloat, {2, 3, 5, 7, 16}}}, {{"from", A::of_string("NCHW16c")}}});
+  cases.push_back({"kiln.Relayout", 1, {{DType::kFloat, {1, 4, 6, 32}}},
+                   {{"from", A::of_string("NHWC")}, {"to", A::of_string("NCHW16c")}}});
   // kiln.ElementwiseChain: x * full + row -> Tanh -> max(., 0.25) -> ^2 -> Exp, with broadcast
   // operands (scalar, last dim) and a full one.
   A steps;

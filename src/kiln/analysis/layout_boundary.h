@@ -1,12 +1,13 @@
-// Layout boundaries: the Transposes the channels_last pass puts where a channels-last region meets
-// the rest of the graph, which the report counts as layout reorders.
+// Layout boundaries: the reorders the activation_layout pass puts where a convolution region meets
+// the rest of the graph (kiln.Relayout, and Transposes next to NHWC nodes), which the report
+// counts as layout reorders.
 #pragma once
 
 #include "kiln/ir/graph.h"
 
 namespace kiln::analysis {
 
-// Whether `node` is a Transpose into or out of a channels-last region of `graph`.
+// Whether `node` is a kiln.Relayout, or a Transpose into or out of a region of layout-aware nodes.
 bool is_layout_boundary(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace kiln::analysis

@@ -2,13 +2,14 @@
 // make. Y = activation(P + bias + Z), with an optional residual Z of Y's shape and an optional
 // `activation` (see activation.h).
 //   kiln.FusedConv:   P = Conv(X, W), bias per output channel (input 2, as Conv's B); attributes
-//                     are Conv's plus `layout` NCHW (default) or NHWC, where X, Z and Y are
-//                     channels-last (W stays [M, C/group, kH, kW]).
+//                     are Conv's plus `layout`, the activation layout of Y and Z (NCHW by
+//                     default, NHWC, NCHW8c, NCHW16c: activation_layout.h), and `input_layout`,
+//                     X's (default: `layout`). W stays [M, C/group, kH, kW].
 //   kiln.FusedMatMul: P = MatMul(A, B), bias along the last dim (input 2, shape [N]).
 // Reference kernels are Conv's and MatMul's, so every provider's fused kernel is checked against
 // the unfused math.
 #include "kiln/ops/activation.h"
-#include "kiln/ops/channels_last.h"
+#include "kiln/ops/activation_layout.h"
 #include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/matmul.h"
@@ -21,21 +22,25 @@ namespace {
 
 constexpr size_t kResidualInput = 3;
 
-bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
-
 Status fused_conv_infer(InferenceContext& ctx) {
-  const std::string layout = ctx.node().attr_string("layout", "NCHW");
-  if (layout != "NCHW" && layout != "NHWC") return ctx.error("layout must be NCHW or NHWC, got " + layout);
+  KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(ctx.node()));
   if (ctx.node().has_attr("activation") && !fused_activation(ctx.node())) return ctx.error("unknown activation");
   const ir::TensorType& x = ctx.input_type(0);
   ir::TensorType x_nchw = x;
-  const bool nhwc = channels_last(ctx.node());
-  if (nhwc && x.shape) x_nchw.shape = permuted(*x.shape, to_channels_first(x.shape->rank()));
+  if (x.shape) {
+    Result<ir::Shape> first = channels_first_shape(*x.shape, layouts.input);
+    if (!first.is_ok()) return ctx.error("input X: " + first.status().message());
+    x_nchw.shape = first.value();
+  }
   std::vector<const ir::TensorType*> types{&x_nchw, &ctx.input_type(1)};
   if (ctx.has_input(2)) types.push_back(&ctx.input_type(2));
   InferenceContext conv_ctx(ctx.node(), types, {});
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, conv_output_shape(conv_ctx, ConvInputs{}, false));
-  if (nhwc && shape) shape = permuted(*shape, to_channels_last(shape->rank()));
+  if (shape) {
+    Result<ir::Shape> stored = stored_shape(*shape, layouts.output);
+    if (!stored.is_ok()) return ctx.error("output Y: " + stored.status().message());
+    shape = stored.value();
+  }
   ir::TensorType y{x.dtype, shape};
   if (ctx.has_input(3)) {
     const ir::TensorType& z = ctx.input_type(3);
@@ -50,14 +55,12 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
 
 Status fused_conv_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
-  const bool nhwc = channels_last(node);
+  KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(node));
+  const Tensor x = to_channels_first(*ctx.input(0), layouts.input);
   Tensor& out = *ctx.output(0);
-  const size_t rank = out.rank();
-  const Tensor x = nhwc ? permute_tensor(*ctx.input(0), to_channels_first(rank)) : *ctx.input(0);
-  Tensor y = Tensor::allocate(out.dtype(), nhwc ? permuted(out.shape(), to_channels_first(rank)) : out.shape());
+  Tensor y = Tensor::allocate(out.dtype(), channels_first_dims(out.shape(), layouts.output));
   KILN_RETURN_IF_ERROR(conv_reference(node, x, *ctx.input(1), ctx.input(2), y));
-  if (nhwc) y = permute_tensor(y, to_channels_last(rank));
-  return apply_epilogue(ctx, y, nullptr);
+  return apply_epilogue(ctx, to_stored(y, layouts.output), nullptr);
 }
 
 // ---- shared epilogue ----

@@ -33,7 +33,7 @@ void register_recurrent_ops(OpRegistry& r);          // recurrent.cpp
 void register_signal_ops(OpRegistry& r);             // signal.cpp
 void register_random_ops(OpRegistry& r);             // random.cpp
 void register_fused_ops(OpRegistry& r);              // fused_products.cpp (domain kiln)
-void register_layout_ops(OpRegistry& r);             // channels_last_op.cpp (domain kiln)
+void register_layout_ops(OpRegistry& r);             // layout_ops.cpp (domain kiln)
 void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 void register_attention_ops(OpRegistry& r);          // attention.cpp (domain kiln)
 void register_elementwise_chain_ops(OpRegistry& r);  // elementwise_chain.cpp (domain kiln)

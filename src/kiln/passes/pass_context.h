@@ -17,9 +17,10 @@ struct PassContext {
   const ops::OpRegistry& registry;
   // Constant folding leaves a node unfolded when its outputs together would exceed this many bytes.
   int64_t max_folded_bytes = int64_t{64} << 20;
-  // The target providers run convolutions fastest on channels-last activations (the cpu provider):
-  // the channels_last pass converts convolution regions. Off for cpu_ref, which gains nothing.
-  bool channels_last = false;
+  // The target providers run convolutions fastest on blocked or channels-last activations (the cpu
+  // provider): the activation_layout pass converts convolution regions. Off for cpu_ref, which
+  // gains nothing.
+  bool activation_layouts = false;
   // The target provider has Winograd kernels for 3x3 convolutions (the cpu provider on AVX-512):
   // the winograd_selection pass marks the convolutions they take.
   bool winograd = false;

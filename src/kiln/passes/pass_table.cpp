@@ -2,10 +2,10 @@
 // the pass manager repeats the whole list until a round changes nothing.
 #include "kiln/passes/pass_table.h"
 
+#include "kiln/passes/activation_layout.h"
 #include "kiln/passes/attention_fusion.h"
 #include "kiln/passes/attention_transpose_folding.h"
 #include "kiln/passes/batchnorm_folding.h"
-#include "kiln/passes/channels_last.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/concat_split.h"
 #include "kiln/passes/constant_folding.h"
@@ -43,8 +43,8 @@ const std::vector<PassInfo>& pass_table() {
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"product_slicing", "cut a product whose output only Slices of the last axis read into one product per Slice",
        slice_products},
-      {"channels_last", "run convolution regions on channels-last tensors (providers that prefer it)",
-       convert_to_channels_last},
+      {"activation_layout", "run convolution regions on blocked or channels-last tensors (providers that prefer them)",
+       choose_activation_layouts},
       {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains},
       {"winograd_selection", "compute 3x3 stride-1 convolutions by Winograd's method (targets that have it)",
        select_winograd},

@@ -175,9 +175,9 @@ Status Session::Impl::analyse() {
 passes::PassContext Session::Impl::pass_context() const {
   passes::PassContext ctx{ops::OpRegistry::global()};
   const auto& preferred = options.providers;
-  ctx.channels_last = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
-  ctx.winograd = ctx.channels_last && providers::cpu_has_winograd_convolutions();
-  ctx.elementwise_chains = ctx.channels_last;
+  ctx.activation_layouts = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
+  ctx.winograd = ctx.activation_layouts && providers::cpu_has_winograd_convolutions();
+  ctx.elementwise_chains = ctx.activation_layouts;
   return ctx;
 }
 

@@ -1,10 +1,11 @@
 // cpu kernels for Conv and kiln.FusedConv: one oneDNN convolution primitive per node and plan,
 // built for the plan's concrete shapes, with constant weights reordered once into the layout the
 // primitive prefers. FusedConv's residual and activation run as post-ops (epilogue.h); its NHWC
-// layout maps to oneDNN's channels-last tensors. A FusedConv marked algorithm = "winograd"
-// (passes/winograd_selection.h) runs oneDNN's Winograd convolution, which works on the blocked
-// layout nChw16c: its input and output are reordered into and out of that layout at the kernel's
-// edges, through one per-thread workspace; when oneDNN declines it, the direct method runs.
+// activation layouts (ops/activation_layout.h) map to oneDNN's channels-last and blocked tensors. A
+// FusedConv marked algorithm = "winograd" (passes/winograd_selection.h) runs oneDNN's Winograd
+// convolution, which works on the blocked layout nChw16c: activations in another layout are
+// reordered into and out of it at the kernel's edges, through one per-thread workspace; when
+// oneDNN declines it, the direct method runs.
 #include <omp.h>
 
 #include <algorithm>
@@ -22,8 +23,6 @@ namespace kiln::providers::cpu {
 namespace {
 
 using dnnl::memory;
-
-bool channels_last(const ir::Node& node) { return node.attr_string("layout", "NCHW") == "NHWC"; }
 
 Capability conv_supports(const ir::Node& node) {
   if (node.inputs.size() < 2) return Capability::no("Conv needs X and W");
@@ -121,7 +120,8 @@ struct ConvKernelState {
   PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
   bool has_bias = false;
-  // Winograd: the blocked layouts the primitive reads and writes, and the reorders to them.
+  // Winograd on activations in another layout: the blocked layouts the primitive reads and writes,
+  // and the reorders to them.
   std::optional<memory::desc> src_blocked, dst_blocked;
   dnnl::reorder to_blocked, from_blocked;
   dnnl::stream stream{cpu_engine()};
@@ -145,9 +145,12 @@ struct ConvKernelState {
 };
 
 Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
-  const bool nhwc = channels_last(node);
-  const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), w = input_dims(node, 1),
-                             y = channels_first(output_dims(node, 0), nhwc);
+  KILN_ASSIGN_OR_RETURN(const ops::ConvLayouts layouts, ops::conv_layouts(node));
+  auto state = std::make_shared<ConvKernelState>();
+  KILN_ASSIGN_OR_RETURN(state->src, activation_desc(input_dims(node, 0), layouts.input));
+  KILN_ASSIGN_OR_RETURN(state->dst, activation_desc(output_dims(node, 0), layouts.output));
+  const std::vector<int64_t> x = ops::channels_first_dims(input_dims(node, 0), layouts.input), w = input_dims(node, 1),
+                             y = ops::channels_first_dims(output_dims(node, 0), layouts.output);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));
   const size_t spatial = x.size() - 2;
   ConvGeometry g;
@@ -167,18 +170,17 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   g.bias = row_major_desc({p.out_channels});
   g.weights_any = memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), memory::data_type::f32, memory::format_tag::any);
 
-  auto state = std::make_shared<ConvKernelState>();
-  state->src = activation_desc(input_dims(node, 0), nhwc);
-  state->dst = activation_desc(output_dims(node, 0), nhwc);
   const memory::desc weights_plain = row_major_desc(weight_dims);
   state->has_bias = g.has_bias;
   state->bias = g.bias;
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   if (runs_winograd(node, y, x[1]) && (pd = winograd_desc(node, g, x, y))) {
-    state->src_blocked = pd->src_desc();
-    state->dst_blocked = pd->dst_desc();
-    state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
-    state->from_blocked = dnnl::reorder(memory(*state->dst_blocked, cpu_engine(), nullptr), memory(state->dst, cpu_engine(), nullptr));
+    if (pd->src_desc() != state->src || pd->dst_desc() != state->dst) {
+      state->src_blocked = pd->src_desc();
+      state->dst_blocked = pd->dst_desc();
+      state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
+      state->from_blocked = dnnl::reorder(memory(*state->dst_blocked, cpu_engine(), nullptr), memory(state->dst, cpu_engine(), nullptr));
+    }
   } else {
     pd = primitive_desc(node, g, dnnl::algorithm::convolution_direct, state->src, state->dst);
   }
@@ -213,10 +215,13 @@ namespace kiln::providers {
 
 int cpu_kernel_reorders(const ir::Node& node) {
   if (node.domain != "kiln" || node.op_type != "FusedConv") return 0;
-  const bool nhwc = node.attr_string("layout", "NCHW") == "NHWC";
-  const std::vector<int64_t> x = cpu::channels_first(cpu::input_dims(node, 0), nhwc),
-                             y = cpu::channels_first(cpu::output_dims(node, 0), nhwc);
-  return x.size() == 4 && cpu::runs_winograd(node, y, x[1]) ? 2 : 0;
+  const Result<ops::ConvLayouts> layouts = ops::conv_layouts(node);
+  if (!layouts.is_ok()) return 0;
+  const std::vector<int64_t> x = ops::channels_first_dims(cpu::input_dims(node, 0), layouts->input),
+                             y = ops::channels_first_dims(cpu::output_dims(node, 0), layouts->output);
+  if (x.size() != 4 || !cpu::runs_winograd(node, y, x[1])) return 0;
+  const ops::ActivationLayout winograds = ops::ActivationLayout::blocked(16);
+  return (layouts->input != winograds ? 1 : 0) + (layouts->output != winograds ? 1 : 0);
 }
 
 }  // namespace kiln::providers

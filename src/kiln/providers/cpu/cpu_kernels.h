@@ -39,6 +39,7 @@ void add_gather_kernels(CpuKernelTable& table);
 void add_expand_kernels(CpuKernelTable& table);
 void add_resize_kernels(CpuKernelTable& table);
 void add_conv_transpose_kernels(CpuKernelTable& table);
+void add_relayout_kernels(CpuKernelTable& table);
 
 // Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
 Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);

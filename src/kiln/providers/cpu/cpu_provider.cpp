@@ -24,6 +24,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_expand_kernels(t);
     cpu::add_resize_kernels(t);
     cpu::add_conv_transpose_kernels(t);
+    cpu::add_relayout_kernels(t);
     return t;
   }();
   return kernels;

@@ -25,14 +25,15 @@ dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vec
                             dnnl::memory::dims(strides.begin(), strides.end()));
 }
 
-dnnl::memory::desc activation_desc(const std::vector<int64_t>& dims, bool channels_last) {
-  if (!channels_last) return row_major_desc(dims);
-  const size_t rank = dims.size();
-  std::vector<int64_t> logical{dims[0], dims[rank - 1]}, strides(rank);
-  logical.insert(logical.end(), dims.begin() + 1, dims.end() - 1);
+namespace {
+
+// A plain tensor's channels-last strides over channels-first dims: C innermost, then the spatial dims.
+dnnl::memory::desc channels_last_desc(const std::vector<int64_t>& logical) {
+  const size_t rank = logical.size();
+  std::vector<int64_t> strides(rank);
   int64_t stride = 1;
-  strides[1] = stride;  // C is innermost
-  stride *= dims[rank - 1];
+  strides[1] = stride;
+  stride *= logical[1];
   for (size_t d = rank; d-- > 2;) {
     strides[d] = stride;
     stride *= logical[d];
@@ -41,11 +42,29 @@ dnnl::memory::desc activation_desc(const std::vector<int64_t>& dims, bool channe
   return strided_desc(logical, strides);
 }
 
-std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool channels_last) {
-  if (!channels_last) return dims;
-  std::vector<int64_t> out{dims[0], dims.back()};
-  out.insert(out.end(), dims.begin() + 1, dims.end() - 1);
-  return out;
+std::optional<dnnl::memory::format_tag> blocked_tag(size_t rank, int64_t block) {
+  using tag = dnnl::memory::format_tag;
+  if (block != 8 && block != 16) return std::nullopt;
+  switch (rank) {
+    case 3: return block == 8 ? tag::nCw8c : tag::nCw16c;
+    case 4: return block == 8 ? tag::nChw8c : tag::nChw16c;
+    case 5: return block == 8 ? tag::nCdhw8c : tag::nCdhw16c;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Result<dnnl::memory::desc> activation_desc(const std::vector<int64_t>& stored, ops::ActivationLayout layout) {
+  const std::vector<int64_t> logical = ops::channels_first_dims(stored, layout);
+  switch (layout.kind) {
+    case ops::ActivationLayout::Kind::kChannelsFirst: return row_major_desc(logical);
+    case ops::ActivationLayout::Kind::kChannelsLast: return channels_last_desc(logical);
+    case ops::ActivationLayout::Kind::kBlocked: break;
+  }
+  const std::optional<dnnl::memory::format_tag> tag = blocked_tag(logical.size(), layout.block);
+  if (!tag) return unsupported_target(layout.name() + " tensors of rank " + std::to_string(logical.size()) + " (cpu has ranks 3 to 5)");
+  return dnnl::memory::desc(dnnl::memory::dims(logical.begin(), logical.end()), dnnl::memory::data_type::f32, *tag);
 }
 
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t) {

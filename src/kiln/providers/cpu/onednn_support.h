@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/activation_layout.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
@@ -27,11 +28,10 @@ dnnl::memory::desc row_major_desc(const std::vector<int64_t>& dims);
 // The same with explicit strides (a transposed view, a broadcast operand).
 dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
 
-// Descriptor of an activation tensor given in Kiln's dims: channels-last tensors hold
-// [N, spatial..., C] and are described to oneDNN as [N, C, spatial...] with channels-last strides.
-dnnl::memory::desc activation_desc(const std::vector<int64_t>& dims, bool channels_last);
-// Kiln dims of an activation tensor in channels-first order.
-std::vector<int64_t> channels_first(const std::vector<int64_t>& dims, bool channels_last);
+// Descriptor of an activation tensor stored in `layout` (Kiln's stored dims, activation_layout.h),
+// described to oneDNN over its channels-first dims: channels-last strides, or the blocked format
+// tags nCw/nChw/nCdhw 8c/16c. UnsupportedTarget for a layout oneDNN has no tag for.
+Result<dnnl::memory::desc> activation_desc(const std::vector<int64_t>& stored, ops::ActivationLayout layout);
 
 // A oneDNN memory over a Kiln tensor's storage (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);

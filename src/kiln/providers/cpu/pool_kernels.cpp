@@ -1,6 +1,6 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
-// as oneDNN pooling primitives built for the plan's shapes, channels-first, or channels-last when
-// wrapped in kiln.ChannelsLast.
+// as oneDNN pooling primitives built for the plan's shapes, channels-first, or in the activation
+// layout of the kiln.InLayout that wraps them.
 #include <memory>
 #include <set>
 
@@ -14,13 +14,13 @@ namespace {
 using dnnl::memory;
 
 bool is_wrapped(const ir::Node& node) { return node.domain == "kiln"; }
-// The pooling op: the node's own, or the one kiln.ChannelsLast wraps.
+// The pooling op: the node's own, or the one kiln.InLayout wraps.
 std::string pool_op(const ir::Node& node) { return is_wrapped(node) ? node.attr_string("op") : node.op_type; }
 bool is_global(const ir::Node& node) { return pool_op(node).rfind("Global", 0) == 0; }
 
 Capability pool_supports(const ir::Node& node) {
   static const std::set<std::string> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-  if (!pools.count(pool_op(node))) return Capability::no("kiln.ChannelsLast of " + pool_op(node) + " has no cpu kernel");
+  if (!pools.count(pool_op(node))) return Capability::no("kiln.InLayout of " + pool_op(node) + " has no cpu kernel");
   if (node.outputs.size() > 1 && node.outputs[1]) return Capability::no("MaxPool's Indices output");
   Capability c = float_tensors(node, {0});
   if (!c.supported) return c;
@@ -38,8 +38,12 @@ dnnl::algorithm algorithm_for(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_pool(const ir::Node& node) {
-  const bool nhwc = is_wrapped(node);
-  const std::vector<int64_t> x = channels_first(input_dims(node, 0), nhwc), y = channels_first(output_dims(node, 0), nhwc);
+  KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout layout,
+                        is_wrapped(node) ? ops::layout_attribute(node, "layout") : ops::ActivationLayout::channels_first());
+  KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), layout));
+  KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), layout));
+  const std::vector<int64_t> x = ops::channels_first_dims(input_dims(node, 0), layout),
+                             y = ops::channels_first_dims(output_dims(node, 0), layout);
   const size_t spatial = x.size() - 2;
   std::vector<int64_t> kernel(x.begin() + 2, x.end());
   if (!is_global(node)) kernel = node.attr_ints("kernel_shape");
@@ -55,7 +59,6 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
     // Past the input by as much as the last window needs (ceil_mode windows may overhang).
     pad_right.push_back(std::max<int64_t>(0, (y[i + 2] - 1) * w.strides[i] + extent - x[i + 2] - w.pads[i]));
   }
-  const memory::desc src = activation_desc(input_dims(node, 0), nhwc), dst = activation_desc(output_dims(node, 0), nhwc);
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_for(node), src, dst,
                                             strides, memory::dims(kernel.begin(), kernel.end()), dilations, pad_left,
                                             pad_right);
@@ -69,7 +72,7 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
 }  // namespace
 
 void add_pool_kernels(CpuKernelTable& table) {
-  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.ChannelsLast"})
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.InLayout"})
     table[op] = node_only(pool_supports, build_pool);
 }
 

@@ -1,0 +1,237 @@
+// activation_layout: convolution regions to one activation layout each, reorders only at their edges.
+#include "kiln/passes/activation_layout.h"
+
+#include <map>
+#include <set>
+
+#include "kiln/ops/activation.h"
+#include "kiln/ops/activation_layout.h"
+#include "kiln/ops/channels_last.h"
+#include "kiln/passes/rewrite_helpers.h"
+
+namespace kiln::passes {
+namespace {
+
+using ops::ActivationLayout;
+
+const std::set<std::string> kPools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+const std::set<std::string> kElementwiseBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+// A convolution of a region in a blocked layout may read an outside input this narrow (an image)
+// channels-first: oneDNN has direct kernels from plain inputs to blocked outputs for it.
+constexpr int64_t kMaxChannelsFirstInput = 4;
+
+// A float activation of rank 4 (dims may be symbolic: a dynamic batch converts too).
+bool is_float_4d(const ir::Value* v) {
+  return v && v->type.is_tensor() && v->type.dtype == DType::kFloat && v->type.shape && v->type.shape->rank() == 4;
+}
+
+bool is_scalar_constant(const ir::Value* v) { return v && v->initializer && v->initializer->element_count() == 1; }
+
+bool is_conv(const ir::Node& n) { return is_onnx_op(n, "Conv") || (n.domain == "kiln" && n.op_type == "FusedConv"); }
+
+// Whether input i of a region node is an activation (the others, weights and bias, stay as they are).
+bool is_activation_input(const ir::Node& node, size_t i) {
+  if (is_conv(node)) return i == 0 || i == 3;
+  if (kPools.count(node.op_type)) return i == 0;
+  return is_float_4d(node.inputs[i]);
+}
+
+// Convolutions and pools on 4-d float tensors start (or extend) a region.
+bool starts_region(const ir::Node& n) {
+  if (n.has_subgraph() || !is_float_4d(n.input(0)) || !is_float_4d(n.outputs[0])) return false;
+  if (is_onnx_op(n, "Conv")) return true;
+  if (n.domain == "kiln" && n.op_type == "FusedConv") return n.attr_string("layout", "NCHW") == "NCHW";
+  if (!n.domain.empty() || !kPools.count(n.op_type)) return false;
+  return n.outputs.size() == 1 || !n.outputs[1];  // MaxPool's Indices are channels-first
+}
+
+// Layout-agnostic ops join a region when one of their inputs is already in it.
+bool may_join_region(const ir::Node& n) {
+  if (!n.domain.empty() || n.outputs.size() != 1 || !is_float_4d(n.outputs[0]) || n.has_subgraph()) return false;
+  if (ops::activation_of(n)) return true;
+  if (kElementwiseBinary.count(n.op_type) && n.inputs.size() == 2) {
+    for (const ir::Value* in : n.inputs)
+      if (!(is_scalar_constant(in) || (in && in->type == n.outputs[0]->type))) return false;
+    return n.opset_version >= 7;  // no legacy broadcast attribute
+  }
+  return n.op_type == "Concat";
+}
+
+int64_t channels(const ir::Value* v) {
+  const ir::Dim& c = v->type.shape->dims()[1];
+  return c.is_static() ? c.value() : -1;
+}
+
+// Regions as disjoint sets of nodes (union-find over node indices).
+class Regions {
+ public:
+  size_t add() {
+    parent_.push_back(parent_.size());
+    return parent_.size() - 1;
+  }
+  size_t root(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void join(size_t a, size_t b) { parent_[root(a)] = root(b); }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+class Converter {
+ public:
+  explicit Converter(ir::Graph& graph) : graph_(graph) {}
+
+  Result<bool> run() {
+    find_regions();
+    if (members_.empty()) return false;
+    std::map<size_t, ActivationLayout> layouts;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      const size_t r = regions_.root(i);
+      if (!layouts.count(r)) layouts[r] = layout_for_region(r);
+    }
+    for (size_t i = 0; i < members_.size(); ++i) convert(*members_[i], layouts[regions_.root(i)]);
+    for (const ir::Node* node : members_) graph_.remove_node(node);
+    graph_.remove_unused_values();
+    KILN_RETURN_IF_ERROR(graph_.topological_sort());
+    return true;
+  }
+
+ private:
+  // Walks the nodes in order: region starters and the agnostic ops reading a member's output join,
+  // each joined to the regions of the members whose outputs it reads.
+  void find_regions() {
+    std::vector<ir::Node*> order;
+    for (const auto& n : graph_.nodes()) order.push_back(n.get());
+    for (ir::Node* node : order) {
+      std::vector<size_t> producers;
+      for (const ir::Value* in : node->inputs) {
+        auto it = in && in->producer ? index_.find(in->producer) : index_.end();
+        if (it != index_.end()) producers.push_back(it->second);
+      }
+      if (!starts_region(*node) && !(may_join_region(*node) && !producers.empty())) continue;
+      const size_t i = regions_.add();
+      index_[node] = i;
+      members_.push_back(node);
+      for (size_t p : producers) regions_.join(i, p);
+    }
+  }
+
+  bool is_member_output(const ir::Value* v) const { return v->producer && index_.count(v->producer); }
+
+  // A convolution reading a narrow outside input keeps it channels-first in a blocked region.
+  bool reads_channels_first(const ir::Node& node, ActivationLayout layout) const {
+    const ir::Value* x = node.input(0);
+    return layout.is_blocked() && is_conv(node) && !is_member_output(x) && channels(x) > 0 &&
+           channels(x) <= kMaxChannelsFirstInput && channels(x) % layout.block != 0;
+  }
+
+  bool block_fits(const ir::Node& node, ActivationLayout layout) const {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ir::Value* in = node.inputs[i];
+      if (!in || !is_activation_input(node, i) || (i == 0 && reads_channels_first(node, layout))) continue;
+      if (channels(in) <= 0 || channels(in) % layout.block != 0) return false;
+    }
+    const int64_t out = channels(node.outputs[0]);
+    return out > 0 && out % layout.block == 0;
+  }
+
+  ActivationLayout layout_for_region(size_t root) {
+    for (int64_t block : ops::channel_blocks()) {
+      const ActivationLayout layout = ActivationLayout::blocked(block);
+      bool fits = true;
+      for (size_t i = 0; i < members_.size() && fits; ++i)
+        if (regions_.root(i) == root) fits = block_fits(*members_[i], layout);
+      if (fits) return layout;
+    }
+    return ActivationLayout::channels_last();
+  }
+
+  // The form of channels-first value `v` stored in `layout`: a member's output, else one
+  // reorder made once per value and layout.
+  ir::Value* stored_form(ir::Value* v, ActivationLayout layout) {
+    const auto key = std::make_pair(v, layout.name());
+    auto it = stored_.find(key);
+    if (it != stored_.end()) return it->second;
+    ir::Value* s = graph_.add_value(graph_.unique_name(v->name + "_" + layout.name()),
+                                    ir::TensorType{v->type.dtype, ops::stored_shape(*v->type.shape, layout).value()});
+    add_reorder(v, s, ActivationLayout::channels_first(), layout, v->name + "_to_" + layout.name());
+    stored_[key] = s;
+    return s;
+  }
+
+  // from -> to, one of them channels-first: a Transpose for NHWC, a kiln.Relayout for blocked.
+  void add_reorder(ir::Value* in, ir::Value* out, ActivationLayout from, ActivationLayout to, const std::string& name) {
+    if (!from.is_blocked() && !to.is_blocked()) {
+      const bool to_last = to.kind == ActivationLayout::Kind::kChannelsLast;
+      graph_.add_node("Transpose", {in}, {out}, graph_.unique_name(name), "", 13)->attributes["perm"] =
+          ir::Attribute::of_ints(to_last ? ops::to_channels_last(4) : ops::to_channels_first(4));
+      return;
+    }
+    ir::Node* relayout = graph_.add_node("Relayout", {in}, {out}, graph_.unique_name(name), "kiln", 1);
+    relayout->attributes["from"] = ir::Attribute::of_string(from.name());
+    relayout->attributes["to"] = ir::Attribute::of_string(to.name());
+  }
+
+  // Replaces `node` by its form in `layout` writing a new value; the original output is then
+  // produced by a reorder back (removed later if nothing reads it).
+  void convert(ir::Node& node, ActivationLayout layout) {
+    const bool plain_input = reads_channels_first(node, layout);
+    std::vector<ir::Value*> inputs;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      ir::Value* in = node.inputs[i];
+      const bool converts = in && is_activation_input(node, i) && !(i == 0 && plain_input);
+      inputs.push_back(converts ? stored_form(in, layout) : in);
+    }
+    ir::Value* y = node.outputs[0];
+    ir::Value* y_stored = graph_.add_value(graph_.unique_name(y->name + "_" + layout.name()),
+                                           ir::TensorType{y->type.dtype, ops::stored_shape(*y->type.shape, layout).value()});
+    ir::Node* twin = graph_.add_node(node.op_type, inputs, {y_stored}, node.name, node.domain, node.opset_version);
+    twin->attributes = node.attributes;
+    twin->origins = node.source_nodes();
+    set_layout(node, *twin, layout, plain_input);
+    stored_[std::make_pair(y, layout.name())] = y_stored;
+    // The original output keeps its name and readers; node is removed after the walk.
+    node.outputs[0] = graph_.add_value(graph_.unique_name(y->name + "_replaced"), y->type);
+    node.outputs[0]->producer = &node;
+    add_reorder(y_stored, y, layout, ActivationLayout::channels_first(), y->name + "_to_nchw");
+  }
+
+  static void set_layout(const ir::Node& node, ir::Node& twin, ActivationLayout layout, bool plain_input) {
+    if (is_conv(node)) {
+      twin.op_type = "FusedConv";
+      twin.domain = "kiln";
+      twin.opset_version = 1;
+      twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
+      if (plain_input) twin.attributes["input_layout"] = ir::Attribute::of_string("NCHW");
+    } else if (kPools.count(node.op_type) && node.domain.empty()) {
+      twin.op_type = "InLayout";
+      twin.domain = "kiln";
+      twin.opset_version = 1;
+      twin.attributes["op"] = ir::Attribute::of_string(node.op_type);
+      twin.attributes["op_version"] = ir::Attribute::of_int(node.opset_version);
+      twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
+    } else if (node.op_type == "Concat") {
+      const auto axis = static_cast<size_t>((node.attr_int("axis", 1) + 4) % 4);
+      // Blocked tensors keep the channels-first axis order (channel blocks stay on axis 1).
+      const int64_t stored_axis = layout.is_blocked() ? static_cast<int64_t>(axis) : ops::to_channels_first(4)[axis];
+      twin.attributes["axis"] = ir::Attribute::of_int(stored_axis);
+    }
+  }
+
+  ir::Graph& graph_;
+  Regions regions_;
+  std::vector<ir::Node*> members_;             // region nodes in graph order
+  std::map<const ir::Node*, size_t> index_;  // member -> its index in members_
+  std::map<std::pair<const ir::Value*, std::string>, ir::Value*> stored_;  // (value, layout name) -> stored form
+};
+
+}  // namespace
+
+Result<bool> choose_activation_layouts(ir::Graph& graph, const PassContext& ctx) {
+  if (!ctx.activation_layouts) return false;
+  return Converter(graph).run();
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,23 @@
+// activation_layout: runs convolution regions in the activation layout the target's convolutions
+// are fastest on (PassContext::activation_layouts: the cpu provider's oneDNN kernels).
+// A region is a connected set of convolutions and pools on 4-d float tensors, with the
+// layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
+// scalars, Concat). Each region gets one layout (ops/activation_layout.h): the blocked NCHW16c,
+// else NCHW8c, when that block divides every channel count in it (a convolution may still read a
+// narrow input of at most 4 channels, an image, channels-first), else NHWC. Conv and
+// kiln.FusedConv become FusedConv with that layout; pooling ops are wrapped in kiln.InLayout;
+// Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,
+// Transposes for NHWC) are inserted only where a region meets the rest of the graph, each value
+// converted at most once per layout, and the channels-first originals are left to dead-code
+// elimination.
+#pragma once
+
+#include "kiln/ir/graph.h"
+#include "kiln/passes/pass_context.h"
+#include "kiln/status.h"
+
+namespace kiln::passes {
+
+Result<bool> choose_activation_layouts(ir::Graph& graph, const PassContext& ctx);
+
+}  // namespace kiln::passes

@@ -1,0 +1,34 @@
+// cpu kernel for kiln.Relayout: one oneDNN reorder between two activation layouts
+// (ops/activation_layout.h), built for the plan's shapes and threaded like every oneDNN primitive.
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+Capability relayout_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0});
+  if (!c.supported) return c;
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < 3 || rank > 6) return Capability::no("relayout of a rank-" + std::to_string(rank) + " tensor");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_relayout(const ir::Node& node) {
+  KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout from, ops::layout_attribute(node, "from"));
+  KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout to, ops::layout_attribute(node, "to"));
+  KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), from));
+  KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), to));
+  const dnnl::reorder::primitive_desc pd(cpu_engine(), src, cpu_engine(), dst);
+  return primitive_kernel(dnnl::reorder(pd), [src, dst](ops::KernelContext& ctx) {
+    return std::unordered_map<int, memory>{{DNNL_ARG_FROM, wrap(src, *ctx.input(0))}, {DNNL_ARG_TO, wrap(dst, *ctx.output(0))}};
+  });
+}
+
+}  // namespace
+
+void add_relayout_kernels(CpuKernelTable& table) { table["kiln.Relayout"] = node_only(relayout_supports, build_relayout); }
+
+}  // namespace kiln::providers::cpu

@@ -1,0 +1,202 @@
+// Tests of activation_layout: each convolution region gets the widest channel block that divides
+// all its channel counts (NCHW16c, else NCHW8c), else NHWC; a narrow image input is read
+// channels-first; reorders appear only at region edges; Concat keeps its channel axis in blocked
+// layouts; and a converted model computes what the original computes, on cpu and cpu_ref.
+#include "kiln/passes/activation_layout.h"
+#include "kiln/passes/dead_code_elimination.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "kiln/session.h"
+#include "passes/pass_test_util.h"
+#include "support/model_builder.h"
+
+namespace kiln::passes {
+namespace {
+
+using testing::changed_ok;
+
+PassContext layout_context() {
+  PassContext ctx = testing::fake_context();
+  ctx.activation_layouts = true;
+  return ctx;
+}
+
+ir::Value* add_weights(ir::Graph& g, const std::string& name, std::vector<int64_t> dims) {
+  return g.add_constant(name, Tensor::allocate(DType::kFloat, std::move(dims)));
+}
+
+// x[1,in,8,8] -> Conv(mid, 3x3, pad 1) -> Relu -> Conv(out, 1x1) -> y[1,out,8,8].
+void two_convs(ir::Graph& g, int64_t in, int64_t mid, int64_t out) {
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, in, 8, 8}));
+  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, mid, 8, 8}));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, mid, 8, 8}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, out, 8, 8}));
+  g.add_node("Conv", {x, add_weights(g, "w1", {mid, in, 3, 3})}, {c}, "conv1", "", 11)->attributes["pads"] =
+      ir::Attribute::of_ints({1, 1, 1, 1});
+  g.add_node("Relu", {c}, {r}, "relu", "", 14);
+  g.add_node("Conv", {r, add_weights(g, "w2", {out, mid, 1, 1})}, {y}, "conv2", "", 11);
+  g.outputs = {y};
+}
+
+// Node counts by op once dead-code elimination has removed the reorders back that nothing reads.
+std::map<std::string, int> op_counts(ir::Graph& g) {
+  EXPECT_TRUE(eliminate_dead_code(g, testing::fake_context()).is_ok());
+  std::map<std::string, int> counts;
+  for (const auto& n : g.nodes()) ++counts[n->op_type];
+  return counts;
+}
+
+std::vector<std::string> conv_layouts(const ir::Graph& g) {
+  std::vector<std::string> layouts;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "FusedConv") layouts.push_back(n->attr_string("layout") + "<-" + n->attr_string("input_layout", "same"));
+  return layouts;
+}
+
+TEST(ActivationLayout, ChannelsDivisibleBySixteenRunInNCHW16c) {
+  ir::Graph g;
+  two_convs(g, 16, 32, 48);
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-same", "NCHW16c<-same"}));
+  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // into the region and out of it
+  EXPECT_EQ(g.outputs[0]->name, "y");
+  EXPECT_EQ(g.outputs[0]->producer->op_type, "Relayout");
+  EXPECT_EQ(g.outputs[0]->producer->inputs[0]->type.shape->to_string(), "[1,3,8,8,16]");
+}
+
+TEST(ActivationLayout, ChannelsDivisibleOnlyByEightRunInNCHW8c) {
+  ir::Graph g;
+  two_convs(g, 16, 24, 144);
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
+}
+
+TEST(ActivationLayout, OtherChannelCountsRunChannelsLast) {
+  ir::Graph g;
+  two_convs(g, 16, 20, 16);
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
+  EXPECT_EQ(op_counts(g)["Transpose"], 2);
+  EXPECT_EQ(op_counts(g)["Relayout"], 0);
+}
+
+TEST(ActivationLayout, AnImageInputIsReadChannelsFirstWithoutAReorder) {
+  ir::Graph g;
+  two_convs(g, 3, 32, 16);
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-NCHW", "NCHW16c<-same"}));
+  EXPECT_EQ(op_counts(g)["Relayout"], 1);  // out of the region only
+}
+
+TEST(ActivationLayout, EachRegionChoosesItsOwnLayout) {
+  ir::Graph g;
+  two_convs(g, 16, 32, 32);
+  // A second region after a Softmax (not layout-agnostic): 20 channels, so NHWC.
+  ir::Value* s = g.add_value("s", ir::make_type(DType::kFloat, {1, 32, 8, 8}));
+  ir::Value* z = g.add_value("z", ir::make_type(DType::kFloat, {1, 20, 8, 8}));
+  g.add_node("Softmax", {g.outputs[0]}, {s}, "softmax", "", 13);
+  g.add_node("Conv", {s, add_weights(g, "w3", {20, 32, 1, 1})}, {z}, "conv3", "", 11);
+  g.outputs = {z};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-same", "NCHW16c<-same", "NHWC<-same"}));
+}
+
+TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
+  ir::Graph g;
+  ir::Value* a = testing::add_input(g, "a", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* ca = g.add_value("ca", ir::make_type(DType::kFloat, {1, 8, 4, 4}));
+  ir::Value* cb = g.add_value("cb", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 24, 4, 4}));
+  g.add_node("Conv", {a, add_weights(g, "wa", {8, 16, 1, 1})}, {ca}, "conv_a", "", 11);
+  g.add_node("Conv", {a, add_weights(g, "wb", {16, 16, 1, 1})}, {cb}, "conv_b", "", 11);
+  g.add_node("Concat", {ca, cb}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(-3);
+  g.outputs = {joined};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Concat") {
+      EXPECT_EQ(n->attr_int("axis", -1), 1);
+      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,3,4,4,8]");
+    }
+  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
+}
+
+TEST(ActivationLayout, OffUnlessTheTargetPrefersIt) {
+  ir::Graph g;
+  two_convs(g, 16, 32, 48);
+  EXPECT_FALSE(changed_ok(choose_activation_layouts(g, testing::fake_context())));
+}
+
+// x[2,3,10,10] -> Conv(24, 3x3 s2) -> Clip -> depthwise Conv -> Conv(16, 1x1) + x' (residual Add)
+// -> MaxPool -> GlobalAveragePool -> y: a MobileNet-like block in NCHW8c, end to end.
+std::string mobile_block(const kiln::testing::ScratchDir& dir) {
+  using kiln::testing::ModelBuilder;
+  constexpr int kFloat = onnx::TensorProto::FLOAT;
+  auto wave = [](size_t n, float scale) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>((i * 7) % 13) - 6);
+    return v;
+  };
+  auto ints = [](onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  };
+  ModelBuilder b(13);
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}, int64_t{10}, int64_t{10}});
+  b.output("y", kFloat, {int64_t{2}, int64_t{24}, int64_t{1}, int64_t{1}});
+  b.float_initializer("w1", {24, 3, 3, 3}, wave(24 * 27, 0.05f));
+  b.float_initializer("b1", {24}, wave(24, 0.1f));
+  b.float_initializer("wd", {24, 1, 3, 3}, wave(24 * 9, 0.07f));
+  b.float_initializer("wp", {24, 24, 1, 1}, wave(24 * 24, 0.03f));
+  b.float_initializer("lo", {}, {0.0f});
+  b.float_initializer("hi", {}, {6.0f});
+  onnx::NodeProto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "stem");
+  ints(c1, "strides", {2, 2});
+  ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Clip", {"c1", "lo", "hi"}, {"r1"}, "clip");
+  onnx::NodeProto& dw = b.node("Conv", {"r1", "wd"}, {"d"}, "depthwise");
+  ints(dw, "pads", {1, 1, 1, 1});
+  onnx::AttributeProto* group = dw.add_attribute();
+  group->set_name("group");
+  group->set_type(onnx::AttributeProto::INT);
+  group->set_i(24);
+  b.node("Conv", {"d", "wp"}, {"p"}, "project");
+  b.node("Add", {"p", "r1"}, {"s"}, "residual");
+  onnx::NodeProto& pool = b.node("MaxPool", {"s"}, {"m"}, "pool");
+  ints(pool, "kernel_shape", {2, 2});
+  ints(pool, "strides", {2, 2});
+  b.node("GlobalAveragePool", {"m"}, {"y"}, "gap");
+  return b.save(dir.file("model.onnx"));
+}
+
+TEST(ActivationLayout, ABlockedRegionComputesWhatTheOriginalComputes) {
+  kiln::testing::ScratchDir dir("activation_layout");
+  const std::string model = mobile_block(dir);
+  std::vector<float> x(2 * 3 * 10 * 10);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(static_cast<int>(i % 37) - 18);
+  std::map<std::string, Tensor> outputs;
+  for (const std::string provider : {"cpu_ref", "cpu"}) {
+    SessionOptions options;
+    options.providers = {provider};
+    options.optimize = provider == "cpu";
+    auto session = Session::load(model, options);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 3, 10, 10}, x)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    outputs[provider] = out.value().at("y");
+    if (provider == "cpu") {
+      const std::string report = session.value()->report_json();
+      EXPECT_NE(report.find("\"Relayout\""), std::string::npos);
+    }
+  }
+  ASSERT_EQ(outputs["cpu"].shape(), outputs["cpu_ref"].shape());
+  for (int64_t i = 0; i < outputs["cpu"].element_count(); ++i)
+    EXPECT_NEAR(outputs["cpu"].data<float>()[i], outputs["cpu_ref"].data<float>()[i], 1e-5) << i;
+}
+
+}  // namespace
+}  // namespace kiln::passes
