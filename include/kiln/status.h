@@ -55,6 +55,7 @@ inline Status internal_error(std::string m) { return {StatusCode::kInternal, std
 inline Status integrity_failure(std::string m) { return {StatusCode::kIntegrityFailure, std::move(m)}; }
 inline Status shape_guard_failure(std::string m) { return {StatusCode::kShapeGuardFailure, std::move(m)}; }
 inline Status allocation_failure(std::string m) { return {StatusCode::kAllocationFailure, std::move(m)}; }
+inline Status backend_failure(std::string m) { return {StatusCode::kBackendFailure, std::move(m)}; }
 
 // Either a value or a non-ok Status.
 template <class T>

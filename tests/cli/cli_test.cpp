@@ -23,9 +23,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-CommandResult run_kiln(const std::string& args) {
+// `kiln ARGS` run by the shell, with `env` ("NAME=value ...") set for it.
+CommandResult run_kiln_with(const std::string& env, const std::string& args) {
   CommandResult r;
-  const std::string cmd = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+  const std::string cmd = env + std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buf;
@@ -35,6 +36,8 @@ CommandResult run_kiln(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+CommandResult run_kiln(const std::string& args) { return run_kiln_with("", args); }
 
 std::string small_model(const ScratchDir& dir) {
   ModelBuilder b;
@@ -275,6 +278,27 @@ TEST(Cli, BadInputsFailWithClassifiedErrorAndNoOutputFile) {
     EXPECT_FALSE(std::filesystem::exists(dir.file("out/y.npy"))) << c.args;
     EXPECT_FALSE(std::filesystem::exists(dir.file("r.json"))) << c.args;
   }
+}
+
+TEST(Cli, CacheListsCountsAndClearsTheObjectsJitGenerated) {
+  ScratchDir dir("cli");
+  const std::string model = small_model(dir);  // Relu -> Neg: one element-wise chain
+  const std::string env = "KILN_CACHE_DIR=" + dir.file("cache") + " ";
+  CommandResult run = run_kiln_with(env, "run " + model + " --mode jit --shape x=2x3 --input x=random");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  CommandResult stats = run_kiln_with(env, "cache stats");
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("objects    1"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find(dir.file("cache")), std::string::npos) << stats.output;
+  CommandResult ls = run_kiln_with(env, "cache ls");
+  EXPECT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_NE(ls.output.find(" bytes  last used "), std::string::npos) << ls.output;
+  CommandResult clear = run_kiln_with(env, "cache clear");
+  EXPECT_EQ(clear.exit_code, 0) << clear.output;
+  EXPECT_NE(clear.output.find("removed 1 object(s)"), std::string::npos) << clear.output;
+  EXPECT_NE(run_kiln_with(env, "cache stats").output.find("objects    0"), std::string::npos);
+  CommandResult bare = run_kiln_with(env, "cache");
+  EXPECT_NE(bare.exit_code, 0) << bare.output;  // ls, stats or clear is required
 }
 
 }  // namespace

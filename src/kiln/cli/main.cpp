@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_replay_command(app, set_exit);
   kiln::cli::add_artifact_commands(app, set_exit);
   kiln::cli::add_diff_command(app, set_exit);
+  kiln::cli::add_cache_command(app, set_exit);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

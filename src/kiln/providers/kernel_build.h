@@ -5,6 +5,8 @@
 //    an artifact can store them packed; an artifact's load hands them back, and kernels bind them
 //    without packing. Some an artifact stores only packed (no plain copy): every node reading
 //    such a constant must take it in its stored layout (check_packed_only_readers).
+//  - In jit mode, kernels generated from loop IR are collected in one module per plan, built
+//    (compiled or found in the object cache, and loaded) once every kernel is made.
 // Layout names are the provider's: equal names mean byte-identical layouts.
 #pragma once
 
@@ -17,6 +19,10 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
+
+namespace kiln::codegen {
+class ModuleBuilder;
+}
 
 namespace kiln::providers {
 
@@ -53,6 +59,10 @@ class KernelBuild {
   // having taken it packed (another provider, or a kernel that wants another layout here).
   Status check_packed_only_readers(const ir::Graph& graph) const;
 
+  // jit: the module generated kernels join (null: providers use their library kernels).
+  void set_generated_module(std::shared_ptr<codegen::ModuleBuilder> module) { generated_ = std::move(module); }
+  codegen::ModuleBuilder* generated_module() const { return generated_.get(); }
+
   // Implementation name -> kernels using it.
   const std::map<std::string, int64_t>& implementations() const { return implementations_; }
   // Union of the recorded implementations' features, sorted.
@@ -67,6 +77,7 @@ class KernelBuild {
   std::map<std::pair<std::string, std::string>, PackedConstant> prepacked_, used_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> readers_;
   std::set<std::string> packed_only_;
+  std::shared_ptr<codegen::ModuleBuilder> generated_;
 };
 
 }  // namespace kiln::providers

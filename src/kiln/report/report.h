@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,15 @@ struct ExecutionSection {
   // With a bounding shape profile: the arena the profile's max shapes need, reserved at load.
   int64_t profile_max_arena_bytes = 0;
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
+  // jit: kernels generated from loop IR (codegen/kernel_generator.h).
+  struct Generated {
+    std::string compiler, cache_folder;
+    bool cache_writable = true;
+    int64_t modules = 0, kernels = 0, object_cache_hits = 0, object_cache_misses = 0, corrupted_entries = 0;
+    double compile_ms = 0;  // in the host compiler
+    int64_t source_bytes = 0;
+  };
+  std::optional<Generated> generated;  // absent unless kernels are generated
 };
 
 // The shape profile's guards: how often runs were checked, what the checks cost, and every input

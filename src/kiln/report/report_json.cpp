@@ -117,6 +117,18 @@ json execution_json(const ExecutionSection& e) {
   json recent = json::array();
   for (const auto& v : e.recent)
     recent.push_back({{"input_shapes", v.input_shapes}, {"compile_ms", v.compile_ms}, {"arena_bytes", v.arena_bytes}});
+  json generated = nullptr;
+  if (e.generated)
+    generated = {{"compiler", e.generated->compiler},
+                 {"cache_folder", e.generated->cache_folder},
+                 {"cache_writable", e.generated->cache_writable},
+                 {"modules", e.generated->modules},
+                 {"kernels", e.generated->kernels},
+                 {"object_cache_hits", e.generated->object_cache_hits},
+                 {"object_cache_misses", e.generated->object_cache_misses},
+                 {"corrupted_entries", e.generated->corrupted_entries},
+                 {"compile_ms", e.generated->compile_ms},
+                 {"source_bytes", e.generated->source_bytes}};
   return {{"mode", e.mode},
           {"max_variants", e.max_variants},
           {"variants_built", e.variants_built},
@@ -127,7 +139,8 @@ json execution_json(const ExecutionSection& e) {
           {"compile_ms", e.compile_ms},
           {"packed_weight_bytes", e.packed_weight_bytes},
           {"profile_max_arena_bytes", e.profile_max_arena_bytes},
-          {"recent_variants", recent}};
+          {"recent_variants", recent},
+          {"generated", generated}};
 }
 
 }  // namespace

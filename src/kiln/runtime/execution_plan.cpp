@@ -1,6 +1,8 @@
 // Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
 #include "kiln/runtime/execution_plan.h"
 
+#include "kiln/codegen/kernel_generator.h"
+
 #include <algorithm>
 
 #include "kiln/analysis/lifetimes.h"
@@ -194,6 +196,8 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   assign_boundary_slots(*plan->graph, *plan, slot_of);
   plan_intermediates(*plan->graph, registry, *plan, slot_of);
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
+  if (codegen::ModuleBuilder* module = plan->kernel_build.generated_module())
+    KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
   KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));
   return plan;
 }

@@ -21,6 +21,7 @@
 #include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
+#include "kiln/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/report/report.h"
@@ -90,6 +91,8 @@ struct Session::Impl {
   // that a run pays for no string copies.
   std::vector<runtime::StepTiming> last_timings;
   std::shared_ptr<const runtime::ExecutionPlan> last_plan;
+  // jit with the cpu provider: generates kernels from loop IR (null in the other modes).
+  std::shared_ptr<codegen::KernelGenerator> generator;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
   Status import_model(const std::string& path);
@@ -116,6 +119,8 @@ struct Session::Impl {
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
+  // jit: the kernel generator (UnsupportedTarget when no host compiler runs).
+  Status set_up_code_generation();
   // Runs the plan for `inputs`; a request (counted in the report) when `request` is set. The
   // caller holds `mutex`.
   Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
@@ -282,11 +287,20 @@ providers::KernelBuild Session::Impl::kernel_build() const {
   std::vector<providers::PackedConstant> packed = prepacked;
   for (const auto& plan : variants.plans())
     for (const auto& [key, constant] : plan->kernel_build.packed()) packed.push_back(constant);
-  return providers::KernelBuild(std::move(packed), packed_only);
+  providers::KernelBuild build(std::move(packed), packed_only);
+  if (generator) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
+  return build;
 }
 
 void Session::Impl::record_variants() {
   report::ExecutionSection& e = report.execution;
+  if (generator) {
+    const codegen::CodegenStats g = generator->stats();
+    e.generated = report::ExecutionSection::Generated{g.compiler,   g.cache_folder,     g.cache_writable,
+                                                      g.modules,    g.kernels,          g.cache_hits,
+                                                      g.cache_misses, g.corrupted_entries, g.compile_ms,
+                                                      g.source_bytes};
+  }
   const runtime::VariantStats& stats = variants.stats();
   e.variants_built = stats.built;
   e.cache_hits = stats.hits;
@@ -369,6 +383,16 @@ Status Session::Impl::choose_mode() {
   return Status::ok();
 }
 
+Status Session::Impl::set_up_code_generation() {
+  const bool cpu = std::find(options.providers.begin(), options.providers.end(), "cpu") != options.providers.end();
+  if (mode != ExecutionMode::kJit || !cpu) return Status::ok();
+  Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(report.target.cpu_features);
+  if (!created.is_ok()) return created.status();
+  generator = std::move(created.value());
+  report.execution.generated = report::ExecutionSection::Generated{};
+  return Status::ok();
+}
+
 Status Session::Impl::choose_target() {
   KILN_ASSIGN_OR_RETURN(report.target.cpu_features, providers::cpu::target_features(options.isa));
   report.target.isa = options.isa;
@@ -403,6 +427,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
   KILN_RETURN_IF_ERROR(impl->choose_mode());
+  KILN_RETURN_IF_ERROR(impl->set_up_code_generation());
   if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
     impl->options.threads = impl->artifact_threads;
     omp_set_num_threads(impl->artifact_threads);

@@ -1,0 +1,293 @@
+// Tests of generated kernels: results against the chain's reference math, the object cache
+// (hits across generators, corrupted entries rebuilt, an unwritable folder, the byte bound with
+// LRU eviction, two processes inserting one entry), a missing or failing compiler, and jit
+// sessions running generated kernels.
+#include "kiln/codegen/kernel_generator.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "kiln/io/file.h"
+#include "kiln/ops/elementwise_chain.h"
+#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln::codegen {
+namespace {
+
+using kiln::testing::ScratchDir;
+namespace fs = std::filesystem;
+
+// Sets an environment variable for the scope, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// x[4,33] * row[33] + full[4,33] -> Tanh -> Max(., 0.25) -> Pow 2 -> Sub from c (c - x) -> Clip(0, 0.5)
+std::vector<ops::ChainStep> test_steps() {
+  std::vector<ops::ChainStep> steps(7);
+  steps[0] = {"Mul"};
+  steps[0].operand = 1;
+  steps[1] = {"Add"};
+  steps[1].operand = 2;
+  steps[2] = {"Tanh"};
+  steps[3] = {"Max"};
+  steps[3].operand = 3;
+  steps[4] = {"Pow"};
+  steps[4].operand = 4;
+  steps[5] = {"Sub"};
+  steps[5].operand = 3;
+  steps[5].operand_first = true;
+  steps[6] = {"Clip", 0.0f, 0.5f};
+  return steps;
+}
+
+const std::vector<std::vector<int64_t>> kDims = {{4, 33}, {33}, {4, 33}, {}, {}};
+
+LoopKernel test_kernel() {
+  ir::Node chain;
+  chain.name = "chain";
+  ops::set_chain_steps(chain, test_steps());
+  return lower_elementwise_chain(chain, "", kDims, {4, 33}).value();
+}
+
+std::shared_ptr<KernelGenerator> generator_in(const std::string& folder, int64_t max_bytes = ObjectCache::kDefaultMaxBytes) {
+  Result<std::shared_ptr<KernelGenerator>> g =
+      KernelGenerator::create(providers::cpu::host_features(), ObjectCache(folder, max_bytes));
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return g.is_ok() ? g.value() : nullptr;
+}
+
+// Builds the test kernel with `generator` and checks it against the steps' own math, in float
+// after every step as the reference kernel rounds.
+void expect_test_kernel_is_right(const std::shared_ptr<KernelGenerator>& generator) {
+  ModuleBuilder module(generator);
+  std::shared_ptr<const GeneratedKernel> kernel = module.add(test_kernel());
+  const Status built = module.build();
+  ASSERT_TRUE(built.is_ok()) << built.to_string();
+  ASSERT_NE(kernel->function, nullptr);
+  std::vector<float> x(132), row(33), full(132), y(132);
+  const float floor_value = 0.25f, exponent = 2.0f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.05f * static_cast<float>(static_cast<int>(i % 23) - 11);
+    full[i] = 0.01f * static_cast<float>(static_cast<int>(i % 7) - 3);
+  }
+  for (size_t i = 0; i < row.size(); ++i) row[i] = 0.1f * static_cast<float>(static_cast<int>(i % 5) - 2);
+  const float* inputs[] = {x.data(), row.data(), full.data(), &floor_value, &exponent};
+  kernel->function(inputs, y.data());
+  const std::vector<ops::ChainStep> steps = test_steps();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float operand[] = {0, row[i % 33], full[i], floor_value, exponent};
+    float v = x[i];
+    for (const ops::ChainStep& s : steps) v = static_cast<float>(s.apply(v, s.is_binary() ? operand[s.operand] : 0.0));
+    ASSERT_NEAR(y[i], v, 1e-6f) << i;
+  }
+}
+
+TEST(KernelGenerator, GeneratedKernelsComputeTheChainsSteps) {
+  ScratchDir dir("codegen");
+  auto generator = generator_in(dir.file("cache"));
+  ASSERT_TRUE(generator);
+  expect_test_kernel_is_right(generator);
+  const CodegenStats stats = generator->stats();
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.cache_misses, 1);
+  EXPECT_GT(stats.compile_ms, 0);
+  EXPECT_FALSE(stats.compiler.empty());
+}
+
+TEST(KernelGenerator, AnotherGeneratorFindsTheObjectInTheCache) {
+  ScratchDir dir("codegen");
+  expect_test_kernel_is_right(generator_in(dir.file("cache")));
+  auto second = generator_in(dir.file("cache"));
+  expect_test_kernel_is_right(second);
+  const CodegenStats stats = second->stats();
+  EXPECT_EQ(stats.cache_hits, 1);
+  EXPECT_EQ(stats.cache_misses, 0);
+  EXPECT_EQ(stats.compile_ms, 0);
+}
+
+TEST(KernelGenerator, ATruncatedEntryIsDetectedAndRebuilt) {
+  ScratchDir dir("codegen");
+  const std::string folder = dir.file("cache");
+  expect_test_kernel_is_right(generator_in(folder));
+  const std::vector<CacheEntry> entries = ObjectCache(folder, ObjectCache::kDefaultMaxBytes).entries();
+  ASSERT_EQ(entries.size(), 1u);
+  const std::string object = folder + "/" + entries[0].key + ".so";
+  fs::resize_file(object, static_cast<uintmax_t>(entries[0].bytes / 2));
+  auto second = generator_in(folder);
+  expect_test_kernel_is_right(second);
+  const CodegenStats stats = second->stats();
+  EXPECT_EQ(stats.corrupted_entries, 1);
+  EXPECT_EQ(stats.cache_misses, 1);
+  bool corrupted = true;
+  EXPECT_TRUE(ObjectCache(folder, ObjectCache::kDefaultMaxBytes).find(entries[0].key, &corrupted));
+  EXPECT_FALSE(corrupted);
+}
+
+TEST(KernelGenerator, AnUnwritableCacheFolderStillRunsFromATemporaryObject) {
+  ScratchDir dir("codegen");
+  std::ofstream(dir.file("not_a_folder")) << "a file where the cache folder's parent should be";
+  auto generator = generator_in(dir.file("not_a_folder") + "/cache");
+  expect_test_kernel_is_right(generator);
+  EXPECT_FALSE(generator->stats().cache_writable);
+}
+
+// A cache entry of `bytes` bytes under `key` (a fake object: the cache only moves and hashes it).
+void insert_fake(const ObjectCache& cache, const std::string& key, size_t bytes, const ScratchDir& dir) {
+  const std::string path = dir.file("object.so");
+  std::ofstream(path, std::ios::binary) << std::string(bytes, 'k');
+  ASSERT_TRUE(cache.insert(key, path).is_ok());
+}
+
+std::string key(char c) { return std::string(64, c); }
+
+TEST(ObjectCache, EvictsLeastRecentlyUsedEntriesDownToItsBound) {
+  ScratchDir dir("codegen");
+  const ObjectCache cache(dir.file("cache"), 2500);
+  insert_fake(cache, key('a'), 1000, dir);
+  insert_fake(cache, key('b'), 1000, dir);
+  ASSERT_TRUE(cache.find(key('a')));  // a is now more recent than b
+  insert_fake(cache, key('c'), 1000, dir);
+  EXPECT_TRUE(cache.find(key('a')));
+  EXPECT_FALSE(cache.find(key('b')));
+  EXPECT_TRUE(cache.find(key('c')));
+  EXPECT_LE(cache.total_bytes(), 2500);
+  ASSERT_TRUE(cache.clear().is_ok());
+  EXPECT_TRUE(cache.entries().empty());
+}
+
+TEST(ObjectCache, ProcessesInsertingTheSameEntryLeaveAValidOne) {
+  ScratchDir dir("codegen");
+  const ObjectCache cache(dir.file("cache"), ObjectCache::kDefaultMaxBytes);
+  // Each child inserts its own bytes under one key, many times, racing the others.
+  std::vector<pid_t> children;
+  for (int child = 0; child < 4; ++child) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const std::string path = dir.file("object" + std::to_string(child) + ".so");
+      { std::ofstream(path, std::ios::binary) << std::string(static_cast<size_t>(100000 + child * 7919), static_cast<char>('a' + child)); }
+      bool ok = true;
+      for (int i = 0; i < 40 && ok; ++i) ok = cache.insert(key('e'), path).is_ok();
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  bool corrupted = true;
+  EXPECT_TRUE(cache.find(key('e'), &corrupted));
+  EXPECT_FALSE(corrupted);
+  EXPECT_EQ(cache.entries().size(), 1u);
+}
+
+TEST(HostCompiler, AMissingCompilerIsAnUnsupportedTarget) {
+  ScopedEnv cxx("KILN_CXX", "/nonexistent/c++");
+  const Result<HostCompiler> found = HostCompiler::find();
+  ASSERT_FALSE(found.is_ok());
+  EXPECT_EQ(found.status().code(), StatusCode::kUnsupportedTarget);
+  EXPECT_NE(found.status().message().find("/nonexistent/c++"), std::string::npos) << found.status().message();
+}
+
+TEST(HostCompiler, AFailingCompilerIsABackendFailureCarryingItsMessages) {
+  ScratchDir dir("codegen");
+  const std::string script = dir.file("fakecc");
+  std::ofstream(script) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fakecc 1.0'; exit 0; fi\n"
+                           "echo 'kernels.cpp:3:1: error: the kernel is broken' >&2\nexit 1\n";
+  fs::permissions(script, fs::perms::owner_all);
+  ScopedEnv cxx("KILN_CXX", script);
+  auto generator = generator_in(dir.file("cache"));
+  ASSERT_TRUE(generator);
+  EXPECT_EQ(generator->stats().compiler, "fakecc 1.0");
+  ModuleBuilder module(generator);
+  module.add(test_kernel());
+  const Status built = module.build();
+  EXPECT_EQ(built.code(), StatusCode::kBackendFailure);
+  EXPECT_NE(built.message().find("the kernel is broken"), std::string::npos) << built.message();
+}
+
+// x[2,3,4,5] -> Mul(scale) -> Add(shift) -> Sigmoid -> Mul(x2) : an element-wise chain after fusion.
+std::string chain_model(const ScratchDir& dir) {
+  kiln::testing::ModelBuilder b(13);
+  constexpr int kFloat = onnx::TensorProto::FLOAT;
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}});
+  b.output("y", kFloat, {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}});
+  b.float_initializer("scale", {5}, {0.5f, -1.0f, 2.0f, 0.25f, 1.5f});
+  b.float_initializer("shift", {}, {0.125f});
+  b.node("Mul", {"x", "scale"}, {"a"}, "mul");
+  b.node("Add", {"a", "shift"}, {"b"}, "add");
+  b.node("Sigmoid", {"b"}, {"c"}, "sigmoid");
+  b.node("Mul", {"c", "x"}, {"y"}, "gate");
+  return b.save(dir.file("model.onnx"));
+}
+
+Tensor run_chain(const std::string& model, ExecutionMode mode, std::string* report = nullptr) {
+  SessionOptions options;
+  options.mode = mode;
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return {};
+  std::vector<float> x(120);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(static_cast<int>(i % 17) - 8);
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 3, 4, 5}, x)}});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  if (report) *report = session.value()->report_json();
+  return out.is_ok() ? out.value().at("y") : Tensor{};
+}
+
+TEST(KernelGenerator, JitSessionsRunGeneratedKernelsAndReportThem) {
+  ScratchDir dir("codegen");
+  ScopedEnv cache("KILN_CACHE_DIR", dir.file("cache"));
+  const std::string model = chain_model(dir);
+  const Tensor graph = run_chain(model, ExecutionMode::kGraph);
+  std::string first_report, second_report;
+  const Tensor jit = run_chain(model, ExecutionMode::kJit, &first_report);
+  run_chain(model, ExecutionMode::kJit, &second_report);
+  ASSERT_EQ(jit.shape(), graph.shape());
+  for (int64_t i = 0; i < graph.element_count(); ++i) EXPECT_NEAR(jit.data<float>()[i], graph.data<float>()[i], 1e-6) << i;
+  const auto first = nlohmann::json::parse(first_report)["execution"]["generated"];
+  const auto second = nlohmann::json::parse(second_report)["execution"]["generated"];
+  ASSERT_TRUE(first.is_object()) << first_report;
+  EXPECT_EQ(first["kernels"], 1);
+  EXPECT_EQ(first["object_cache_misses"], 1);
+  EXPECT_EQ(second["object_cache_hits"], 1);
+  EXPECT_EQ(second["object_cache_misses"], 0);
+}
+
+TEST(KernelGenerator, JitWithoutACompilerIsRefusedAtLoad) {
+  ScratchDir dir("codegen");
+  ScopedEnv cxx("KILN_CXX", "/nonexistent/c++");
+  SessionOptions options;
+  options.mode = ExecutionMode::kJit;
+  auto session = Session::load(chain_model(dir), options);
+  ASSERT_FALSE(session.is_ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kUnsupportedTarget);
+  EXPECT_NE(session.status().message().find("compiler"), std::string::npos) << session.status().message();
+}
+
+}  // namespace
+}  // namespace kiln::codegen
