@@ -10,19 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "kiln/io/file.h"
+#include "kiln/io/temporary_folder.h"
 
 extern char** environ;
 
 namespace kiln::codegen {
 namespace {
-
-namespace fs = std::filesystem;
 
 // `name` as a program path: itself when it holds a '/', else the first executable on PATH.
 std::string on_path(const std::string& name) {
@@ -57,25 +55,6 @@ int run(const std::vector<std::string>& argv, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A private scratch folder, removed when this goes out of scope.
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-cc-XXXXXX").string();
-    if (mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 std::string first_lines(const std::string& text, int lines) {
   size_t end = 0;
   for (int i = 0; i < lines && end != std::string::npos; ++i) end = text.find('\n', end == 0 ? 0 : end + 1);
@@ -93,7 +72,7 @@ Result<HostCompiler> HostCompiler::find() {
     searched += (searched.empty() ? "" : ", ") + name;
     const std::string path = on_path(name);
     if (path.empty()) continue;
-    ScratchFolder scratch;
+    io::TemporaryFolder scratch("kiln-cc");
     if (scratch.path().empty()) return unsupported_target("no temporary folder for the compiler's output");
     const std::string log = scratch.path() + "/version.txt";
     if (run({path, "--version"}, log) != 0) continue;
@@ -115,7 +94,7 @@ std::vector<std::string> HostCompiler::flags_for(const std::vector<std::string>&
 }
 
 Status HostCompiler::compile(const std::string& source, const std::vector<std::string>& flags, const std::string& output) const {
-  ScratchFolder scratch;
+  io::TemporaryFolder scratch("kiln-cc");
   if (scratch.path().empty()) return backend_failure("no temporary folder for the compiler");
   const std::string source_path = scratch.path() + "/kernels.cpp", log = scratch.path() + "/compiler.txt";
   KILN_RETURN_IF_ERROR(io::write_file_atomic(source_path, source));

@@ -2,34 +2,12 @@
 #include "kiln/codegen/kernel_generator.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 
 #include "kiln/codegen/cpp_emitter.h"
 #include "kiln/io/file.h"
+#include "kiln/io/temporary_folder.h"
 
 namespace kiln::codegen {
-namespace {
-
-namespace fs = std::filesystem;
-
-// A private folder for one compiler output, removed with its contents when done (a loaded object
-// stays mapped after its file is gone).
-struct OutputFolder {
-  std::string path;
-  OutputFolder() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-obj-XXXXXX").string();
-    if (mkdtemp(pattern.data())) path = pattern;
-  }
-  ~OutputFolder() {
-    std::error_code ignored;
-    if (!path.empty()) fs::remove_all(path, ignored);
-  }
-  OutputFolder(const OutputFolder&) = delete;
-  OutputFolder& operator=(const OutputFolder&) = delete;
-};
-
-}  // namespace
 
 std::shared_ptr<const GeneratedKernel> ModuleBuilder::add(LoopKernel kernel) {
   kernel.name = "kiln_kernel_" + std::to_string(kernels_.size());
@@ -95,9 +73,11 @@ Result<std::shared_ptr<SharedObject>> KernelGenerator::object_for(const std::str
 }
 
 Result<std::shared_ptr<SharedObject>> KernelGenerator::compile_and_load(const std::string& source, const std::string& key) {
-  OutputFolder output;
-  if (output.path.empty()) return backend_failure("no temporary folder for the compiled kernels");
-  const std::string object = output.path + "/" + key + ".so";
+  // The object is compiled outside the cache and moved in whole; it stays loaded once its
+  // temporary folder is gone.
+  io::TemporaryFolder output("kiln-obj");
+  if (output.path().empty()) return backend_failure("no temporary folder for the compiled kernels");
+  const std::string object = output.path() + "/" + key + ".so";
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(compiler_.compile(source, flags_, object));
   {
