@@ -4,6 +4,8 @@
 // sessions running generated kernels.
 #include "kiln/codegen/kernel_generator.h"
 
+#include "kiln/codegen/lowering.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,7 +20,9 @@
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/session.h"
+#include "support/differential.h"
 #include "support/model_builder.h"
+#include "support/op_cases.h"
 
 namespace kiln::codegen {
 namespace {
@@ -68,7 +72,7 @@ LoopKernel test_kernel() {
   ir::Node chain;
   chain.name = "chain";
   ops::set_chain_steps(chain, test_steps());
-  return lower_elementwise_chain(chain, "", kDims, {4, 33}).value();
+  return lower_elementwise_chain(chain, kDims, {4, 33}).value();
 }
 
 std::shared_ptr<KernelGenerator> generator_in(const std::string& folder, int64_t max_bytes = ObjectCache::kDefaultMaxBytes) {
@@ -114,6 +118,20 @@ TEST(KernelGenerator, GeneratedKernelsComputeTheChainsSteps) {
   EXPECT_EQ(stats.cache_misses, 1);
   EXPECT_GT(stats.compile_ms, 0);
   EXPECT_FALSE(stats.compiler.empty());
+}
+
+TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
+  ScratchDir dir("codegen");
+  auto generator = generator_in(dir.file("cache"));
+  ASSERT_TRUE(generator);
+  auto cpu = providers::make_provider("cpu");
+  ASSERT_TRUE(cpu.is_ok());
+  for (const kiln::testing::OpCase& c : kiln::testing::standard_op_cases()) {
+    const kiln::testing::DifferentialResult r = kiln::testing::check_against_reference(*cpu.value(), c, 1, generator);
+    EXPECT_NE(r.verdict, kiln::testing::Verdict::kMismatch) << c.label() << ": " << r.detail;
+  }
+  // The chains, the LayerNormalizations and the innermost-axis Softmaxes were generated.
+  EXPECT_GE(generator->stats().kernels, 6);
 }
 
 TEST(KernelGenerator, AnotherGeneratorFindsTheObjectInTheCache) {

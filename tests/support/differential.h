@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/evaluate.h"
 #include "kiln/ops/op_helpers.h"
@@ -91,8 +92,9 @@ inline std::string compare_outputs(const Tensor& got, const Tensor& want, size_t
 
 // Runs `c` through `provider` (twice) and through cpu_ref on the same inputs (random from `seed`)
 // and compares every output. kDeclined when the provider's capability query refuses the node.
-inline DifferentialResult check_against_reference(const providers::Provider& provider, const OpCase& c,
-                                                  uint64_t seed) {
+// With `generator`, the provider's kernels are generated from loop IR where it can (jit mode).
+inline DifferentialResult check_against_reference(const providers::Provider& provider, const OpCase& c, uint64_t seed,
+                                                  std::shared_ptr<codegen::KernelGenerator> generator = nullptr) {
   ir::Graph graph;
   std::vector<Tensor> data;
   std::vector<ir::Value*> ins, outs;
@@ -129,8 +131,14 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   const providers::Capability cap = provider.supports(*node);
   if (!cap.supported) return {Verdict::kDeclined, cap.reason};
   providers::KernelBuild build;
+  auto module = generator ? std::make_shared<codegen::ModuleBuilder>(generator) : nullptr;
+  build.set_generated_module(module);
   auto kernel = provider.kernel_for(*node, build);
   if (!kernel.is_ok()) return {Verdict::kMismatch, kernel.status().to_string()};
+  if (module) {
+    const Status built = module->build();
+    if (!built.is_ok()) return {Verdict::kMismatch, "generated kernels: " + built.to_string()};
+  }
   std::vector<Tensor> got;
   std::vector<Tensor*> got_ptrs;
   for (const ir::TensorType& t : types.value()) got.push_back(Tensor::allocate(t.dtype, t.shape->static_dims()));

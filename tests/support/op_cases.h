@@ -189,6 +189,10 @@ inline std::vector<OpCase> standard_op_cases() {
                      {{"epsilon", A::of_float(1e-3f)}}});
   }
   cases.push_back({"LayerNormalization", 17, {{DType::kFloat, {2, 5, 32}}, {DType::kFloat, {32}}, {DType::kFloat, {32}}}});
+  cases.push_back({"LayerNormalization", 17, {{DType::kFloat, {4, 3, 7}}, {DType::kFloat, {3, 7}, true}},
+                   {{"axis", A::of_int(-2)}, {"epsilon", A::of_float(1e-3f)}}});
+  cases.push_back({"LogSoftmax", 13, {{DType::kFloat, {3, 37}}}});
+  cases.push_back({"Softmax", 11, {{DType::kFloat, {2, 3, 5}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});
   return cases;
 }

@@ -57,19 +57,55 @@ std::string offset(const LoopKernel& k, size_t i) {
   return expr.empty() ? "0" : expr;
 }
 
-void emit_body(std::ostringstream& out, const LoopKernel& k, const std::string& pad) {
-  for (size_t v = 0; v < k.body.size(); ++v) {
-    const Instruction& in = k.body[v];
-    std::string value;
-    if (in.kind == Instruction::Kind::kLoad) value = "in" + std::to_string(in.input) + "[" + offset(k, static_cast<size_t>(in.input)) + "]";
-    if (in.kind == Instruction::Kind::kUnary) value = unary(in, "v" + std::to_string(in.lhs));
-    if (in.kind == Instruction::Kind::kBinary) value = binary(in.op, "v" + std::to_string(in.lhs), "v" + std::to_string(in.rhs));
-    out << pad << "const float v" << v << " = " << value << ";\n";
+std::string value_of(const LoopKernel& k, const Instruction& in) {
+  const auto v = [](int i) { return "v" + std::to_string(i); };
+  switch (in.kind) {
+    case Instruction::Kind::kLoad: return "in" + std::to_string(in.input) + "[" + offset(k, static_cast<size_t>(in.input)) + "]";
+    case Instruction::Kind::kConstant: return literal(in.value);
+    case Instruction::Kind::kUnary: return unary(in, v(in.lhs));
+    case Instruction::Kind::kBinary: return binary(in.op, v(in.lhs), v(in.rhs));
+    case Instruction::Kind::kReduce: break;
   }
-  // The output is dense: its offset is the row-major position of the loop indices.
+  return v(in.lhs);
+}
+
+// The instructions `target` needs, in body order; reductions it reads are per-row scalars
+// computed by earlier passes, so what they read is not needed again.
+std::vector<size_t> needed_for(const LoopKernel& k, int target) {
+  std::vector<bool> need(k.body.size(), false);
+  std::vector<int> pending = {target};
+  while (!pending.empty()) {
+    const int i = pending.back();
+    pending.pop_back();
+    if (i < 0 || need[static_cast<size_t>(i)]) continue;
+    need[static_cast<size_t>(i)] = true;
+    const Instruction& in = k.body[static_cast<size_t>(i)];
+    if (in.kind == Instruction::Kind::kReduce && i != target) continue;
+    pending.push_back(in.lhs);
+    pending.push_back(in.rhs);
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < need.size(); ++i)
+    if (need[i] && !(k.body[i].kind == Instruction::Kind::kReduce)) order.push_back(i);
+  return order;
+}
+
+// The output's offset: the row-major position of the loop indices (the output is dense).
+std::string output_position(const LoopKernel& k) {
   std::string position = "i0";
   for (size_t d = 1; d < k.extents.size(); ++d) position = "(" + position + ") * " + std::to_string(k.extents[d]) + " + i" + std::to_string(d);
-  out << pad << "output[" << position << "] = v" << k.body.size() - 1 << ";\n";
+  return position;
+}
+
+// One pass of the innermost loop: the values `target` needs, then `tail` (an accumulation or
+// the store).
+void emit_inner_pass(std::ostringstream& out, const LoopKernel& k, int target, const std::string& pragma, const std::string& tail,
+                     size_t depth) {
+  const size_t d = k.extents.size() - 1;
+  const std::string pad(2 * depth, ' '), body_pad(2 * (depth + 1), ' ');
+  out << pragma << "\n" << pad << "for (long i" << d << " = 0; i" << d << " < " << k.extents[d] << "; ++i" << d << ") {\n";
+  for (size_t i : needed_for(k, target)) out << body_pad << "const float v" << i << " = " << value_of(k, k.body[i]) << ";\n";
+  out << body_pad << tail << "\n" << pad << "}\n";
 }
 
 void emit_kernel(std::ostringstream& out, const LoopKernel& k, int width) {
@@ -79,21 +115,35 @@ void emit_kernel(std::ostringstream& out, const LoopKernel& k, int width) {
   out << "extern \"C\" void " << k.name << "(const float* const* inputs, float* output) {\n";
   // No __restrict: the executor may run a chain in place (output over input 0).
   for (size_t i = 0; i < inputs; ++i) out << "  const float* in" << i << " = inputs[" << i << "];\n";
-  const size_t loops = k.extents.size();
-  if (loops > 1 && k.element_count() >= kMinParallelElements)
-    out << "#pragma omp parallel for collapse(" << loops - 1 << ")\n";
-  for (size_t d = 0; d < loops; ++d) {
-    const std::string pad(2 * (d + 1), ' ');
-    if (d + 1 == loops) {
-      if (loops == 1 && k.element_count() >= kMinParallelElements)
-        out << "#pragma omp parallel for simd simdlen(" << width << ")\n";
-      else
-        out << "#pragma omp simd simdlen(" << width << ")\n";
-    }
-    out << pad << "for (long i" << d << " = 0; i" << d << " < " << k.extents[d] << "; ++i" << d << ")" << (d + 1 == loops ? " {\n" : "\n");
+  const size_t outer = k.extents.size() - 1;
+  const bool parallel = k.element_count() >= kMinParallelElements;
+  const std::string simd = "#pragma omp simd simdlen(" + std::to_string(width) + ")";
+  const int last = static_cast<int>(k.body.size()) - 1;
+  const std::string store = "output[" + output_position(k) + "] = v" + std::to_string(last) + ";";
+  if (outer == 0 && !k.has_reductions()) {  // one flat loop
+    emit_inner_pass(out, k, last, parallel ? "#pragma omp parallel for simd simdlen(" + std::to_string(width) + ")" : simd, store, 1);
+    out << "}\n\n";
+    return;
   }
-  emit_body(out, k, std::string(2 * (loops + 1), ' '));
-  out << std::string(2 * loops, ' ') << "}\n}\n\n";
+  if (parallel && outer > 0) out << "#pragma omp parallel for collapse(" << outer << ")\n";
+  for (size_t d = 0; d < outer; ++d)
+    out << std::string(2 * (d + 1), ' ') << "for (long i" << d << " = 0; i" << d << " < " << k.extents[d] << "; ++i" << d << ")"
+        << (d + 1 == outer ? " {\n" : "\n");
+  const size_t depth = outer + 1;
+  const std::string pad(2 * depth, ' ');
+  // One pass per reduction, each folding its operand over the row into a per-row scalar.
+  for (size_t r = 0; r < k.body.size(); ++r) {
+    const Instruction& in = k.body[r];
+    if (in.kind != Instruction::Kind::kReduce) continue;
+    const std::string acc = "v" + std::to_string(r), operand = "v" + std::to_string(in.lhs);
+    const bool sum = in.op == "Sum";
+    out << pad << "float " << acc << " = " << (sum ? "0.0f" : "-INFINITY") << ";\n";
+    emit_inner_pass(out, k, in.lhs, simd + " reduction(" + (sum ? "+" : "max") + ":" + acc + ")",
+                    sum ? acc + " += " + operand + ";" : acc + " = std::max(" + acc + ", " + operand + ");", depth);
+  }
+  emit_inner_pass(out, k, last, simd, store, depth);
+  if (outer > 0) out << std::string(2 * outer, ' ') << "}\n";
+  out << "}\n\n";
 }
 
 }  // namespace

@@ -1,17 +1,11 @@
-// Loop IR: building the loop nest (strides, dim merging) and lowering element-wise chains.
+// Loop IR: instructions, the loop nests (strides, dim merging) and the listing.
 #include "kiln/codegen/loop_ir.h"
 
-#include <set>
 #include <sstream>
 
-#include "kiln/ops/elementwise_chain.h"
 
 namespace kiln::codegen {
 namespace {
-
-const std::set<std::string> kUnary = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish",
-                                      "Exp",  "Log",       "Sqrt", "Abs",     "Neg",  "Softplus"};
-const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
 
 // Row-major strides of `dims` aligned to the right of an output of `rank` dims; 0 where the
 // input has size 1 (or no dim) and so repeats.
@@ -27,6 +21,57 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const s
 }
 
 }  // namespace
+
+Instruction Instruction::load(int input) {
+  Instruction i;
+  i.input = input;
+  return i;
+}
+
+Instruction Instruction::constant(float value) {
+  Instruction i;
+  i.kind = Kind::kConstant;
+  i.value = value;
+  return i;
+}
+
+Instruction Instruction::unary(std::string op, int x, float alpha, float beta) {
+  Instruction i;
+  i.kind = Kind::kUnary;
+  i.op = std::move(op);
+  i.lhs = x;
+  i.alpha = alpha;
+  i.beta = beta;
+  return i;
+}
+
+Instruction Instruction::binary(std::string op, int lhs, int rhs) {
+  Instruction i;
+  i.kind = Kind::kBinary;
+  i.op = std::move(op);
+  i.lhs = lhs;
+  i.rhs = rhs;
+  return i;
+}
+
+Instruction Instruction::reduce(std::string op, int x) {
+  Instruction i;
+  i.kind = Kind::kReduce;
+  i.op = std::move(op);
+  i.lhs = x;
+  return i;
+}
+
+bool LoopKernel::has_reductions() const {
+  for (const Instruction& in : body)
+    if (in.kind == Instruction::Kind::kReduce) return true;
+  return false;
+}
+
+int LoopKernel::add(Instruction instruction) {
+  body.push_back(std::move(instruction));
+  return static_cast<int>(body.size()) - 1;
+}
 
 int64_t LoopKernel::element_count() const {
   int64_t n = 1;
@@ -46,9 +91,13 @@ std::string LoopKernel::to_string() const {
   for (size_t i = 0; i < body.size(); ++i) {
     const Instruction& in = body[i];
     out << pad << "v" << i << " = ";
-    if (in.kind == Instruction::Kind::kLoad) out << "load in" << in.input;
-    if (in.kind == Instruction::Kind::kUnary) out << in.op << "(v" << in.lhs << ")";
-    if (in.kind == Instruction::Kind::kBinary) out << in.op << "(v" << in.lhs << ", v" << in.rhs << ")";
+    switch (in.kind) {
+      case Instruction::Kind::kLoad: out << "load in" << in.input; break;
+      case Instruction::Kind::kConstant: out << in.value; break;
+      case Instruction::Kind::kUnary: out << in.op << "(v" << in.lhs << ")"; break;
+      case Instruction::Kind::kBinary: out << in.op << "(v" << in.lhs << ", v" << in.rhs << ")"; break;
+      case Instruction::Kind::kReduce: out << "Reduce" << in.op << " over i" << extents.size() - 1 << " of v" << in.lhs; break;
+    }
     out << "\n";
   }
   out << pad << "store v" << (body.empty() ? 0 : body.size() - 1) << "\n";
@@ -86,32 +135,11 @@ LoopKernel loop_nest(const std::string& name, const std::vector<std::vector<int6
   return k;
 }
 
-Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::string& name,
-                                           const std::vector<std::vector<int64_t>>& input_dims,
-                                           const std::vector<int64_t>& output) {
-  LoopKernel k = loop_nest(name, input_dims, output);
-  k.body.push_back({Instruction::Kind::kLoad, "", 0});
-  for (const ops::ChainStep& step : ops::chain_steps(chain)) {
-    const int previous = static_cast<int>(k.body.size()) - 1;
-    if (!step.is_binary()) {
-      if (!kUnary.count(step.op)) return unsupported_operator(chain.describe() + ": chain step " + step.op + " has no generated form");
-      Instruction in{Instruction::Kind::kUnary, step.op};
-      in.lhs = previous;
-      in.alpha = step.alpha;
-      in.beta = step.beta;
-      k.body.push_back(in);
-      continue;
-    }
-    if (!kBinary.count(step.op)) return unsupported_operator(chain.describe() + ": chain step " + step.op + " has no generated form");
-    if (step.operand <= 0 || static_cast<size_t>(step.operand) >= input_dims.size())
-      return invalid_model(chain.describe() + ": step " + step.op + " names input " + std::to_string(step.operand));
-    k.body.push_back({Instruction::Kind::kLoad, "", step.operand});
-    const int operand = static_cast<int>(k.body.size()) - 1;
-    Instruction in{Instruction::Kind::kBinary, step.op};
-    in.lhs = step.operand_first ? operand : previous;
-    in.rhs = step.operand_first ? previous : operand;
-    k.body.push_back(in);
-  }
+LoopKernel row_nest(const std::string& name, int64_t rows, int64_t row_length, const std::vector<bool>& shared_row) {
+  LoopKernel k;
+  k.name = name;
+  k.extents = {rows, row_length};
+  for (bool shared : shared_row) k.strides.push_back({shared ? 0 : row_length, 1});
   return k;
 }
 

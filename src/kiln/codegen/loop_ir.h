@@ -1,27 +1,38 @@
-// The loop IR that fused element-wise regions lower to before C++ is emitted for them: one loop
-// nest over a dense row-major output whose extents and every input's strides are concrete numbers
-// (the plan's shapes), and a straight-line body computing one output element from loads of the
-// inputs. Broadcast inputs have stride 0 along the dims they repeat over; adjacent dims that every
-// buffer walks contiguously (or broadcasts alike) are merged, so most nests are one or two loops.
+// The loop IR that fused regions lower to before C++ is emitted for them: one loop nest over a
+// dense row-major output whose extents and every input's strides are concrete numbers (the plan's
+// shapes), and a straight-line body computing one output element from loads of the inputs.
+// Broadcast inputs have stride 0 along the dims they repeat over; adjacent dims that every buffer
+// walks contiguously (or broadcasts alike) are merged, so most nests are one or two loops.
+// Row reductions (normalizations): a kReduce instruction folds a value over the innermost loop,
+// once per position of the outer loops; later instructions read it as a per-row scalar. A body
+// with reductions runs as one pass over the row per reduction, then one that stores.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kiln/ir/graph.h"
 #include "kiln/status.h"
 
 namespace kiln::codegen {
 
 // One SSA instruction; its result is named by its index in the body.
 struct Instruction {
-  enum class Kind { kLoad, kUnary, kBinary };
+  enum class Kind { kLoad, kConstant, kUnary, kBinary, kReduce };
   Kind kind = Kind::kLoad;
-  std::string op;        // kUnary: an activation or unary math op; kBinary: Add, Sub, Mul, Div, Max, Min, Pow
-  int input = -1;        // kLoad: the kernel input read at the current element
-  int lhs = -1, rhs = -1;  // operands: earlier instructions (kUnary uses lhs)
+  // kUnary: an activation or unary math op; kBinary: Add, Sub, Mul, Div, Max, Min, Pow;
+  // kReduce: Sum or Max.
+  std::string op;
+  int input = -1;             // kLoad: the kernel input read at the current element
+  int lhs = -1, rhs = -1;     // operands: earlier instructions (kUnary and kReduce use lhs)
   float alpha = 0, beta = 0;  // activation parameters
+  float value = 0;            // kConstant
+
+  static Instruction load(int input);
+  static Instruction constant(float value);
+  static Instruction unary(std::string op, int x, float alpha = 0, float beta = 0);
+  static Instruction binary(std::string op, int lhs, int rhs);
+  static Instruction reduce(std::string op, int x);
 };
 
 struct LoopKernel {
@@ -31,7 +42,10 @@ struct LoopKernel {
   std::vector<Instruction> body;                 // the last instruction's value is stored to the output
 
   int64_t element_count() const;
-  // A readable listing, one line per loop and instruction (tests, --dump).
+  bool has_reductions() const;
+  // Appends `instruction`; its index.
+  int add(Instruction instruction);
+  // A readable listing, one line per loop and instruction (tests, debugging).
   std::string to_string() const;
 };
 
@@ -40,10 +54,8 @@ struct LoopKernel {
 LoopKernel loop_nest(const std::string& name, const std::vector<std::vector<int64_t>>& input_dims,
                      const std::vector<int64_t>& output);
 
-// A kiln.ElementwiseChain node at the plan's concrete shapes as a loop kernel named `name`: load
-// X, then each step in order. UnsupportedOperator naming the step when it has no lowering.
-Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::string& name,
-                                           const std::vector<std::vector<int64_t>>& input_dims,
-                                           const std::vector<int64_t>& output);
+// A nest of `rows` x `row_length` for row reductions: input i is a whole [rows, row_length]
+// tensor when `shared_row[i]` is false, one row read by every row (scale, bias) when it is true.
+LoopKernel row_nest(const std::string& name, int64_t rows, int64_t row_length, const std::vector<bool>& shared_row);
 
 }  // namespace kiln::codegen

@@ -41,8 +41,9 @@ void add_resize_kernels(CpuKernelTable& table);
 void add_conv_transpose_kernels(CpuKernelTable& table);
 void add_relayout_kernels(CpuKernelTable& table);
 
-// kiln.ElementwiseChain as a kernel generated from loop IR into `module` (jit mode).
-Result<ops::Kernel> generated_chain(const ir::Node& node, codegen::ModuleBuilder& module);
+// `library`, whose kernels are generated from loop IR instead when the build collects generated
+// kernels (jit mode) and the node has a lowering (generated_kernels.cpp).
+CpuKernel generated_or(CpuKernel library);
 
 // Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
 Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);

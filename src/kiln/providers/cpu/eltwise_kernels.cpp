@@ -14,7 +14,6 @@
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
-#include "kiln/codegen/kernel_generator.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -191,10 +190,7 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
-  table["kiln.ElementwiseChain"] = {chain_supports, [](const ir::Node& node, KernelBuild& build) {
-                                      if (codegen::ModuleBuilder* module = build.generated_module()) return generated_chain(node, *module);
-                                      return build_chain(node);
-                                    }};
+  table["kiln.ElementwiseChain"] = generated_or(node_only(chain_supports, build_chain));
   for (const char* op : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
                          "Neg", "Softplus", "Pow", "kiln.Gelu"})
     table[op] = node_only(eltwise_supports, build_eltwise);

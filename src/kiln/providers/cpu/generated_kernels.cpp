@@ -1,24 +1,46 @@
-// cpu kernels generated from loop IR (jit mode): kiln.ElementwiseChain lowered at the plan's
-// concrete shapes (codegen/loop_ir.h) and added to the plan's module; the kernel calls the entry
-// point once the module is built.
+// cpu kernels generated from loop IR (jit mode): kiln.ElementwiseChain, Softmax, LogSoftmax and
+// LayerNormalization lowered at the plan's concrete shapes (codegen/lowering.h) and added to the
+// plan's module; each kernel calls its entry point once the module is built. A form with no
+// lowering keeps the library kernel.
 #include "kiln/codegen/kernel_generator.h"
+#include "kiln/codegen/lowering.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
+namespace {
 
-Result<ops::Kernel> generated_chain(const ir::Node& node, codegen::ModuleBuilder& module) {
-  std::vector<std::vector<int64_t>> input_dims;
-  for (size_t i = 0; i < node.inputs.size(); ++i) input_dims.push_back(node.input(i) ? cpu::input_dims(node, i) : std::vector<int64_t>{});
-  KILN_ASSIGN_OR_RETURN(codegen::LoopKernel kernel, codegen::lower_elementwise_chain(node, "", input_dims, output_dims(node, 0)));
-  std::shared_ptr<const codegen::GeneratedKernel> generated = module.add(std::move(kernel));
-  return ops::Kernel([generated](ops::KernelContext& ctx) {
-    if (!generated->function) return internal_error(ctx.node().describe() + ": its generated kernel was never built");
-    std::vector<const float*> inputs;
-    for (size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.input(i) ? ctx.input(i)->data<float>() : nullptr);
-    generated->function(inputs.data(), ctx.output(0)->data<float>());
-    return Status::ok();
-  });
+std::vector<std::vector<int64_t>> all_input_dims(const ir::Node& node) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < node.inputs.size(); ++i) dims.push_back(node.input(i) ? input_dims(node, i) : std::vector<int64_t>{});
+  return dims;
+}
+
+Result<codegen::LoopKernel> lower(const ir::Node& node) {
+  if (node.op_type == "ElementwiseChain") return codegen::lower_elementwise_chain(node, all_input_dims(node), output_dims(node, 0));
+  if (node.op_type == "Softmax" || node.op_type == "LogSoftmax") return codegen::lower_softmax(node, input_dims(node, 0));
+  if (node.op_type == "LayerNormalization") return codegen::lower_layer_norm(node, all_input_dims(node));
+  return unsupported_operator(node.describe() + ": no generated kernel for " + node.op_type);
+}
+
+}  // namespace
+
+CpuKernel generated_or(CpuKernel library) {
+  return {library.supports, [build = library.build](const ir::Node& node, KernelBuild& kernels) -> Result<ops::Kernel> {
+            codegen::ModuleBuilder* module = kernels.generated_module();
+            if (!module) return build(node, kernels);
+            Result<codegen::LoopKernel> lowered = lower(node);
+            if (!lowered.is_ok() && lowered.status().code() == StatusCode::kUnsupportedOperator) return build(node, kernels);
+            if (!lowered.is_ok()) return lowered.status();
+            std::shared_ptr<const codegen::GeneratedKernel> generated = module->add(std::move(lowered.value()));
+            return ops::Kernel([generated](ops::KernelContext& ctx) {
+              if (!generated->function) return internal_error(ctx.node().describe() + ": its generated kernel was never built");
+              std::vector<const float*> inputs;
+              for (size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.input(i) ? ctx.input(i)->data<float>() : nullptr);
+              generated->function(inputs.data(), ctx.output(0)->data<float>());
+              return Status::ok();
+            });
+          }};
 }
 
 }  // namespace kiln::providers::cpu

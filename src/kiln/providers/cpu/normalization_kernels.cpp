@@ -113,9 +113,9 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
 }  // namespace
 
 void add_normalization_kernels(CpuKernelTable& table) {
-  table["Softmax"] = node_only(softmax_supports, build_softmax);
-  table["LogSoftmax"] = node_only(softmax_supports, build_softmax);
-  table["LayerNormalization"] = node_only(layer_norm_supports, build_layer_norm);
+  table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
+  table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
+  table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
   table["BatchNormalization"] = node_only(batch_norm_supports, build_batch_norm);
 }
 

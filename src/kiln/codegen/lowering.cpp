@@ -1,0 +1,103 @@
+// Lowering to loop IR: element-wise chains step by step; Softmax and LayerNormalization as row
+// reductions over the normalized (flattened trailing) dims.
+#include "kiln/codegen/lowering.h"
+
+#include <set>
+
+#include "kiln/ops/elementwise_chain.h"
+
+namespace kiln::codegen {
+namespace {
+
+const std::set<std::string> kUnary = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish",
+                                      "Exp",  "Log",       "Sqrt", "Abs",     "Neg",  "Softplus"};
+const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t d = begin; d < end; ++d) p *= dims[d];
+  return p;
+}
+
+// `axis` of a rank-`rank` tensor in [0, rank); nullopt when out of range.
+std::optional<size_t> normalized_axis(int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+Status unsupported(const ir::Node& node, const std::string& why) {
+  return unsupported_operator(node.describe() + ": no generated kernel for " + why);
+}
+
+}  // namespace
+
+Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::vector<std::vector<int64_t>>& input_dims,
+                                           const std::vector<int64_t>& output) {
+  LoopKernel k = loop_nest("", input_dims, output);
+  int value = k.add(Instruction::load(0));
+  for (const ops::ChainStep& step : ops::chain_steps(chain)) {
+    if (!step.is_binary()) {
+      if (!kUnary.count(step.op)) return unsupported(chain, "chain step " + step.op);
+      value = k.add(Instruction::unary(step.op, value, step.alpha, step.beta));
+      continue;
+    }
+    if (!kBinary.count(step.op)) return unsupported(chain, "chain step " + step.op);
+    if (step.operand <= 0 || static_cast<size_t>(step.operand) >= input_dims.size())
+      return invalid_model(chain.describe() + ": step " + step.op + " names input " + std::to_string(step.operand));
+    const int operand = k.add(Instruction::load(step.operand));
+    value = k.add(step.operand_first ? Instruction::binary(step.op, operand, value) : Instruction::binary(step.op, value, operand));
+  }
+  return k;
+}
+
+Result<LoopKernel> lower_softmax(const ir::Node& softmax, const std::vector<int64_t>& x) {
+  if (x.empty()) return unsupported(softmax, "a scalar");
+  // Opset 13+ normalizes one axis; before, the flattened dims from `axis` on as one.
+  const bool one_axis = softmax.opset_version >= 13;
+  const std::optional<size_t> axis = normalized_axis(softmax.attr_int("axis", one_axis ? -1 : 1), x.size());
+  if (!axis) return invalid_model(softmax.describe() + ": axis out of range");
+  if (one_axis && *axis + 1 != x.size()) return unsupported(softmax, "an axis that is not the innermost");
+  const int64_t rows = product(x, 0, *axis), row = product(x, *axis, x.size());
+  LoopKernel k = row_nest("", rows, row, {false});
+  const int v = k.add(Instruction::load(0));
+  const int max = k.add(Instruction::reduce("Max", v));
+  const int shifted = k.add(Instruction::binary("Sub", v, max));
+  const int e = k.add(Instruction::unary("Exp", shifted));
+  const int sum = k.add(Instruction::reduce("Sum", e));
+  if (softmax.op_type == "LogSoftmax")
+    k.add(Instruction::binary("Sub", shifted, k.add(Instruction::unary("Log", sum))));
+  else
+    k.add(Instruction::binary("Div", e, sum));
+  return k;
+}
+
+Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vector<std::vector<int64_t>>& input_dims) {
+  for (size_t i = 1; i < layer_norm.outputs.size(); ++i)
+    if (layer_norm.outputs[i]) return unsupported(layer_norm, "the Mean and InvStdDev outputs");
+  if (layer_norm.attr_int("stash_type", 1) != 1) return unsupported(layer_norm, "a stash_type other than float");
+  const std::vector<int64_t>& x = input_dims[0];
+  const std::optional<size_t> axis = normalized_axis(layer_norm.attr_int("axis", -1), x.size());
+  if (!axis) return invalid_model(layer_norm.describe() + ": axis out of range");
+  const int64_t rows = product(x, 0, *axis), row = product(x, *axis, x.size());
+  const bool has_bias = input_dims.size() > 2 && !input_dims[2].empty();
+  for (size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
+    if (product(input_dims[i], 0, input_dims[i].size()) != row) return unsupported(layer_norm, "a scale or bias that is not one whole row");
+  std::vector<bool> shared_row = {false, true};
+  if (has_bias) shared_row.push_back(true);
+  LoopKernel k = row_nest("", rows, row, shared_row);
+  const int v = k.add(Instruction::load(0));
+  const int inverse_n = k.add(Instruction::constant(1.0f / static_cast<float>(row)));
+  const int mean = k.add(Instruction::binary("Mul", k.add(Instruction::reduce("Sum", v)), inverse_n));
+  const int centred = k.add(Instruction::binary("Sub", v, mean));
+  const int square = k.add(Instruction::binary("Mul", centred, centred));
+  const int variance = k.add(Instruction::binary("Mul", k.add(Instruction::reduce("Sum", square)), inverse_n));
+  const int epsilon = k.add(Instruction::constant(layer_norm.attr_float("epsilon", 1e-5f)));
+  const int deviation = k.add(Instruction::unary("Sqrt", k.add(Instruction::binary("Add", variance, epsilon))));
+  const int normalized = k.add(Instruction::binary("Div", centred, deviation));
+  const int scaled = k.add(Instruction::binary("Mul", normalized, k.add(Instruction::load(1))));
+  if (has_bias) k.add(Instruction::binary("Add", scaled, k.add(Instruction::load(2))));
+  return k;
+}
+
+}  // namespace kiln::codegen

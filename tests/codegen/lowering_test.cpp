@@ -1,0 +1,99 @@
+// Tests of lowering to loop IR: element-wise chains (operand order, unsupported steps named),
+// Softmax and LayerNormalization as row reductions, and the forms left to library kernels.
+#include "kiln/codegen/lowering.h"
+
+#include <gtest/gtest.h>
+
+#include "kiln/ops/elementwise_chain.h"
+
+namespace kiln::codegen {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+ir::Node chain_node(const std::vector<ops::ChainStep>& steps) {
+  ir::Node n;
+  n.name = "chain";
+  n.op_type = "ElementwiseChain";
+  n.domain = "kiln";
+  ops::set_chain_steps(n, steps);
+  return n;
+}
+
+TEST(Lowering, ChainsLowerStepByStepWithOperandsOnTheirSide) {
+  ops::ChainStep sub{"Sub"};
+  sub.operand = 1;
+  sub.operand_first = true;  // c - x
+  ops::ChainStep clip{"Clip", 0.0f, 6.0f};
+  const Result<LoopKernel> k = lower_elementwise_chain(chain_node({sub, clip}), {{3, 8}, {8}}, {3, 8});
+  ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+  ASSERT_EQ(k->body.size(), 4u);  // load x, load c, Sub(c, x), Clip
+  EXPECT_EQ(k->body[2].op, "Sub");
+  EXPECT_EQ(k->body[2].lhs, 1);
+  EXPECT_EQ(k->body[2].rhs, 0);
+  EXPECT_EQ(k->body[3].op, "Clip");
+  EXPECT_EQ(k->body[3].beta, 6.0f);
+  EXPECT_NE(k->to_string().find("Clip(v2)"), std::string::npos) << k->to_string();
+}
+
+TEST(Lowering, AStepWithoutAGeneratedFormIsNamed) {
+  const Result<LoopKernel> k = lower_elementwise_chain(chain_node({ops::ChainStep{"Gelu"}}), {{4}}, {4});
+  ASSERT_FALSE(k.is_ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(k.status().message().find("Gelu"), std::string::npos);
+  EXPECT_NE(k.status().message().find("chain"), std::string::npos);
+}
+
+ir::Node node(const std::string& op, int opset) {
+  ir::Node n;
+  n.name = "n";
+  n.op_type = op;
+  n.opset_version = opset;
+  return n;
+}
+
+size_t reductions(const LoopKernel& k) {
+  size_t n = 0;
+  for (const Instruction& in : k.body) n += in.kind == Instruction::Kind::kReduce;
+  return n;
+}
+
+TEST(Lowering, SoftmaxIsAMaxThenASumOverEachRow) {
+  const Result<LoopKernel> k = lower_softmax(node("Softmax", 13), {2, 3, 19});
+  ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+  EXPECT_EQ(k->extents, (Dims{6, 19}));
+  EXPECT_EQ(reductions(*k), 2u);
+  EXPECT_EQ(k->body.back().op, "Div");
+  // Before opset 13 the dims from `axis` on are one row.
+  ir::Node old = node("LogSoftmax", 11);
+  old.attributes["axis"] = ir::Attribute::of_int(1);
+  const Result<LoopKernel> flat = lower_softmax(old, {2, 3, 5});
+  ASSERT_TRUE(flat.is_ok());
+  EXPECT_EQ(flat->extents, (Dims{2, 15}));
+  EXPECT_EQ(flat->body.back().op, "Sub");
+}
+
+TEST(Lowering, SoftmaxOverAnInnerAxisIsLeftToTheLibrary) {
+  ir::Node inner = node("Softmax", 13);
+  inner.attributes["axis"] = ir::Attribute::of_int(1);
+  const Result<LoopKernel> k = lower_softmax(inner, {2, 3, 19});
+  ASSERT_FALSE(k.is_ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kUnsupportedOperator);
+}
+
+TEST(Lowering, LayerNormalizationReadsScaleAndBiasAsSharedRows) {
+  ir::Node ln = node("LayerNormalization", 17);
+  ln.attributes["axis"] = ir::Attribute::of_int(-2);
+  const Result<LoopKernel> k = lower_layer_norm(ln, {{4, 3, 7}, {3, 7}, {21}});
+  ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+  EXPECT_EQ(k->extents, (Dims{4, 21}));
+  EXPECT_EQ(k->strides, (std::vector<Dims>{{21, 1}, {0, 1}, {0, 1}}));
+  EXPECT_EQ(reductions(*k), 2u);
+  EXPECT_EQ(k->body.back().op, "Add");
+  const Result<LoopKernel> bad = lower_layer_norm(ln, {{4, 3, 7}, {7}});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnsupportedOperator);
+}
+
+}  // namespace
+}  // namespace kiln::codegen
