@@ -87,6 +87,11 @@ struct SessionOptions {
   // machine: an artifact needing features above it is an UnsupportedTarget. oneDNN takes the cap
   // once per process, before its first kernel (InvalidArgument after that).
   std::string isa;
+  // graph mode: generate kernels for element-wise chains, Softmax and LayerNormalization from
+  // loop IR with the host compiler when the session is built (jit always does); a .kiln artifact
+  // written from such a session embeds their object, so loading it needs no compiler.
+  // UnsupportedTarget when no compiler runs.
+  bool generate_kernels = false;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name

@@ -11,6 +11,7 @@
 
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/packed_weights.h"
+#include "kiln/codegen/kernel_generator.h"
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
@@ -128,6 +129,12 @@ Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json&
     KILN_ASSIGN_OR_RETURN(TensorSection section, encode_tensors(fixtures));
     manifest["warmup"][part] = std::move(section.index);
     sections.push_back({warmup_section_name(part), std::move(section.bytes)});
+  }
+  manifest["generated_code"] = nullptr;
+  if (const codegen::ModuleBuilder* module = kernels.generated_module(); module && !module->object_bytes().empty()) {
+    KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(module->object_bytes()));
+    manifest["generated_code"] = {{"source_key", module->source_key()}, {"bytes", module->object_bytes().size()}, {"sha256", sha256}};
+    sections.push_back({"code", module->object_bytes()});
   }
   for (const auto& [name, bytes] : extras.assets) {
     KILN_RETURN_IF_ERROR(check_asset_name(name));

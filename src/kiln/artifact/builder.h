@@ -27,7 +27,8 @@ std::string warmup_section_name(const std::string& part);
 struct ArtifactExtras {
   std::map<std::string, std::string> assets;  // name (letters, digits, '.', '_', '-') -> bytes
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
-  // The compiled plan's kernel build: its packed constants are stored (packed_weights.h).
+  // The compiled plan's kernel build: its packed constants are stored (packed_weights.h), and
+  // the object of its generated kernels, if any (section "code", manifest `generated_code`).
   const providers::KernelBuild* kernels = nullptr;
 };
 

@@ -66,6 +66,19 @@ Result<std::map<std::string, Tensor>> read_fixtures(const Decoded& d, const std:
   return fixtures;
 }
 
+// The generated kernels' object the manifest lists (`generated_code`, null when none).
+Result<std::map<std::string, std::string_view>> read_generated_code(const Decoded& d) {
+  std::map<std::string, std::string_view> code;
+  const nlohmann::json entry = d.manifest.value("generated_code", nlohmann::json());
+  if (entry.is_null()) return code;
+  if (!entry.is_object() || !entry.contains("source_key") || !entry["source_key"].is_string())
+    return integrity_failure("artifact manifest: generated_code needs its source_key");
+  const SectionView* section = find_section(d, "code");
+  if (!section) return integrity_failure("artifact: generated_code has no code section");
+  code[entry["source_key"].get<std::string>()] = section->bytes;
+  return code;
+}
+
 // The assets the manifest lists, each from its section.
 Result<std::map<std::string, std::string>> read_assets(const Decoded& d) {
   std::map<std::string, std::string> assets;
@@ -125,6 +138,8 @@ Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolic
       execution["threads"].get<int64_t>() > 4096)
     return integrity_failure("artifact manifest: execution.threads is missing");
   loaded.default_threads = execution["threads"].get<int>();
+  KILN_ASSIGN_OR_RETURN(loaded.generated_code, read_generated_code(d));
+  loaded.file_owner = file.owner;
   KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, file.owner, "inputs"));
   KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, file.owner, "outputs"));
   return loaded;

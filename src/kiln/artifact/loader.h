@@ -47,6 +47,9 @@ struct LoadedArtifact {
   std::vector<providers::PackedConstant> prepacked;
   std::set<std::string> packed_only;
   int default_threads = 0;  // the threads it was compiled for (0: the runtime's default)
+  // Generated kernels compiled ahead: the module's source key -> its object (a view into the file).
+  std::map<std::string, std::string_view> generated_code;
+  std::shared_ptr<const char> file_owner;  // keeps the views alive
 };
 
 // The model, assets and fixtures of the mapped `file`; weights and fixtures are views into the

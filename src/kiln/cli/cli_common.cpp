@@ -24,6 +24,8 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--shape", flags.shapes, "Concrete input shape to plan for, NAME=1x3x224x224 (repeatable)");
   cmd.add_flag("--specialize", flags.specialize,
                "Compile for exactly the --shape shapes (other symbolic dims 1); other shapes are rejected");
+  cmd.add_flag("--generate-kernels", flags.generate_kernels,
+               "graph mode: generate element-wise and normalization kernels with the host C++ compiler (kiln compile -o embeds them)");
   cmd.add_option("--pubkey", flags.public_key_path, "A .kiln model must be signed with this public key (kiln keygen)");
   cmd.add_flag("--require-signature", flags.require_signature, "Refuse an unsigned .kiln model");
   add_isa_flag(cmd, flags.isa);
@@ -94,6 +96,7 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.optimize = !flags.no_optimize;
   options.disabled_passes = flags.disabled_passes;
   options.specialize = flags.specialize;
+  options.generate_kernels = flags.generate_kernels;
   options.require_signature = flags.require_signature;
   options.isa = flags.isa;
   options.max_variants = flags.max_variants;

@@ -21,6 +21,7 @@ struct SessionFlags {
   std::vector<std::string> disabled_passes;
   std::vector<std::string> shapes;  // name=1x3x224x224
   bool specialize = false;
+  bool generate_kernels = false;
   std::string public_key_path;  // .kiln artifacts: the key they must be signed with
   bool require_signature = false;
   std::string isa;  // instruction-set cap ("" for this machine's best)

@@ -84,11 +84,17 @@ Result<HostCompiler> HostCompiler::find() {
                             (chosen && *chosen ? " from $KILN_CXX" : " on PATH; set $KILN_CXX to choose one") + ")");
 }
 
-std::vector<std::string> HostCompiler::flags_for(const std::vector<std::string>& features) {
+std::vector<std::string> HostCompiler::used_features(const std::vector<std::string>& features) {
   static const std::set<std::string> kUsed = {"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"};
-  std::vector<std::string> flags = {"-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-fPIC", "-shared", "-fvisibility=default"};
+  std::vector<std::string> used;
   for (const std::string& f : features)
-    if (kUsed.count(f)) flags.push_back("-m" + f);
+    if (kUsed.count(f)) used.push_back(f);
+  return used;
+}
+
+std::vector<std::string> HostCompiler::flags_for(const std::vector<std::string>& features) {
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-fPIC", "-shared", "-fvisibility=default"};
+  for (const std::string& f : used_features(features)) flags.push_back("-m" + f);
   if (std::find(features.begin(), features.end(), "avx512f") != features.end()) flags.push_back("-mprefer-vector-width=512");
   return flags;
 }
@@ -98,7 +104,8 @@ Status HostCompiler::compile(const std::string& source, const std::vector<std::s
   if (scratch.path().empty()) return backend_failure("no temporary folder for the compiler");
   const std::string source_path = scratch.path() + "/kernels.cpp", log = scratch.path() + "/compiler.txt";
   KILN_RETURN_IF_ERROR(io::write_file_atomic(source_path, source));
-  std::vector<std::string> argv = {path_};
+  // The scratch folder's name is random: mapped away so the same source gives the same bytes.
+  std::vector<std::string> argv = {path_, "-ffile-prefix-map=" + scratch.path() + "=."};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source_path, "-o", output});
   const int status = run(argv, log);

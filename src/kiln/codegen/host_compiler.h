@@ -21,9 +21,11 @@ class HostCompiler {
   const std::string& identity() const { return identity_; }
   // Flags for a shared object using `features` (GCC's names: -mavx2, -mavx512f, ...).
   static std::vector<std::string> flags_for(const std::vector<std::string>& features);
+  // The features among `features` that flags_for lets the compiler use: what its objects need.
+  static std::vector<std::string> used_features(const std::vector<std::string>& features);
 
-  // Compiles `source` with `flags` into the shared object `output`. BackendFailure carrying the
-  // compiler's messages when it fails.
+  // Compiles `source` with `flags` into the shared object `output` (the same source and flags
+  // give the same bytes). BackendFailure carrying the compiler's messages when it fails.
   Status compile(const std::string& source, const std::vector<std::string>& flags, const std::string& output) const;
 
  private:

@@ -2,6 +2,8 @@
 #include "kiln/codegen/shared_object.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace kiln::codegen {
 
@@ -12,6 +14,24 @@ Result<std::shared_ptr<SharedObject>> SharedObject::load(const std::string& path
     return backend_failure("cannot load generated kernels " + path + ": " + (why ? why : "unknown error"));
   }
   return std::shared_ptr<SharedObject>(new SharedObject(handle, path));
+}
+
+Result<std::shared_ptr<SharedObject>> SharedObject::load_bytes(std::string_view bytes, const std::string& name) {
+  const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) return backend_failure("cannot make an in-memory file for " + name);
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) {
+      close(fd);
+      return backend_failure("cannot write " + name + " to an in-memory file");
+    }
+    written += static_cast<size_t>(n);
+  }
+  Result<std::shared_ptr<SharedObject>> loaded = load("/proc/self/fd/" + std::to_string(fd));
+  close(fd);  // the loader keeps its own mapping
+  if (!loaded.is_ok()) return loaded.status().with_context(name);
+  return loaded;
 }
 
 SharedObject::~SharedObject() { dlclose(handle_); }

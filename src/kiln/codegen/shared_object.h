@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kiln/status.h"
 
@@ -13,6 +14,8 @@ class SharedObject {
  public:
   // Loads `path`. BackendFailure with the loader's message when it cannot.
   static Result<std::shared_ptr<SharedObject>> load(const std::string& path);
+  // Loads an object held in memory (an artifact's), through an anonymous in-memory file.
+  static Result<std::shared_ptr<SharedObject>> load_bytes(std::string_view bytes, const std::string& name);
   ~SharedObject();
   SharedObject(const SharedObject&) = delete;
   SharedObject& operator=(const SharedObject&) = delete;

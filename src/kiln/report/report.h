@@ -70,6 +70,7 @@ struct ExecutionSection {
     std::string compiler, cache_folder;
     bool cache_writable = true;
     int64_t modules = 0, kernels = 0, object_cache_hits = 0, object_cache_misses = 0, corrupted_entries = 0;
+    int64_t artifact_objects = 0;  // modules whose object came from the loaded artifact
     double compile_ms = 0;  // in the host compiler
     int64_t source_bytes = 0;
   };

@@ -127,6 +127,7 @@ json execution_json(const ExecutionSection& e) {
                  {"object_cache_hits", e.generated->object_cache_hits},
                  {"object_cache_misses", e.generated->object_cache_misses},
                  {"corrupted_entries", e.generated->corrupted_entries},
+                 {"artifact_objects", e.generated->artifact_objects},
                  {"compile_ms", e.generated->compile_ms},
                  {"source_bytes", e.generated->source_bytes}};
   return {{"mode", e.mode},

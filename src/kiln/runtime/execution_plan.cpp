@@ -196,8 +196,10 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   assign_boundary_slots(*plan->graph, *plan, slot_of);
   plan_intermediates(*plan->graph, registry, *plan, slot_of);
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
-  if (codegen::ModuleBuilder* module = plan->kernel_build.generated_module())
+  if (codegen::ModuleBuilder* module = plan->kernel_build.generated_module(); module && module->size() > 0) {
     KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
+    plan->kernel_build.record_implementation("generated:cpp", module->required_features());
+  }
   KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));
   return plan;
 }

@@ -82,6 +82,9 @@ struct Session::Impl {
   std::vector<providers::PackedConstant> prepacked;  // the artifact's weights in kernel layouts
   std::set<std::string> packed_only;                 // the artifact's weights stored only packed
   int artifact_threads = 0;                          // the artifact's default thread count
+  // The artifact's generated kernels: source key -> object bytes (views into the mapped file).
+  std::map<std::string, std::string_view> generated_code;
+  std::shared_ptr<const char> artifact_file;
   std::vector<std::vector<int64_t>> load_shapes;
   SessionState state = SessionState::kLoaded;
   std::vector<TensorInfo> inputs;
@@ -91,7 +94,8 @@ struct Session::Impl {
   // that a run pays for no string copies.
   std::vector<runtime::StepTiming> last_timings;
   std::shared_ptr<const runtime::ExecutionPlan> last_plan;
-  // jit with the cpu provider: generates kernels from loop IR (null in the other modes).
+  // Generates kernels from loop IR for the cpu provider: jit, graph with generate_kernels, and an
+  // artifact that embeds generated kernels (null otherwise).
   std::shared_ptr<codegen::KernelGenerator> generator;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
@@ -114,8 +118,12 @@ struct Session::Impl {
   Result<std::unique_ptr<runtime::ExecutionPlan>> compile_variant(const runtime::ShapeSignature& shapes);
   void record_variants();
   // What a new plan's kernels start from: the artifact's packed weights and those of the plans
-  // kept now, so that variants share their packed weights instead of each packing its own.
-  providers::KernelBuild kernel_build() const;
+  // kept now, so that variants share their packed weights instead of each packing its own; and,
+  // with `generate`, a module for the generated kernels.
+  providers::KernelBuild kernel_build(bool generate = true) const;
+  // build_plan for the loaded graph; an artifact's plan for shapes whose generated kernels it does
+  // not embed, with no compiler to build them, uses the library kernels instead.
+  Result<std::unique_ptr<runtime::ExecutionPlan>> plan_loaded_graph(const runtime::ShapeSignature& shapes);
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
@@ -146,6 +154,8 @@ Status Session::Impl::import_model(const std::string& path) {
     prepacked = std::move(loaded.value().prepacked);
     artifact_threads = loaded.value().default_threads;
     packed_only = std::move(loaded.value().packed_only);
+    generated_code = std::move(loaded.value().generated_code);
+    artifact_file = loaded.value().file_owner;
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(file.bytes.size());
   } else {
@@ -267,8 +277,7 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
     KILN_ASSIGN_OR_RETURN(plan, compile_variant(shapes));
   } else {
     const auto plan_start = std::chrono::steady_clock::now();
-    KILN_ASSIGN_OR_RETURN(plan, runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes,
-                                                    kernel_build()));
+    KILN_ASSIGN_OR_RETURN(plan, plan_loaded_graph(shapes));
     report.stages.plan_ms = ms_since(plan_start);
   }
   record_plan(*plan);
@@ -283,12 +292,19 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
   return shared;
 }
 
-providers::KernelBuild Session::Impl::kernel_build() const {
+Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::plan_loaded_graph(const runtime::ShapeSignature& shapes) {
+  auto plan = runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build());
+  if (plan.is_ok() || mode != ExecutionMode::kAot || !generator || plan.status().code() != StatusCode::kUnsupportedTarget)
+    return plan;
+  return runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(false));
+}
+
+providers::KernelBuild Session::Impl::kernel_build(bool generate) const {
   std::vector<providers::PackedConstant> packed = prepacked;
   for (const auto& plan : variants.plans())
     for (const auto& [key, constant] : plan->kernel_build.packed()) packed.push_back(constant);
   providers::KernelBuild build(std::move(packed), packed_only);
-  if (generator) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
+  if (generator && generate) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
   return build;
 }
 
@@ -296,10 +312,9 @@ void Session::Impl::record_variants() {
   report::ExecutionSection& e = report.execution;
   if (generator) {
     const codegen::CodegenStats g = generator->stats();
-    e.generated = report::ExecutionSection::Generated{g.compiler,   g.cache_folder,     g.cache_writable,
-                                                      g.modules,    g.kernels,          g.cache_hits,
-                                                      g.cache_misses, g.corrupted_entries, g.compile_ms,
-                                                      g.source_bytes};
+    e.generated = report::ExecutionSection::Generated{g.compiler,     g.cache_folder,      g.cache_writable, g.modules,
+                                                      g.kernels,      g.cache_hits,        g.cache_misses,   g.corrupted_entries,
+                                                      g.embedded_hits, g.compile_ms,        g.source_bytes};
   }
   const runtime::VariantStats& stats = variants.stats();
   e.variants_built = stats.built;
@@ -385,10 +400,16 @@ Status Session::Impl::choose_mode() {
 
 Status Session::Impl::set_up_code_generation() {
   const bool cpu = std::find(options.providers.begin(), options.providers.end(), "cpu") != options.providers.end();
-  if (mode != ExecutionMode::kJit || !cpu) return Status::ok();
-  Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(report.target.cpu_features);
-  if (!created.is_ok()) return created.status();
-  generator = std::move(created.value());
+  if (!cpu) return Status::ok();
+  if (mode == ExecutionMode::kAot && !generated_code.empty()) {
+    generator = codegen::KernelGenerator::for_embedded(report.target.cpu_features, generated_code);
+  } else if (mode == ExecutionMode::kJit || (mode == ExecutionMode::kGraph && options.generate_kernels)) {
+    Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(report.target.cpu_features);
+    if (!created.is_ok()) return created.status();
+    generator = std::move(created.value());
+  } else {
+    return Status::ok();
+  }
   report.execution.generated = report::ExecutionSection::Generated{};
   return Status::ok();
 }
