@@ -4,7 +4,6 @@
 // the library kernels' results, and compiling twice gives the same bytes.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "kiln/artifact/container.h"
@@ -13,29 +12,15 @@
 #include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
+#include "support/scoped_env.h"
 
 namespace kiln {
 namespace {
 
 using testing::ModelBuilder;
+using testing::ScopedEnv;
 using testing::ScratchDir;
 
-// Sets an environment variable for the scope, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 std::vector<float> wave(size_t n, float scale) {
   std::vector<float> v(n);

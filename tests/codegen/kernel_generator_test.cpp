@@ -22,30 +22,16 @@
 #include "kiln/session.h"
 #include "support/differential.h"
 #include "support/model_builder.h"
+#include "support/scoped_env.h"
 #include "support/op_cases.h"
 
 namespace kiln::codegen {
 namespace {
 
+using kiln::testing::ScopedEnv;
 using kiln::testing::ScratchDir;
 namespace fs = std::filesystem;
 
-// Sets an environment variable for the scope, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // x[4,33] * row[33] + full[4,33] -> Tanh -> Max(., 0.25) -> Pow 2 -> Sub from c (c - x) -> Clip(0, 0.5)
 std::vector<ops::ChainStep> test_steps() {
