@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/op_helpers.h"
 
 namespace kiln::codegen {
 namespace {
@@ -19,11 +20,11 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return p;
 }
 
-// `axis` of a rank-`rank` tensor in [0, rank); nullopt when out of range.
-std::optional<size_t> normalized_axis(int64_t axis, size_t rank) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+// `axis` of a rank-`rank` tensor in [0, rank); InvalidModel naming the node when out of range.
+Result<size_t> normalized_axis(const ir::Node& node, int64_t axis, size_t rank) {
+  Result<int64_t> normalized = ops::normalize_axis(axis, static_cast<int64_t>(rank));
+  if (!normalized.is_ok()) return normalized.status().with_context(node.describe());
+  return static_cast<size_t>(normalized.value());
 }
 
 Status unsupported(const ir::Node& node, const std::string& why) {
@@ -55,10 +56,9 @@ Result<LoopKernel> lower_softmax(const ir::Node& softmax, const std::vector<int6
   if (x.empty()) return unsupported(softmax, "a scalar");
   // Opset 13+ normalizes one axis; before, the flattened dims from `axis` on as one.
   const bool one_axis = softmax.opset_version >= 13;
-  const std::optional<size_t> axis = normalized_axis(softmax.attr_int("axis", one_axis ? -1 : 1), x.size());
-  if (!axis) return invalid_model(softmax.describe() + ": axis out of range");
-  if (one_axis && *axis + 1 != x.size()) return unsupported(softmax, "an axis that is not the innermost");
-  const int64_t rows = product(x, 0, *axis), row = product(x, *axis, x.size());
+  KILN_ASSIGN_OR_RETURN(const size_t axis, normalized_axis(softmax, softmax.attr_int("axis", one_axis ? -1 : 1), x.size()));
+  if (one_axis && axis + 1 != x.size()) return unsupported(softmax, "an axis that is not the innermost");
+  const int64_t rows = product(x, 0, axis), row = product(x, axis, x.size());
   LoopKernel k = row_nest("", rows, row, {false});
   const int v = k.add(Instruction::load(0));
   const int max = k.add(Instruction::reduce("Max", v));
@@ -77,9 +77,8 @@ Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vecto
     if (layer_norm.outputs[i]) return unsupported(layer_norm, "the Mean and InvStdDev outputs");
   if (layer_norm.attr_int("stash_type", 1) != 1) return unsupported(layer_norm, "a stash_type other than float");
   const std::vector<int64_t>& x = input_dims[0];
-  const std::optional<size_t> axis = normalized_axis(layer_norm.attr_int("axis", -1), x.size());
-  if (!axis) return invalid_model(layer_norm.describe() + ": axis out of range");
-  const int64_t rows = product(x, 0, *axis), row = product(x, *axis, x.size());
+  KILN_ASSIGN_OR_RETURN(const size_t axis, normalized_axis(layer_norm, layer_norm.attr_int("axis", -1), x.size()));
+  const int64_t rows = product(x, 0, axis), row = product(x, axis, x.size());
   const bool has_bias = input_dims.size() > 2 && !input_dims[2].empty();
   for (size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
     if (product(input_dims[i], 0, input_dims[i].size()) != row) return unsupported(layer_norm, "a scale or bias that is not one whole row");

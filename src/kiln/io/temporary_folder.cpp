@@ -9,6 +9,7 @@ namespace kiln::io {
 
 TemporaryFolder::TemporaryFolder(const std::string& prefix) {
   std::error_code ec;
+  // mkdtemp replaces the trailing six X's with a unique suffix.
   std::string pattern = (std::filesystem::temp_directory_path(ec) / (prefix + "-XXXXXX")).string();
   if (!ec && mkdtemp(pattern.data())) path_ = pattern;
 }
