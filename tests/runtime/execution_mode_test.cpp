@@ -1,8 +1,9 @@
 // Tests of the execution modes on one small dynamic-batch model: eager runs every original node
 // (no rewrites) and shows each value as it is produced; jit compiles a variant per input shape,
 // reuses it, and evicts the least recently used beyond max_variants; every mode gives graph mode's
-// outputs; modes that do not fit the model file are refused; two threads running one session with
-// different shapes get what serial runs give.
+// outputs; weights packed in place stay right for every later plan; modes that do not fit the
+// model file are refused; two threads running one session with different shapes get what serial
+// runs give.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -105,6 +106,45 @@ TEST(ExecutionModes, VariantsShareTheirPackedWeights) {
     EXPECT_EQ(e["live_variants"], 4);
     EXPECT_EQ(e["packed_weight_bytes"], one) << execution_mode_name(mode) << ": four variants, one packing of w";
   }
+}
+
+// y[N,128] = x[N,64] W[64,128]: weights the cpu provider packs into a blocked layout of their size.
+std::string wide_matmul_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {std::string("N"), int64_t{64}});
+  b.output("y", kFloat, {std::string("N"), int64_t{128}});
+  const Tensor w = random_tensor(DType::kFloat, {64, 128}, 9);
+  b.float_initializer("w", {64, 128}, std::vector<float>(w.data<float>(), w.data<float>() + w.element_count()));
+  b.node("MatMul", {"x", "w"}, {"y"}, "matmul");
+  return b.save(dir.file("wide_matmul.onnx"));
+}
+
+TEST(ExecutionModes, WeightsArePackedInPlaceAndEveryLaterPlanStillReadsThemRight) {
+  ScratchDir dir("modes");
+  const std::string model = wide_matmul_model(dir);
+  SessionOptions reference_options;
+  reference_options.providers = {"cpu_ref"};
+  auto reference = Session::load(model, reference_options);
+  ASSERT_TRUE(reference.is_ok());
+  for (ExecutionMode mode : {ExecutionMode::kEager, ExecutionMode::kGraph, ExecutionMode::kJit}) {
+    auto session = Session::load(model, in_mode(mode, 3));
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    // Rows from one (matrix-vector kernels) to many, more shapes than the variants kept.
+    for (int64_t n : {1, 2, 7, 33, 128, 1, 7}) {
+      const Tensor x = random_tensor(DType::kFloat, {n, 64}, static_cast<uint64_t>(n));
+      expect_close(y_of(*session.value(), x), y_of(*reference.value(), x));
+    }
+    const nlohmann::json e = report_of(*session.value())["execution"];
+    EXPECT_EQ(e["packed_in_place_bytes"], 64 * 128 * 4) << execution_mode_name(mode) << ": w held once, packed";
+  }
+  // An artifact written after the packing stores w packed, and runs right.
+  auto graph = Session::load(model);
+  ASSERT_TRUE(graph.is_ok());
+  ASSERT_TRUE(graph.value()->write_artifact(dir.file("wide.kiln")).is_ok());
+  auto aot = Session::load(dir.file("wide.kiln"));
+  ASSERT_TRUE(aot.is_ok()) << aot.status().to_string();
+  const Tensor x = random_tensor(DType::kFloat, {5, 64}, 5);
+  expect_close(y_of(*aot.value(), x), y_of(*reference.value(), x));
 }
 
 TEST(ExecutionModes, ModesThatDoNotFitTheModelFileAreRefused) {

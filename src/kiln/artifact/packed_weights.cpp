@@ -27,6 +27,10 @@ bool read_only_by(const ir::Graph& graph, const ir::Value* value, const std::set
 
 std::set<std::string> packed_only_values(const ir::Graph& graph, const providers::KernelBuild& build) {
   std::set<std::string> packed_only;
+  // Weights that already exist only packed (packed in place, or an artifact's) have no plain bytes
+  // to store.
+  for (const auto& [key, packed] : build.packed())
+    if (build.packed_only(key.first)) packed_only.insert(key.first);
   if (!all_inputs_static(graph)) return packed_only;
   std::map<std::string, int> layouts;
   for (const auto& [key, packed] : build.packed()) ++layouts[key.first];
@@ -62,7 +66,7 @@ Result<std::vector<providers::PackedConstant>> decode_packed(std::string_view by
     const uint64_t offset = e["offset"], size = e["bytes"];
     if (!holds_aligned(bytes, offset, size))
       return integrity_failure("artifact packed weights: entry '" + e["value"].get<std::string>() + "' does not fit its section");
-    packed.push_back({e["value"], e["layout"], std::shared_ptr<const void>(owner, bytes.data() + offset), size});
+    packed.push_back({e["value"], e["layout"], std::shared_ptr<const void>(owner, bytes.data() + offset), size, nullptr, {}});
   }
   return packed;
 }

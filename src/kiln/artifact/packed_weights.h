@@ -18,7 +18,8 @@
 
 namespace kiln::artifact {
 
-// The initializers of `graph` to store only packed, by name.
+// The initializers of `graph` to store only packed, by name: those `build` holds only packed, and
+// those whose every reader takes them in one packed layout no smaller than the plain one.
 std::set<std::string> packed_only_values(const ir::Graph& graph, const providers::KernelBuild& build);
 
 struct PackedSection {

@@ -21,10 +21,11 @@ std::shared_ptr<void> allocate_buffer(size_t bytes) {
     if (!p) return nullptr;
     return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
   }
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (!p) return nullptr;
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without huge pages the buffer works the same
+  void* p = nullptr;
+  if (posix_memalign(&p, kHugePage, bytes) != 0) return nullptr;
+  // Advice only (without huge pages the buffer works the same), and for whole huge pages only: a
+  // huge page over the tail would be resident in full for the few bytes the buffer uses of it.
+  madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 

@@ -1,7 +1,7 @@
-// Aligned raw storage for tensors, the execution arena and prepacked weights. Buffers of 2 MiB
-// and more are backed by transparent huge pages where the OS offers them (madvise): a model's
-// weights stream from memory on every run, and with 4 KiB pages that costs a TLB miss per page
-// and stops the hardware prefetchers at every page boundary.
+// Aligned raw storage for tensors, the execution arena and prepacked weights. The whole 2 MiB
+// pages of large buffers are backed by transparent huge pages where the OS offers them (madvise):
+// a model's weights stream from memory on every run, and with 4 KiB pages that costs a TLB miss
+// per page and stops the hardware prefetchers at every page boundary.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Common subexpression elimination. Candidates are bucketed by a cheap hash (for constants: dtype,
-// shape and, only when several share those, the bytes) and compared exactly within a bucket.
+// shape and, only when several share those, a sample of the bytes) and compared exactly within a
+// bucket.
 // Nodes are visited in order, so once a duplicate is merged its readers can match in turn.
 #include "kiln/passes/common_subexpression_elimination.h"
 
@@ -19,6 +20,17 @@ namespace {
 
 void hash_combine(size_t& seed, size_t value) { seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
 
+// Hash of at most kSamples evenly spaced runs of bytes: a model's weights are hundreds of MB, and
+// equal hashes are compared in full anyway.
+size_t sampled_bytes_hash(const char* bytes, size_t size) {
+  constexpr size_t kSamples = 64, kRun = 16;
+  if (size <= kSamples * kRun) return std::hash<std::string_view>()(std::string_view(bytes, size));
+  size_t h = 0;
+  const size_t stride = (size - kRun) / (kSamples - 1);
+  for (size_t i = 0; i < kSamples; ++i) hash_combine(h, std::hash<std::string_view>()(std::string_view(bytes + i * stride, kRun)));
+  return h;
+}
+
 size_t tensor_hash(const Tensor& t) {
   size_t h = std::hash<int>()(static_cast<int>(t.dtype()));
   for (int64_t d : t.shape()) hash_combine(h, std::hash<int64_t>()(d));
@@ -26,8 +38,7 @@ size_t tensor_hash(const Tensor& t) {
     for (int64_t i = 0; i < t.element_count(); ++i)
       hash_combine(h, std::hash<std::string>()(t.data<std::string>()[i]));
   } else {
-    const std::string_view bytes(static_cast<const char*>(t.raw_data()), t.byte_size());
-    hash_combine(h, std::hash<std::string_view>()(bytes));
+    hash_combine(h, sampled_bytes_hash(static_cast<const char*>(t.raw_data()), t.byte_size()));
   }
   return h;
 }

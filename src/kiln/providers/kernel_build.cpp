@@ -24,6 +24,24 @@ const PackedConstant* KernelBuild::find_packed(const std::string& value, const s
   return nullptr;
 }
 
+const PackedConstant* KernelBuild::packed_with_descriptor(const std::string& value) const {
+  for (const auto* found : {&used_, &prepacked_})
+    for (const auto& [key, packed] : *found)
+      if (key.first == value && packed.descriptor.has_value()) return &packed;
+  return nullptr;
+}
+
+void KernelBuild::allow_packing_in_place(std::set<std::string> candidates, std::shared_ptr<InPlaceLedger> ledger) {
+  in_place_candidates_ = std::move(candidates);
+  ledger_ = std::move(ledger);
+}
+
+void KernelBuild::record_packed_in_place(const std::string& node, const PackedConstant& packed) {
+  record_packed_reader(node, packed);
+  ledger_->emplace(packed.value, packed);
+  packed_only_.insert(packed.value);
+}
+
 void KernelBuild::record_packed_reader(const std::string& node, const PackedConstant& packed) {
   const auto key = std::make_pair(packed.value, packed.layout);
   used_.emplace(key, packed);
@@ -38,10 +56,26 @@ Status KernelBuild::check_packed_only_readers(const ir::Graph& graph) const {
       for (const auto& [key, nodes] : readers_) taken = taken || (key.first == input->name && nodes.count(node->name));
       if (!taken)
         return unsupported_target(node->describe() + " reads weights '" + input->name +
-                                  "', which the artifact stores only in the layout of the kernel chosen when it was compiled, "
-                                  "and cannot take that layout here; compile the model again for this machine and options");
+                                  "', which exist only in the layout of the kernel that packed them (an artifact's kernel, "
+                                  "chosen when it was compiled, or this session's first plan's), and cannot take that layout; "
+                                  "compile the model again for this machine and options");
     }
   return Status::ok();
+}
+
+std::set<std::string> sole_reader_constants(const ir::Graph& graph) {
+  std::map<const ir::Value*, int> reads;
+  std::set<std::string> captured;
+  for (const auto& node : graph.nodes()) {
+    for (const ir::Value* input : node->inputs)
+      if (input && input->is_constant()) ++reads[input];
+    for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
+  }
+  for (const ir::Value* output : graph.outputs) reads[output] += 2;
+  std::set<std::string> sole;
+  for (const auto& [value, count] : reads)
+    if (count == 1 && !captured.count(value->name)) sole.insert(value->name);
+  return sole;
 }
 
 }  // namespace kiln::providers

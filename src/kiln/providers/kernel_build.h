@@ -5,11 +5,17 @@
 //    an artifact can store them packed; an artifact's load hands them back, and kernels bind them
 //    without packing. Some an artifact stores only packed (no plain copy): every node reading
 //    such a constant must take it in its stored layout (check_packed_only_readers).
+//  - A session's first plan may pack a constant in place: its packed bytes overwrite the plain
+//    ones (same size), so the model's weights are held once. That needs the packing node to be
+//    the constant's only reader (in_place_candidates) and nothing to read the plain bytes later:
+//    the constant is packed-only from then on, and a kernel that wants another layout reorders
+//    from the packed one (PackedConstant::descriptor).
 //  - In jit mode, kernels generated from loop IR are collected in one module per plan, built
 //    (compiled or found in the object cache, and loaded) once every kernel is made.
 // Layout names are the provider's: equal names mean byte-identical layouts.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,7 +42,13 @@ struct PackedConstant {
   // so a plan may reuse another's packing of the very same bytes); null for an artifact's, which
   // its graph's names identify.
   const void* source = nullptr;
+  // For a constant packed in place: the provider's own description of `layout`, from which it
+  // reorders into another layout. Empty otherwise.
+  std::any descriptor;
 };
+
+// Constants packed in place, by value.
+using InPlaceLedger = std::map<std::string, PackedConstant>;
 
 class KernelBuild {
  public:
@@ -53,6 +65,15 @@ class KernelBuild {
   const PackedConstant* find_packed(const std::string& value, const std::string& layout, const void* source) const;
   // Whether `value` exists only packed (see the class comment).
   bool packed_only(const std::string& value) const { return packed_only_.count(value) > 0; }
+  // `value` as packed in place (it carries its descriptor, to reorder from), or nullptr.
+  const PackedConstant* packed_with_descriptor(const std::string& value) const;
+
+  // Lets kernels pack `candidates` in place (see the class comment), recording each in `ledger`,
+  // which the session keeps whether or not the plan is then built.
+  void allow_packing_in_place(std::set<std::string> candidates, std::shared_ptr<InPlaceLedger> ledger);
+  bool may_pack_in_place(const std::string& value) const { return ledger_ && in_place_candidates_.count(value) > 0; }
+  // `packed` (its data the initializer's own storage) replaced the plain bytes of its value.
+  void record_packed_in_place(const std::string& node, const PackedConstant& packed);
   // `node` reads `packed` (found by find_packed, or packed by its kernel just now).
   void record_packed_reader(const std::string& node, const PackedConstant& packed);
   // UnsupportedTarget naming the first node of `graph` that reads a packed-only constant without
@@ -77,7 +98,13 @@ class KernelBuild {
   std::map<std::pair<std::string, std::string>, PackedConstant> prepacked_, used_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> readers_;
   std::set<std::string> packed_only_;
+  std::set<std::string> in_place_candidates_;
+  std::shared_ptr<InPlaceLedger> ledger_;
   std::shared_ptr<codegen::ModuleBuilder> generated_;
 };
+
+// Constants of `graph` read by exactly one input of one node (not graph outputs, not read by a
+// subgraph): those a kernel may pack in place.
+std::set<std::string> sole_reader_constants(const ir::Graph& graph);
 
 }  // namespace kiln::providers

@@ -61,7 +61,8 @@ struct ExecutionSection {
   int64_t max_variants = 0;
   int64_t variants_built = 0, cache_hits = 0, cache_misses = 0, evictions = 0, live_variants = 0;
   double compile_ms = 0;        // every variant built: passes, partition and plan (jit), plan (graph)
-  int64_t packed_weight_bytes = 0;  // weights in kernel layouts held by the kept variants (shared ones once)
+  int64_t packed_weight_bytes = 0;
+  int64_t packed_in_place_bytes = 0;  // of those, weights whose plain bytes the packing replaced  // weights in kernel layouts held by the kept variants (shared ones once)
   // With a bounding shape profile: the arena the profile's max shapes need, reserved at load.
   int64_t profile_max_arena_bytes = 0;
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first

@@ -139,6 +139,7 @@ json execution_json(const ExecutionSection& e) {
           {"evictions", e.evictions},
           {"compile_ms", e.compile_ms},
           {"packed_weight_bytes", e.packed_weight_bytes},
+          {"packed_in_place_bytes", e.packed_in_place_bytes},
           {"profile_max_arena_bytes", e.profile_max_arena_bytes},
           {"recent_variants", recent},
           {"generated", generated}};

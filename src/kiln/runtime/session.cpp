@@ -81,6 +81,9 @@ struct Session::Impl {
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;  // the artifact's recorded fixtures
   std::vector<providers::PackedConstant> prepacked;  // the artifact's weights in kernel layouts
   std::set<std::string> packed_only;                 // the artifact's weights stored only packed
+  // Weights the first plan packed in place (kernel_build.h): packed-only from then on.
+  std::shared_ptr<providers::InPlaceLedger> packed_in_place = std::make_shared<providers::InPlaceLedger>();
+  bool first_plan_attempted = false;
   int artifact_threads = 0;                          // the artifact's default thread count
   // The artifact's generated kernels: source key -> object bytes (views into the mapped file).
   std::map<std::string, std::string_view> generated_code;
@@ -117,10 +120,13 @@ struct Session::Impl {
   // jit: a copy of the graph specialised to `shapes`, optimised, partitioned and planned.
   Result<std::unique_ptr<runtime::ExecutionPlan>> compile_variant(const runtime::ShapeSignature& shapes);
   void record_variants();
-  // What a new plan's kernels start from: the artifact's packed weights and those of the plans
-  // kept now, so that variants share their packed weights instead of each packing its own; and,
-  // with `generate`, a module for the generated kernels.
-  providers::KernelBuild kernel_build(bool generate = true) const;
+  // What a plan of `graph` starts from: the artifact's packed weights, those packed in place and
+  // those of the plans kept now, so that variants share their packed weights instead of each
+  // packing its own; with `generate`, a module for the generated kernels. The session's first
+  // plan from an ONNX model may pack weights in place, so that they are held once.
+  providers::KernelBuild kernel_build(const ir::Graph& graph, bool generate = true);
+  // jit: passes over a variant's graph, with the weights that exist only packed hidden from them.
+  Status optimise_variant(ir::Graph& graph);
   // build_plan for the loaded graph; an artifact's plan for shapes whose generated kernels it does
   // not embed, with no compiler to build them, uses the library kernels instead.
   Result<std::unique_ptr<runtime::ExecutionPlan>> plan_loaded_graph(const runtime::ShapeSignature& shapes);
@@ -261,9 +267,27 @@ Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::compile_variant(c
   runtime::pin_input_shapes(*graph, shapes);
   auto inferred = analysis::infer_types(*graph, ops::OpRegistry::global());
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
-  KILN_RETURN_IF_ERROR(optimise(*graph));
+  KILN_RETURN_IF_ERROR(optimise_variant(*graph));
   KILN_ASSIGN_OR_RETURN(const partition::PartitionMap placed, place(*graph));
-  return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes, kernel_build());
+  return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes, kernel_build(*graph));
+}
+
+Status Session::Impl::optimise_variant(ir::Graph& graph) {
+  // Their bytes are in a kernel layout: as graph inputs, no pass folds, merges or reads them.
+  std::vector<std::pair<ir::Value*, Tensor>> hidden;
+  for (const auto& [name, packed] : *packed_in_place) {
+    ir::Value* v = graph.find_value(name);
+    if (!v || !v->initializer) continue;
+    hidden.emplace_back(v, std::move(*v->initializer));
+    v->initializer.reset();
+    graph.inputs.push_back(v);
+  }
+  const Status optimised = optimise(graph);
+  for (auto& [v, tensor] : hidden) {
+    graph.inputs.erase(std::find(graph.inputs.begin(), graph.inputs.end(), v));
+    v->initializer = std::move(tensor);
+  }
+  return optimised;
 }
 
 Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(const runtime::ShapeSignature& shapes) {
@@ -293,17 +317,24 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
 }
 
 Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::plan_loaded_graph(const runtime::ShapeSignature& shapes) {
-  auto plan = runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build());
+  auto plan = runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(*model.graph));
   if (plan.is_ok() || mode != ExecutionMode::kAot || !generator || plan.status().code() != StatusCode::kUnsupportedTarget)
     return plan;
-  return runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(false));
+  return runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(*model.graph, false));
 }
 
-providers::KernelBuild Session::Impl::kernel_build(bool generate) const {
+providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool generate) {
   std::vector<providers::PackedConstant> packed = prepacked;
+  std::set<std::string> only = packed_only;
+  for (const auto& [value, constant] : *packed_in_place) {
+    packed.push_back(constant);
+    only.insert(value);
+  }
   for (const auto& plan : variants.plans())
     for (const auto& [key, constant] : plan->kernel_build.packed()) packed.push_back(constant);
-  providers::KernelBuild build(std::move(packed), packed_only);
+  providers::KernelBuild build(std::move(packed), std::move(only));
+  if (!from_artifact && !first_plan_attempted) build.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place);
+  first_plan_attempted = true;
   if (generator && generate) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
   return build;
 }
@@ -323,6 +354,8 @@ void Session::Impl::record_variants() {
   e.evictions = stats.evictions;
   e.live_variants = static_cast<int64_t>(variants.size());
   std::set<const void*> counted;
+  e.packed_in_place_bytes = 0;
+  for (const auto& [value, constant] : *packed_in_place) e.packed_in_place_bytes += static_cast<int64_t>(constant.bytes);
   e.packed_weight_bytes = 0;
   for (const auto& plan : variants.plans())
     for (const auto& [key, constant] : plan->kernel_build.packed())
@@ -461,11 +494,11 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
   KILN_RETURN_IF_ERROR(impl->make_providers());
-  // jit compiles each variant from the analysed graph; the other modes compile it once here (an
-  // artifact's graph was optimised when it was compiled).
+  // The passes run once here (an artifact's graph was optimised when it was compiled); jit runs
+  // them again on each variant's copy, specialised to its shapes, and partitions that copy.
+  if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));
+  impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
   if (impl->mode != ExecutionMode::kJit) {
-    if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));
-    impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
     KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
   }
   KILN_RETURN_IF_ERROR(impl->set_up_profile());

@@ -1,6 +1,7 @@
 // oneDNN support for the cpu provider: engine, descriptors, one-time reorders, error translation.
 #include "kiln/providers/cpu/onednn_support.h"
 
+#include <cstring>
 #include <new>
 #include <sstream>
 
@@ -127,19 +128,39 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
   const std::optional<std::string> layout = layout_name(wanted_);
   const PackedConstant* found = layout ? build.find_packed(value, *layout, constant->raw_data()) : nullptr;
   if (found && found->bytes == wanted_.get_size()) {
-    storage_ = found->data;
-    packed_ = dnnl::memory(wanted_, cpu_engine(), const_cast<void*>(storage_.get()));
+    bind(found->data);
     build.record_packed_reader(node.name, *found);
     return;
   }
-  // No plain copy to pack from: KernelBuild::check_packed_only_readers names this node.
-  if (build.packed_only(value)) return;
+  if (build.packed_only(value)) {
+    // No plain copy: reorder from a packed one, else check_packed_only_readers names this node.
+    const PackedConstant* source = build.packed_with_descriptor(value);
+    if (!source) return;
+    const auto& source_desc = std::any_cast<const dnnl::memory::desc&>(source->descriptor);
+    pack(dnnl::memory(source_desc, cpu_engine(), const_cast<void*>(source->data.get())));
+  } else {
+    pack(wrap(given, *constant));
+    if (layout && build.may_pack_in_place(value) && wanted_.get_size() == constant->byte_size()) {
+      std::memcpy(const_cast<void*>(constant->raw_data()), storage_.get(), constant->byte_size());
+      auto keep = std::make_shared<const Tensor>(*constant);  // the initializer's storage now holds the packed bytes
+      bind(std::shared_ptr<const void>(keep, keep->raw_data()));
+      build.record_packed_in_place(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data(), wanted_});
+      return;
+    }
+  }
+  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data(), {}});
+}
+
+void PrimitiveWeights::bind(std::shared_ptr<const void> storage) {
+  storage_ = std::move(storage);
+  packed_ = dnnl::memory(wanted_, cpu_engine(), const_cast<void*>(storage_.get()));
+}
+
+void PrimitiveWeights::pack(const dnnl::memory& source) {
   std::shared_ptr<void> storage = allocate_buffer(wanted_.get_size());
   if (!storage) throw std::bad_alloc();
-  packed_ = dnnl::memory(wanted_, cpu_engine(), storage.get());
-  reorder_into(wrap(given, *constant), packed_);
-  storage_ = storage;
-  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data()});
+  bind(storage);
+  reorder_into(source, packed_);
 }
 
 dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {

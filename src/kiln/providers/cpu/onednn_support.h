@@ -48,7 +48,8 @@ std::optional<std::string> layout_name(const dnnl::memory::desc& desc);
 // A primitive's weights (node input `input`) in the layout the primitive `pd` wants. Constant
 // weights are bound as `build` holds them packed in that layout (an artifact's, without a copy),
 // else reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
-// large: ir/buffer.h) and recorded in `build`; weights given at run time are bound as they are
+// large: ir/buffer.h) and recorded in `build`: from their plain bytes, or from another packed
+// layout when they exist only packed; or in place when `build` allows it (kernel_build.h); weights given at run time are bound as they are
 // when the layouts agree, else reordered on each run. For constant weights the primitive's
 // implementation, whose instruction set decides the layout, is recorded in `build`.
 class PrimitiveWeights {
@@ -60,6 +61,11 @@ class PrimitiveWeights {
   dnnl::memory for_run(const ops::KernelContext& ctx) const;
 
  private:
+  // Binds `storage` (bytes in the wanted layout) as the weights of every run.
+  void bind(std::shared_ptr<const void> storage);
+  // Reorders `source` into a new buffer of the wanted layout, and binds it.
+  void pack(const dnnl::memory& source);
+
   size_t input_ = 0;
   dnnl::memory::desc given_, wanted_;
   std::shared_ptr<const void> storage_;  // the packed constant weights, if any
