@@ -71,10 +71,9 @@ std::set<std::string> sole_reader_constants(const ir::Graph& graph) {
       if (input && input->is_constant()) ++reads[input];
     for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
   }
-  for (const ir::Value* output : graph.outputs) reads[output] += 2;
   std::set<std::string> sole;
   for (const auto& [value, count] : reads)
-    if (count == 1 && !captured.count(value->name)) sole.insert(value->name);
+    if (count == 1 && !graph.is_graph_output(value) && !captured.count(value->name)) sole.insert(value->name);
   return sole;
 }
 
