@@ -196,6 +196,29 @@ TEST(Cli, RunWritesOutputsAndReport) {
   EXPECT_EQ(nlohmann::json::parse(in)["run"]["runs"], 3);
 }
 
+// The warm-up runs on the inputs given: random data would be out of range for an axes input.
+TEST(Cli, RunWarmsUpOnTheInputsItWasGiven) {
+  ScratchDir dir("cli");
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  b.input("axes", onnx::TensorProto::INT64, {int64_t{1}});
+  b.output("y", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{1}});
+  b.node("ReduceSum", {"x", "axes"}, {"y"}, "sum");
+  const std::string model = b.save(dir.file("sum.onnx"));
+  ASSERT_TRUE(write_npy_file(dir.file("x.npy"), Tensor::from_vector<float>(DType::kFloat, {2, 3}, {1, 2, 3, 4, 5, 6})).is_ok());
+  ASSERT_TRUE(write_npy_file(dir.file("axes.npy"), Tensor::from_vector<int64_t>(DType::kInt64, {1}, {1})).is_ok());
+  CommandResult r = run_kiln("run " + model + " --input x=" + dir.file("x.npy") + " --input axes=" + dir.file("axes.npy") +
+                             " --providers cpu --allow-fallback cpu_ref --output-dir " + dir.file("out") + " --report " +
+                             dir.file("r.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Result<Tensor> y = read_tensor_file(dir.file("out/y.npy"));
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(y->data<float>()[0], 6.0f);
+  EXPECT_EQ(y->data<float>()[1], 15.0f);
+  std::ifstream in(dir.file("r.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["warmup"]["fixtures"], "given");
+}
+
 TEST(Cli, BenchWritesTimingsAndAChromeTraceNamingOnnxNodes) {
   ScratchDir dir("cli");
   CommandResult r = run_kiln("bench " + small_model(dir) + " --shape x=4x3 --warmup 1 --runs 5 --threads 1 --providers cpu "

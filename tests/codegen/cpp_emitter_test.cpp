@@ -1,5 +1,6 @@
 // Tests of C++ emission: shapes as literal loop bounds and strides, the vector width chosen from
-// the target's features, parameters as exact float literals, and threads only for large kernels.
+// the target's features, parameters as exact float literals, threads only for large kernels, and
+// reductions whose result is stored once per row.
 #include "kiln/codegen/cpp_emitter.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,29 @@ TEST(CppEmitter, LargeKernelsSplitTheirOuterLoopsOverThreads) {
   copy.body.push_back({Instruction::Kind::kLoad, "", 0});
   const std::string flat = emit_module({copy}, 16);
   EXPECT_NE(flat.find("#pragma omp parallel for simd simdlen(16)"), std::string::npos) << flat;
+}
+
+// Mean of each row of a [6, 50] input: the sum folds over the row, the scaled result is stored
+// once per row, after the row's loop.
+TEST(CppEmitter, APerRowResultIsStoredOncePerRow) {
+  LoopKernel k = row_nest("row_mean", 6, 50, {false});
+  const int sum = k.add(Instruction::reduce("Sum", k.add(Instruction::load(0))));
+  k.add(Instruction::binary("Mul", sum, k.add(Instruction::constant(0.02f))));
+  ASSERT_TRUE(k.stores_per_row());
+  const std::string source = emit_module({k}, 16);
+  EXPECT_NE(source.find("reduction(+:v1)"), std::string::npos) << source;
+  const size_t row_loop_end = source.find("v1 += v0;\n    }\n");
+  const size_t store = source.find("output[i0] = v3;");
+  ASSERT_NE(row_loop_end, std::string::npos) << source;
+  ASSERT_NE(store, std::string::npos) << source;
+  EXPECT_LT(row_loop_end, store) << source;
+  EXPECT_NE(source.find("const float v3 = (v1 * v2);"), std::string::npos) << source;
+  LoopKernel product = row_nest("row_product", 2, 9, {false});
+  product.add(Instruction::reduce("Prod", product.add(Instruction::load(0))));
+  const std::string prod = emit_module({product}, 8);
+  EXPECT_NE(prod.find("float v1 = 1.0f;"), std::string::npos) << prod;
+  EXPECT_NE(prod.find("reduction(*:v1)"), std::string::npos) << prod;
+  EXPECT_NE(prod.find("output[i0] = v1;"), std::string::npos) << prod;
 }
 
 }  // namespace

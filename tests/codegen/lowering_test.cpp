@@ -1,5 +1,5 @@
 // Tests of lowering to loop IR: element-wise chains (operand order, unsupported steps named),
-// Softmax and LayerNormalization as row reductions, and the forms left to library kernels.
+// Softmax, LayerNormalization and Reduce* as row reductions, and the forms left to library kernels.
 #include "kiln/codegen/lowering.h"
 
 #include <gtest/gtest.h>
@@ -93,6 +93,50 @@ TEST(Lowering, LayerNormalizationReadsScaleAndBiasAsSharedRows) {
   const Result<LoopKernel> bad = lower_layer_norm(ln, {{4, 3, 7}, {7}});
   ASSERT_FALSE(bad.is_ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kUnsupportedOperator);
+}
+
+TEST(Lowering, ReductionsOverTheInnermostDimsAreOneRowPerOutputElement) {
+  ir::Node mean = node("ReduceMean", 13);
+  mean.attributes["axes"] = ir::Attribute::of_ints({2, -1});
+  const Result<LoopKernel> k = lower_reduction(mean, {2, 3, 4, 5}, nullptr);
+  ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+  EXPECT_EQ(k->extents, (Dims{6, 20}));
+  EXPECT_EQ(reductions(*k), 1u);
+  EXPECT_EQ(k->body.back().op, "Mul");  // by 1/20
+  EXPECT_TRUE(k->stores_per_row());
+  EXPECT_NE(k->to_string().find("store v3 per row"), std::string::npos) << k->to_string();
+  // Size-1 dims among the reduced ones do not break the row; every axis reduced is one row.
+  ir::Node l2 = node("ReduceL2", 13);
+  l2.attributes["axes"] = ir::Attribute::of_ints({0, 2});
+  const Result<LoopKernel> whole = lower_reduction(l2, {7, 1, 3}, nullptr);
+  ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+  EXPECT_EQ(whole->extents, (Dims{1, 21}));
+  EXPECT_EQ(whole->body.back().op, "Sqrt");
+  // ReduceSum from opset 13 reads its axes from input 1.
+  ir::Node sum = node("ReduceSum", 13);
+  const Tensor axes = Tensor::from_vector<int64_t>(DType::kInt64, {1}, {-1});
+  const Result<LoopKernel> summed = lower_reduction(sum, {4, 9}, &axes);
+  ASSERT_TRUE(summed.is_ok()) << summed.status().to_string();
+  EXPECT_EQ(summed->extents, (Dims{4, 9}));
+  EXPECT_EQ(summed->body.back().op, "Sum");
+}
+
+TEST(Lowering, OtherReductionsAreLeftToTheLibrary) {
+  ir::Node middle = node("ReduceMax", 13);
+  middle.attributes["axes"] = ir::Attribute::of_ints({1});
+  for (const Dims& x : {Dims{2, 3, 4}, Dims{2, 1, 4}}) {  // a kept dim inside; nothing to fold
+    const Result<LoopKernel> k = lower_reduction(middle, x, nullptr);
+    ASSERT_FALSE(k.is_ok());
+    EXPECT_EQ(k.status().code(), StatusCode::kUnsupportedOperator) << k.status().to_string();
+  }
+  for (const char* op : {"ReduceLogSumExp", "ReduceMax", "ReduceMin"})  // a NaN must win in these
+    EXPECT_EQ(lower_reduction(node(op, 13), {2, 3}, nullptr).status().code(), StatusCode::kUnsupportedOperator) << op;
+  ir::Node repeated = node("ReduceMean", 13);
+  repeated.attributes["axes"] = ir::Attribute::of_ints({1, -1});
+  const Result<LoopKernel> bad = lower_reduction(repeated, {2, 3}, nullptr);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(bad.status().message().find("repeated"), std::string::npos) << bad.status().to_string();
 }
 
 }  // namespace

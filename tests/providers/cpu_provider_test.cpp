@@ -21,17 +21,18 @@ using kiln::testing::ScratchDir;
 const std::set<std::string> kAccelerated = {
     "Conv", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.FusedConv", "Relu",
     "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax",
-    "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose"};
+    "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose",
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum"};
 
-// float32 data, or any dtype for the data movement kernels; bool masks of attention and Resize's
-// int64 sizes: the cases cpu must run.
+// float32 data, or any dtype for the data movement kernels; bool masks of attention, Resize's
+// int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
 bool runs_on_cpu(const OpCase& c) {
   if (c.op == "Gather" || c.op == "Expand") return true;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const TensorSpec& t = c.inputs[i];
     if (t.omitted() || t.dtype == DType::kFloat) continue;
     if (t.dtype == DType::kBool && c.op == "kiln.Attention") continue;
-    if (t.dtype == DType::kInt64 && c.op == "Resize" && i > 0) continue;
+    if (t.dtype == DType::kInt64 && (c.op == "Resize" || c.op == "ReduceSum") && i > 0) continue;
     return false;
   }
   return true;

@@ -108,6 +108,21 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {13, 4, 16}}, {DType::kFloat, {13, 4, 16}}, {DType::kFloat, {13, 4, 16}}},
                    {{"scale", A::of_float(0.25f)}, {"q_perm", A::of_ints({1, 0, 2})}, {"kt_perm", A::of_ints({1, 2, 0})},
                     {"v_perm", A::of_ints({1, 0, 2})}, {"y_perm", A::of_ints({1, 0, 2})}}});
+  // Reduce*: over the innermost dims (generated in jit mode), over middle or split dims (library),
+  // to a scalar, with axes as ReduceSum's constant input, and with nothing to fold.
+  const auto axes = [](std::vector<int64_t> a) { return A::of_ints(std::move(a)); };
+  cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axes", axes({-1})}}});
+  cases.push_back({"ReduceSum", 13, {{DType::kFloat, {2, 4, 9, 9}}, {DType::kInt64, {2}, true, {2, 3}}}, {{"keepdims", A::of_int(0)}}});
+  cases.push_back({"ReduceSum", 13, {{DType::kFloat, {2, 3, 17}}, {DType::kInt64, {1}, true, {1}}}});
+  cases.push_back({"ReduceMax", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axes", axes({1})}}});
+  cases.push_back({"ReduceMin", 13, {{DType::kFloat, {3, 5}}}, {{"keepdims", A::of_int(0)}}});
+  cases.push_back({"ReduceProd", 13, {{DType::kFloat, {2, 3, 5}}}, {{"axes", axes({2})}}});
+  cases.push_back({"ReduceL1", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axes", axes({0, 2})}}});
+  cases.push_back({"ReduceL2", 13, {{DType::kFloat, {4, 33}}}, {{"axes", axes({1})}}});
+  cases.push_back({"ReduceSumSquare", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axes", axes({2, 3})}}});
+  cases.push_back({"ReduceLogSum", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axes", axes({-1})}}});
+  cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 1, 5}}}, {{"axes", axes({1})}, {"keepdims", A::of_int(0)}}});
+  cases.push_back({"ReduceSum", 13, {{DType::kFloat, {3, 4}}}, {{"noop_with_empty_axes", A::of_int(1)}}});
   // kiln.FusedMatMul: bias, residual, activations.
   cases.push_back({"kiln.FusedMatMul", 1,
                    {{DType::kFloat, {2, 7, 33}}, {DType::kFloat, {33, 20}, true}, {DType::kFloat, {20}, true}},

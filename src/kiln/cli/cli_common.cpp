@@ -25,7 +25,7 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_flag("--specialize", flags.specialize,
                "Compile for exactly the --shape shapes (other symbolic dims 1); other shapes are rejected");
   cmd.add_flag("--generate-kernels", flags.generate_kernels,
-               "graph mode: generate element-wise and normalization kernels with the host C++ compiler (kiln compile -o embeds them)");
+               "graph mode: generate element-wise, normalization and reduction kernels with the host C++ compiler (kiln compile -o embeds them)");
   cmd.add_option("--pubkey", flags.public_key_path, "A .kiln model must be signed with this public key (kiln keygen)");
   cmd.add_flag("--require-signature", flags.require_signature, "Refuse an unsigned .kiln model");
   add_isa_flag(cmd, flags.isa);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/artifact/loader.h"
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/cli/model_io.h"
@@ -114,8 +115,10 @@ Status run_model(const RunArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
   KILN_ASSIGN_OR_RETURN(auto inputs, make_inputs(*session, options, args.inputs));
-  // Warm up before any timed request: an artifact's recorded fixtures (outputs checked), or these.
+  // Warm up before any timed request: on --warmup-input, else an artifact's recorded fixtures
+  // (outputs checked), else the run's own inputs (random data may not suit an index or axes input).
   KILN_ASSIGN_OR_RETURN(auto warmup_inputs, read_named_tensors("--warmup-input", args.warmup_inputs));
+  if (warmup_inputs.empty() && !artifact::is_artifact_file(args.model)) warmup_inputs = inputs;
   KILN_RETURN_IF_ERROR(session->warm_up(warmup_inputs, args.warmup));
   std::map<std::string, Tensor> outputs;
   for (int i = 0; i < args.iterations; ++i) {
@@ -147,7 +150,7 @@ void add_run_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("--iterations", args->iterations, "Timed runs (the first is reported separately)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "Warm-up runs before the timed ones (default 1; a .kiln model's recorded fixtures, outputs checked)")
+  cmd->add_option("--warmup", args->warmup, "Warm-up runs before the timed ones (default 1; on the run's inputs, or a .kiln model's recorded fixtures, outputs checked)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup-input", args->warmup_inputs, "Warm up on this input instead, NAME=file.npy|file.pb (repeatable)");
   cmd->add_option("--dump-values", args->dump_values_dir,

@@ -68,6 +68,18 @@ bool LoopKernel::has_reductions() const {
   return false;
 }
 
+bool LoopKernel::per_row(int i) const {
+  const Instruction& in = body[static_cast<size_t>(i)];
+  switch (in.kind) {
+    case Instruction::Kind::kReduce:
+    case Instruction::Kind::kConstant: return true;
+    case Instruction::Kind::kLoad: return false;
+    case Instruction::Kind::kUnary: return per_row(in.lhs);
+    case Instruction::Kind::kBinary: return per_row(in.lhs) && per_row(in.rhs);
+  }
+  return false;
+}
+
 int LoopKernel::add(Instruction instruction) {
   body.push_back(std::move(instruction));
   return static_cast<int>(body.size()) - 1;
@@ -100,7 +112,7 @@ std::string LoopKernel::to_string() const {
     }
     out << "\n";
   }
-  out << pad << "store v" << (body.empty() ? 0 : body.size() - 1) << "\n";
+  out << pad << "store v" << (body.empty() ? 0 : body.size() - 1) << (stores_per_row() ? " per row" : "") << "\n";
   return out.str();
 }
 

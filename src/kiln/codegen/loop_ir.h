@@ -3,9 +3,10 @@
 // shapes), and a straight-line body computing one output element from loads of the inputs.
 // Broadcast inputs have stride 0 along the dims they repeat over; adjacent dims that every buffer
 // walks contiguously (or broadcasts alike) are merged, so most nests are one or two loops.
-// Row reductions (normalizations): a kReduce instruction folds a value over the innermost loop,
-// once per position of the outer loops; later instructions read it as a per-row scalar. A body
-// with reductions runs as one pass over the row per reduction, then one that stores.
+// Row reductions (normalizations, Reduce* ops): a kReduce instruction folds a value over the
+// innermost loop, once per position of the outer loops; later instructions read it as a per-row
+// scalar. A body with reductions runs as one pass over the row per reduction, then one that
+// stores; a body whose result is itself a per-row scalar (a Reduce* op) stores one value per row.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct Instruction {
   enum class Kind { kLoad, kConstant, kUnary, kBinary, kReduce };
   Kind kind = Kind::kLoad;
   // kUnary: an activation or unary math op; kBinary: Add, Sub, Mul, Div, Max, Min, Pow;
-  // kReduce: Sum or Max.
+  // kReduce: Sum, Prod or Max.
   std::string op;
   int input = -1;             // kLoad: the kernel input read at the current element
   int lhs = -1, rhs = -1;     // operands: earlier instructions (kUnary and kReduce use lhs)
@@ -43,6 +44,11 @@ struct LoopKernel {
 
   int64_t element_count() const;
   bool has_reductions() const;
+  // Whether instruction i has one value per row: it reads only reductions and constants.
+  bool per_row(int i) const;
+  // Whether the result is a per-row scalar, stored once per row: the output has one element per
+  // position of the outer loops.
+  bool stores_per_row() const { return !body.empty() && per_row(static_cast<int>(body.size()) - 1); }
   // Appends `instruction`; its index.
   int add(Instruction instruction);
   // A readable listing, one line per loop and instruction (tests, debugging).

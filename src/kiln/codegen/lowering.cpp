@@ -1,11 +1,15 @@
 // Lowering to loop IR: element-wise chains step by step; Softmax and LayerNormalization as row
-// reductions over the normalized (flattened trailing) dims.
+// reductions over the normalized (flattened trailing) dims; Reduce* as one row reduction per
+// output element.
 #include "kiln/codegen/lowering.h"
 
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/reduction_axes.h"
 
 namespace kiln::codegen {
 namespace {
@@ -96,6 +100,48 @@ Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vecto
   const int normalized = k.add(Instruction::binary("Div", centred, deviation));
   const int scaled = k.add(Instruction::binary("Mul", normalized, k.add(Instruction::load(1))));
   if (has_bias) k.add(Instruction::binary("Add", scaled, k.add(Instruction::load(2))));
+  return k;
+}
+
+namespace {
+
+// The rows x row view of a reduction whose reduced dims (of size above 1) all follow its kept
+// ones (of size above 1); nullopt for any other.
+std::optional<std::pair<int64_t, int64_t>> innermost_rows(const std::vector<int64_t>& x, const std::vector<bool>& reduced) {
+  int64_t rows = 1, row = 1;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (!reduced[d] && row > 1) return std::nullopt;  // a kept dim inside the reduced ones
+    (reduced[d] ? row : rows) *= x[d];
+  }
+  return std::make_pair(rows, row);
+}
+
+}  // namespace
+
+Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<int64_t>& x, const Tensor* axes) {
+  const std::string& op = reduction.op_type;
+  // Max and Min must let a NaN through (the reference's rule), which OpenMP's max/min do not.
+  if (op == "ReduceLogSumExp" || op == "ReduceMax" || op == "ReduceMin") return unsupported(reduction, op);
+  KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec, ops::reduction_axes(reduction, axes != nullptr, axes));
+  if (!spec.axes) return unsupported(reduction, "axes known only at run time");
+  if (spec.noop) return unsupported(reduction, "a reduction with no axes");
+  Result<std::vector<bool>> reduced = ops::reduced_dims(*spec.axes, static_cast<int64_t>(x.size()));
+  if (!reduced.is_ok()) return reduced.status().with_context(reduction.describe());
+  const auto view = innermost_rows(x, reduced.value());
+  if (!view) return unsupported(reduction, "reduced dims that are not the innermost");
+  const auto [rows, row] = *view;
+  if (row <= 1 || rows * row == 0) return unsupported(reduction, "a reduction with nothing to fold");
+  LoopKernel k = row_nest("", rows, row, {false});
+  const int v = k.add(Instruction::load(0));
+  int operand = v;
+  if (op == "ReduceL1") operand = k.add(Instruction::unary("Abs", v));
+  if (op == "ReduceL2" || op == "ReduceSumSquare") operand = k.add(Instruction::binary("Mul", v, v));
+  const std::string fold = op == "ReduceProd" ? "Prod" : "Sum";
+  const int folded = k.add(Instruction::reduce(fold, operand));
+  if (op == "ReduceMean") k.add(Instruction::binary("Mul", folded, k.add(Instruction::constant(1.0f / static_cast<float>(row)))));
+  if (op == "ReduceL2") k.add(Instruction::unary("Sqrt", folded));
+  if (op == "ReduceLogSum") k.add(Instruction::unary("Log", folded));
   return k;
 }
 

@@ -1,66 +1,25 @@
-// Reduce* ops (one rule, one kernel, a table of reducers over the shared engine) and
-// ArgMax/ArgMin. Axes are an attribute, except for ReduceSum from opset 13 where they are input 1
-// (the other reductions move there at opset 18, beyond what Kiln supports); noop_with_empty_axes
-// then makes empty axes an identity.
+// Reduce* ops (one rule, one kernel, a table of reducers over the shared engine; their axes as
+// reduction_axes.h reads them) and ArgMax/ArgMin.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/reduce_engine.h"
+#include "kiln/ops/reduction_axes.h"
 
 namespace kiln::ops {
 namespace {
 
 using ReduceTypes = ConcatTypes<FloatTypes, IntTypes>;
 
-// The axes a node reduces over: nullopt while an axes input's value is unknown; an empty list
-// means every axis unless `noop` is set.
-struct AxesSpec {
-  std::optional<std::vector<int64_t>> axes;
-  bool noop = false;
-};
-
-bool axes_from_input(const ir::Node& node) {
-  return node.op_type == "ReduceSum" && node.opset_version >= 13;
-}
-
-Result<AxesSpec> axes_spec(const ir::Node& node, bool has_axes_input, const Tensor* axes_value) {
-  AxesSpec spec;
-  if (!axes_from_input(node)) {
-    spec.axes = node.attr_ints("axes");
-    return spec;
-  }
-  if (has_axes_input && !axes_value) return spec;
-  if (axes_value) {
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, read_int64s(*axes_value, "axes"));
-    spec.axes = std::move(axes);
-  } else {
-    spec.axes = std::vector<int64_t>{};
-  }
-  spec.noop = spec.axes->empty() && node.attr_int("noop_with_empty_axes", 0) != 0;
-  return spec;
-}
-
-// Which dims are reduced (all when `axes` is empty); InvalidModel on bad or repeated axes.
-Result<std::vector<bool>> reduced_dims(const std::vector<int64_t>& axes, int64_t rank) {
-  std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
-  for (int64_t a : axes) {
-    KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(a, rank, "axis"));
-    if (reduced[static_cast<size_t>(axis)]) return invalid_model("axis " + std::to_string(a) + " is repeated");
-    reduced[static_cast<size_t>(axis)] = true;
-  }
-  return reduced;
-}
-
 Status reduce_rule(InferenceContext& ctx) {
-  const bool input_form = axes_from_input(ctx.node());
+  const bool input_form = reduction_axes_from_input(ctx.node());
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, input_form ? 2 : 1));
   KILN_RETURN_IF_ERROR(check_input_dtype<ReduceTypes>(ctx, 0));
-  auto spec = axes_spec(ctx.node(), ctx.has_input(1), ctx.input_value(1));
+  auto spec = reduction_axes(ctx.node(), ctx.has_input(1), ctx.input_value(1));
   if (!spec.is_ok()) return ctx.error(spec.status().message());
   const ir::TensorType& x = ctx.input_type(0);
   const bool keepdims = ctx.node().attr_int("keepdims", 1) != 0;
@@ -187,7 +146,7 @@ Kernel reduce_kernel(Reducer kind) {
   return [kind](KernelContext& ctx) -> Status {
     const Tensor& x = *ctx.input(0);
     Tensor& y = *ctx.output(0);
-    KILN_ASSIGN_OR_RETURN(AxesSpec spec, axes_spec(ctx.node(), ctx.input(1) != nullptr, ctx.input(1)));
+    KILN_ASSIGN_OR_RETURN(ReductionAxes spec, reduction_axes(ctx.node(), ctx.input(1) != nullptr, ctx.input(1)));
     if (spec.noop) {
       std::copy_n(static_cast<const char*>(x.raw_data()), x.byte_size(), static_cast<char*>(y.raw_data()));
       return Status::ok();

@@ -40,6 +40,7 @@ void add_expand_kernels(CpuKernelTable& table);
 void add_resize_kernels(CpuKernelTable& table);
 void add_conv_transpose_kernels(CpuKernelTable& table);
 void add_relayout_kernels(CpuKernelTable& table);
+void add_reduce_kernels(CpuKernelTable& table);
 
 // `library`, whose kernels are generated from loop IR instead when the build collects generated
 // kernels (jit mode) and the node has a lowering (generated_kernels.cpp).

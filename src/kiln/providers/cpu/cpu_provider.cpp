@@ -25,6 +25,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_resize_kernels(t);
     cpu::add_conv_transpose_kernels(t);
     cpu::add_relayout_kernels(t);
+    cpu::add_reduce_kernels(t);
     return t;
   }();
   return kernels;

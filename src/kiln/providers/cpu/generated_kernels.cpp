@@ -1,7 +1,7 @@
-// cpu kernels generated from loop IR (jit mode): kiln.ElementwiseChain, Softmax, LogSoftmax and
-// LayerNormalization lowered at the plan's concrete shapes (codegen/lowering.h) and added to the
-// plan's module; each kernel calls its entry point once the module is built. A form with no
-// lowering keeps the library kernel.
+// cpu kernels generated from loop IR (jit mode): kiln.ElementwiseChain, Softmax, LogSoftmax,
+// LayerNormalization and the Reduce* ops lowered at the plan's concrete shapes (codegen/lowering.h)
+// and added to the plan's module; each kernel calls its entry point once the module is built. A
+// form with no lowering keeps the library kernel.
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/codegen/lowering.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -20,6 +20,7 @@ Result<codegen::LoopKernel> lower(const ir::Node& node) {
   if (node.op_type == "ElementwiseChain") return codegen::lower_elementwise_chain(node, all_input_dims(node), output_dims(node, 0));
   if (node.op_type == "Softmax" || node.op_type == "LogSoftmax") return codegen::lower_softmax(node, input_dims(node, 0));
   if (node.op_type == "LayerNormalization") return codegen::lower_layer_norm(node, all_input_dims(node));
+  if (node.op_type.starts_with("Reduce")) return codegen::lower_reduction(node, input_dims(node, 0), constant_input(node, 1));
   return unsupported_operator(node.describe() + ": no generated kernel for " + node.op_type);
 }
 
@@ -36,7 +37,10 @@ CpuKernel generated_or(CpuKernel library) {
             return ops::Kernel([generated](ops::KernelContext& ctx) {
               if (!generated->function) return internal_error(ctx.node().describe() + ": its generated kernel was never built");
               std::vector<const float*> inputs;
-              for (size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.input(i) ? ctx.input(i)->data<float>() : nullptr);
+              for (size_t i = 0; i < ctx.input_count(); ++i) {  // a kernel loads float inputs only (not axes)
+                const Tensor* t = ctx.input(i);
+                inputs.push_back(t && t->dtype() == DType::kFloat ? t->data<float>() : nullptr);
+              }
               generated->function(inputs.data(), ctx.output(0)->data<float>());
               return Status::ok();
             });

@@ -1,0 +1,34 @@
+// Which dims a Reduce* node reduces: its axes come from the `axes` attribute, or for ReduceSum
+// from opset 13 from input 1 (the other reductions move there at opset 18, beyond what Kiln
+// supports), where noop_with_empty_axes makes an empty list an identity. Shared by the ops'
+// shape rule and reference kernel and by the providers' kernels.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::ops {
+
+// Whether `node` reads its axes from input 1.
+bool reduction_axes_from_input(const ir::Node& node);
+
+// The axes a node reduces over: nullopt while an axes input's value is unknown; an empty list
+// means every axis unless `noop` is set.
+struct ReductionAxes {
+  std::optional<std::vector<int64_t>> axes;
+  bool noop = false;
+};
+
+// `has_axes_input`: the node has an input 1; `axes_value`: its value when known.
+Result<ReductionAxes> reduction_axes(const ir::Node& node, bool has_axes_input, const Tensor* axes_value);
+
+// Which of `rank` dims are reduced (all when `axes` is empty); InvalidModel on an axis out of range
+// or repeated.
+Result<std::vector<bool>> reduced_dims(const std::vector<int64_t>& axes, int64_t rank);
+
+}  // namespace kiln::ops

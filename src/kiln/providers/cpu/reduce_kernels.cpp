@@ -1,0 +1,181 @@
+// cpu kernels for the Reduce* ops over float32: the output is the input's shape with the reduced
+// dims set to 1 (keepdims only changes how it is named, not its bytes). The input is viewed as
+// [outer, count, inner] (count: the reduced elements), after a oneDNN reorder that puts the
+// reduced dims innermost when they are not one run. oneDNN's reduction primitive folds innermost
+// reductions (inner 1) of sums, means and products (ReduceLogSum: a sum with a log post-op); the
+// rest (a channel reduction of NCHW, the L1/L2/sum-of-squares norms, Max and Min, which must let a
+// NaN through as the reference does) fold in Kiln's loops (middle_reduction.h). ReduceLogSumExp has no numerically safe oneDNN form and is left to
+// cpu_ref. In jit mode, innermost reductions are generated instead (generated_kernels.cpp). A
+// reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
+// kernel: those are copies or element-wise edge cases.
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "kiln/ops/channels_last.h"
+#include "kiln/ops/op_helpers.h"
+#include "kiln/ops/reduction_axes.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/middle_reduction.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using dnnl::memory;
+
+// How each op folds in Kiln's loops, and the oneDNN algorithm for the ops oneDNN folds fast.
+struct Reduction {
+  MiddleFold fold = MiddleFold::kSum;
+  MiddleFinish finish = MiddleFinish::kNone;
+  std::optional<dnnl::algorithm> library;
+};
+
+const std::map<std::string, Reduction>& reductions() {
+  using alg = dnnl::algorithm;
+  static const std::map<std::string, Reduction> table = {
+      {"ReduceSum", {MiddleFold::kSum, MiddleFinish::kNone, alg::reduction_sum}},
+      {"ReduceMean", {MiddleFold::kSum, MiddleFinish::kMean, alg::reduction_mean}},
+      {"ReduceMax", {MiddleFold::kMax, MiddleFinish::kNone, std::nullopt}},  // NaN let through, as the reference does
+      {"ReduceMin", {MiddleFold::kMin, MiddleFinish::kNone, std::nullopt}},
+      {"ReduceProd", {MiddleFold::kProduct, MiddleFinish::kNone, alg::reduction_mul}},
+      {"ReduceL1", {MiddleFold::kAbsoluteSum, MiddleFinish::kNone, std::nullopt}},
+      {"ReduceL2", {MiddleFold::kSquareSum, MiddleFinish::kSquareRoot, std::nullopt}},
+      {"ReduceSumSquare", {MiddleFold::kSquareSum, MiddleFinish::kNone, std::nullopt}},
+      {"ReduceLogSum", {MiddleFold::kSum, MiddleFinish::kLog, alg::reduction_sum}},  // with a log post-op
+  };
+  return table;
+}
+
+Capability reduce_supports(const ir::Node& node) {
+  if (!reductions().count(node.op_type)) return Capability::no(node.op_type + " has no oneDNN reduction");
+  Capability c = float_tensors(node, {0});
+  if (!c.supported) return c;
+  if (node.inputs[0]->type.shape->rank() == 0) return Capability::no(node.op_type + " of a scalar");
+  if (ops::reduction_axes_from_input(node) && node.input(1) && !constant_input(node, 1))
+    return Capability::no(node.op_type + " with axes given at run time");
+  return Capability::yes();
+}
+
+// The reference kernel of `node` (the cpu_ref provider's).
+Result<ops::Kernel> reference_kernel(const ir::Node& node) {
+  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
+  return def->reference;
+}
+
+// The order that puts the kept dims first and the reduced ones last, each in their own order.
+std::vector<int64_t> reduced_last(const std::vector<bool>& reduced) {
+  std::vector<int64_t> order;
+  for (bool last : {false, true})
+    for (size_t d = 0; d < reduced.size(); ++d)
+      if (reduced[d] == last) order.push_back(static_cast<int64_t>(d));
+  return order;
+}
+
+// The input's dims above 1 as runs of reduced or kept dims: (reduced, product of the run).
+std::vector<std::pair<bool, int64_t>> runs_of(const std::vector<int64_t>& x, const std::vector<bool>& reduced) {
+  std::vector<std::pair<bool, int64_t>> runs;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (runs.empty() || runs.back().first != reduced[d]) runs.emplace_back(reduced[d], 1);
+    runs.back().second *= x[d];
+  }
+  return runs;
+}
+
+// The [outer, count, inner] view of the input as it is (runs: reduced; kept, reduced; reduced,
+// kept; kept, reduced, kept); nullopt for the other forms, which are relaid out first.
+std::optional<MiddleReduction> view_in_place(const std::vector<std::pair<bool, int64_t>>& runs, const Reduction& r) {
+  const size_t n = runs.size();
+  const bool reduced_last = runs[n - 1].first;
+  if (n > 3 || (n == 3 && reduced_last)) return std::nullopt;
+  const size_t fold = reduced_last ? n - 1 : n - 2;  // the reduced run
+  return MiddleReduction{r.fold, r.finish, fold == 1 ? runs[0].second : 1, runs[fold].second,
+                         reduced_last ? 1 : runs[n - 1].second};
+}
+
+// The input as [outer, count, inner] (dense, possibly after a relayout through the calling
+// thread's run scratch), folded by oneDNN when the reduction is innermost and oneDNN folds it
+// fast, else by Kiln's loops.
+struct ReduceState {
+  MiddleReduction view;
+  std::optional<dnnl::reorder> relayout;  // to [kept dims, reduced dims]
+  memory::desc given, relaid;
+  std::optional<dnnl::reduction> library;  // [outer, count] -> [outer, 1]
+  memory::desc rows, sums;
+  dnnl::stream stream{cpu_engine()};
+};
+
+Status run_reduce(ReduceState& s, ops::KernelContext& ctx) {
+  const float* data = ctx.input(0)->data<float>();
+  if (s.relayout) {
+    float* scratch = run_scratch_floats(s.relaid.get_size() / sizeof(float));
+    memory given = wrap(s.given, *ctx.input(0)), relaid(s.relaid, cpu_engine(), scratch);
+    s.relayout->execute(s.stream, given, relaid);
+    s.stream.wait();
+    data = scratch;
+  }
+  if (!s.library) {
+    reduce_middle(s.view, data, ctx.output(0)->data<float>());
+    return Status::ok();
+  }
+  s.library->execute(s.stream, {{DNNL_ARG_SRC, memory(s.rows, cpu_engine(), const_cast<float*>(data))},
+                                {DNNL_ARG_DST, wrap(s.sums, *ctx.output(0))}});
+  s.stream.wait();
+  return Status::ok();
+}
+
+// Plans the relayout that puts the reduced dims innermost.
+void plan_relayout(ReduceState& s, const std::vector<int64_t>& x, const std::vector<bool>& reduced, const Reduction& r) {
+  const std::vector<int64_t> order = reduced_last(reduced);
+  const std::vector<int64_t> dims = ops::permuted(x, order);
+  s.given = strided_desc(dims, ops::permuted(ops::contiguous_strides(x), order));
+  s.relaid = row_major_desc(dims);
+  s.relayout = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s.given, cpu_engine(), s.relaid));
+  int64_t count = 1;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (reduced[d]) count *= x[d];
+  s.view = {r.fold, r.finish, shape_element_count(x) / count, count, 1};
+}
+
+void plan_library_fold(ReduceState& s, const ir::Node& node, const Reduction& r) {
+  s.rows = row_major_desc({s.view.outer, s.view.count});
+  s.sums = row_major_desc({s.view.outer, 1});
+  dnnl::primitive_attr attr;
+  if (node.op_type == "ReduceLogSum") {
+    dnnl::post_ops log;
+    log.append_eltwise(1.0f, dnnl::algorithm::eltwise_log, 0.0f, 0.0f);
+    attr.set_post_ops(log);
+  }
+  const dnnl::reduction::desc desc(*r.library, s.rows, s.sums, 0.0f, 0.0f);
+  s.library = dnnl::reduction(dnnl::reduction::primitive_desc(desc, attr, cpu_engine()));
+}
+
+Result<ops::Kernel> build_reduce(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec,
+                        ops::reduction_axes(node, node.input(1) != nullptr, constant_input(node, 1)));
+  if (spec.noop || shape_element_count(x) == 0) return reference_kernel(node);
+  Result<std::vector<bool>> reduced = ops::reduced_dims(*spec.axes, static_cast<int64_t>(x.size()));
+  if (!reduced.is_ok()) return reduced.status().with_context(node.describe());
+  const std::vector<std::pair<bool, int64_t>> runs = runs_of(x, reduced.value());
+  bool folds = false;
+  for (const auto& run : runs) folds = folds || run.first;
+  if (!folds) return reference_kernel(node);
+  const Reduction r = reductions().at(node.op_type);
+  auto state = std::make_shared<ReduceState>();
+  if (const std::optional<MiddleReduction> view = view_in_place(runs, r)) state->view = *view;
+  else plan_relayout(*state, x, reduced.value(), r);
+  if (state->view.inner == 1 && r.library) plan_library_fold(*state, node, r);
+  return ops::Kernel([state](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] { return run_reduce(*state, ctx); });
+  });
+}
+
+}  // namespace
+
+void add_reduce_kernels(CpuKernelTable& table) {
+  for (const auto& entry : reductions()) table[entry.first] = generated_or(node_only(reduce_supports, build_reduce));
+}
+
+}  // namespace kiln::providers::cpu
