@@ -14,9 +14,9 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 }  // namespace
 
-std::shared_ptr<void> allocate_buffer(size_t bytes) {
+std::shared_ptr<void> allocate_buffer(size_t bytes, Paging paging) {
   bytes = std::max<size_t>(bytes, 1);
-  if (bytes < kHugePage) {
+  if (bytes < kHugePage || paging == Paging::kBasePages) {
     void* p = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
     if (!p) return nullptr;
     return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kiln/frontend/onnx/external_data.h"
+#include "kiln/ir/buffer.h"
 
 namespace kiln::frontend {
 
@@ -78,6 +79,18 @@ Status copy_raw_data(const onnx::TensorProto& proto, Tensor& out) {
   return Status::ok();
 }
 
+// Storage for an initializer, which the caller fills in full: uninitialised and on base pages
+// (ir/buffer.h) for fixed-size types, zero-filled strings otherwise.
+Tensor imported_tensor(DType dtype, std::vector<int64_t> dims) {
+  if (dtype == DType::kString) return Tensor::allocate(dtype, std::move(dims));
+  const auto count = static_cast<uint64_t>(shape_element_count(dims));
+  if (count > (uint64_t{1} << 40) / dtype_size(dtype)) return Tensor();  // the limit Tensor::allocate keeps
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  std::shared_ptr<void> storage = allocate_buffer(bytes, Paging::kBasePages);
+  if (!storage) return Tensor();
+  return Tensor::shared_view(dtype, std::move(dims), std::move(storage));
+}
+
 }  // namespace
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
@@ -89,7 +102,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
     if (d < 0) return invalid_model(label(proto) + " has a negative dim in " + shape_to_string(dims));
   if (shape_element_count(dims) < 0) return invalid_model(label(proto) + " has too many elements: " + shape_to_string(dims));
   const DType dtype = static_cast<DType>(proto.data_type());
-  Tensor out = Tensor::allocate(dtype, dims);
+  Tensor out = imported_tensor(dtype, std::move(dims));
   if (!out.defined())
     return allocation_failure(label(proto) + ": cannot allocate " + dtype_name(dtype) + shape_to_string(dims));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
