@@ -79,6 +79,16 @@ Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs
   return Capability::yes();
 }
 
+Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t max_rank) {
+  Capability c = float_tensors(node, {0});
+  if (!c.supported) return c;
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < min_rank || rank > max_rank)
+    return Capability::no(node.op_type + " of rank " + std::to_string(rank) + " (cpu has " + std::to_string(min_rank) + " to " +
+                          std::to_string(max_rank) + ")");
+  return Capability::yes();
+}
+
 CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
                     std::function<Result<ops::Kernel>(const ir::Node&)> build) {
   return {std::move(supports), [build = std::move(build)](const ir::Node& node, KernelBuild&) { return build(node); }};

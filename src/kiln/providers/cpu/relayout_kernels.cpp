@@ -8,14 +8,6 @@ namespace {
 
 using dnnl::memory;
 
-Capability relayout_supports(const ir::Node& node) {
-  Capability c = float_tensors(node, {0});
-  if (!c.supported) return c;
-  const size_t rank = node.inputs[0]->type.shape->rank();
-  if (rank < 3 || rank > 6) return Capability::no("relayout of a rank-" + std::to_string(rank) + " tensor");
-  return Capability::yes();
-}
-
 Result<ops::Kernel> build_relayout(const ir::Node& node) {
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout from, ops::layout_attribute(node, "from"));
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout to, ops::layout_attribute(node, "to"));
@@ -29,6 +21,8 @@ Result<ops::Kernel> build_relayout(const ir::Node& node) {
 
 }  // namespace
 
-void add_relayout_kernels(CpuKernelTable& table) { table["kiln.Relayout"] = node_only(relayout_supports, build_relayout); }
+void add_relayout_kernels(CpuKernelTable& table) {
+  table["kiln.Relayout"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 3, 6); }, build_relayout);
+}
 
 }  // namespace kiln::providers::cpu

@@ -8,14 +8,6 @@
 namespace kiln::providers::cpu {
 namespace {
 
-Capability transpose_supports(const ir::Node& node) {
-  Capability c = float_tensors(node, {0});
-  if (!c.supported) return c;
-  const size_t rank = node.inputs[0]->type.shape->rank();
-  if (rank < 1 || rank > 6) return Capability::no("Transpose of rank " + std::to_string(rank) + " (cpu has 1 to 6)");
-  return Capability::yes();
-}
-
 Result<ops::Kernel> build_transpose(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
   std::vector<int64_t> perm = node.attr_ints("perm");
@@ -35,6 +27,8 @@ Result<ops::Kernel> build_transpose(const ir::Node& node) {
 
 }  // namespace
 
-void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = node_only(transpose_supports, build_transpose); }
+void add_transpose_kernels(CpuKernelTable& table) {
+  table["Transpose"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 1, 6); }, build_transpose);
+}
 
 }  // namespace kiln::providers::cpu
