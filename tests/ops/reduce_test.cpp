@@ -1,4 +1,5 @@
 // Tests of the Reduce* ops (axes attribute and input forms, keepdims, noop) and ArgMax/ArgMin.
+#include <cmath>
 #include <limits>
 
 #include "ops/family_test_util.h"
@@ -23,6 +24,20 @@ TEST(Reduce, AttributeAxes) {
               {std::log(6.0), std::log(16.0)}, {2});
   expect_near(run("ReduceLogSumExp", {&kX}, {{"axes", attr_is({1})}, {"keepdims", attr_i(0)}})[0],
               {3.40760596, 7.16984602}, {2});
+}
+
+// log(sum(exp(x))) over rows of only -inf is -inf (log 0), with a +inf (once or twice) +inf, with
+// a NaN NaN; -inf elements beside finite ones add nothing.
+TEST(Reduce, LogSumExpOfInfinities) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = floats({5, 2}, {-inf, -inf, inf, 1, inf, inf, nan, 1, -inf, 2});
+  const Tensor y = run("ReduceLogSumExp", {&x}, {{"axes", attr_is({1})}, {"keepdims", attr_i(0)}})[0];
+  const float* v = y.data<float>();
+  EXPECT_EQ(v[0], -inf);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_EQ(v[2], inf);
+  EXPECT_TRUE(std::isnan(v[3]));
+  EXPECT_FLOAT_EQ(v[4], 2.0f);
 }
 
 TEST(Reduce, OpsetsNewerThan17AreRefused) {

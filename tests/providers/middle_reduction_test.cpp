@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace kiln::providers::cpu {
@@ -24,8 +25,10 @@ double plain(MiddleFold fold, MiddleFinish finish, const std::vector<float>& x, 
       case MiddleFold::kMin: acc = std::min(acc, v); break;
       case MiddleFold::kAbsoluteSum: acc += std::fabs(v); break;
       case MiddleFold::kSquareSum: acc += v * v; break;
+    case MiddleFold::kLogSumExp: acc += std::exp(v); break;
     }
   }
+  if (fold == MiddleFold::kLogSumExp) return std::log(acc);
   switch (finish) {
     case MiddleFinish::kNone: return acc;
     case MiddleFinish::kMean: return acc / static_cast<double>(r.count);
@@ -40,7 +43,7 @@ TEST(MiddleReduction, EveryFoldMatchesAPlainFoldOverRowsAndColumns) {
       {MiddleFold::kSum, MiddleFinish::kMean},          {MiddleFold::kSum, MiddleFinish::kLog},
       {MiddleFold::kProduct, MiddleFinish::kNone},      {MiddleFold::kMax, MiddleFinish::kNone},
       {MiddleFold::kMin, MiddleFinish::kNone},          {MiddleFold::kAbsoluteSum, MiddleFinish::kNone},
-      {MiddleFold::kSquareSum, MiddleFinish::kSquareRoot}};
+      {MiddleFold::kSquareSum, MiddleFinish::kSquareRoot}, {MiddleFold::kLogSumExp, MiddleFinish::kNone}};
   // (outer, count, inner): rows with a partial lane group, a block and a half of columns, and
   // inputs above the threading threshold both ways.
   const std::vector<MiddleReduction> shapes = {{MiddleFold::kSum, MiddleFinish::kNone, 3, 37, 1},
@@ -64,6 +67,17 @@ TEST(MiddleReduction, EveryFoldMatchesAPlainFoldOverRowsAndColumns) {
         }
     }
   }
+}
+
+TEST(MiddleReduction, LogSumExpOfInfinitiesAndLargeValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // Rows of 3: only -inf; a +inf; large values whose exp overflows float without the shift.
+  const std::vector<float> x = {-inf, -inf, -inf, 1, inf, 2, 100, 100, 99};
+  std::vector<float> y(3);
+  reduce_middle({MiddleFold::kLogSumExp, MiddleFinish::kNone, 3, 3, 1}, x.data(), y.data());
+  EXPECT_EQ(y[0], -inf);
+  EXPECT_EQ(y[1], inf);
+  EXPECT_NEAR(y[2], 100.0 + std::log(2.0 + std::exp(-1.0)), 1e-4);
 }
 
 TEST(MiddleReduction, MaxAndMinLetANaNThrough) {

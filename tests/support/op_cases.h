@@ -121,6 +121,8 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"ReduceL2", 13, {{DType::kFloat, {4, 33}}}, {{"axes", axes({1})}}});
   cases.push_back({"ReduceSumSquare", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axes", axes({2, 3})}}});
   cases.push_back({"ReduceLogSum", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axes", axes({-1})}}});
+  cases.push_back({"ReduceLogSumExp", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axes", axes({-1})}}});
+  cases.push_back({"ReduceLogSumExp", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axes", axes({1})}}});
   cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 1, 5}}}, {{"axes", axes({1})}, {"keepdims", A::of_int(0)}}});
   cases.push_back({"ReduceSum", 13, {{DType::kFloat, {3, 4}}}, {{"noop_with_empty_axes", A::of_int(1)}}});
   // kiln.FusedMatMul: bias, residual, activations.

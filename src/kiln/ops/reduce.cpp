@@ -126,9 +126,12 @@ void reduce_typed(Reducer kind, const Tensor& x, const std::vector<bool>& reduce
       // Online log-sum-exp: (running max, sum of exp(v - max)).
       using S = std::pair<double, double>;
       const S init{-std::numeric_limits<double>::infinity(), 0.0};
+      // -inf adds exp(-inf) = 0; an element equal to the running max (+inf included) adds 1.
       const auto step = [](S s, const T& v) {
         const double d = static_cast<double>(load(v));
+        if (std::isinf(d) && d < 0) return s;
         if (d > s.first) return S{d, s.second * std::exp(s.first - d) + 1.0};
+        if (d == s.first) return S{s.first, s.second + 1.0};
         return S{s.first, s.second + std::exp(d - s.first)};
       };
       return run_reducer<T>(x, reduced, y, init, step, [](S s, int64_t) { return s.first + std::log(s.second); });

@@ -11,7 +11,9 @@
 namespace kiln::providers::cpu {
 
 // How each element enters its accumulator, and how the accumulated value becomes the output.
-enum class MiddleFold { kSum, kProduct, kMax, kMin, kAbsoluteSum, kSquareSum };
+// kLogSumExp: log(sum(exp(x))), computed as max + log(sum(exp(x - max))) in two passes (its
+// finish is implied).
+enum class MiddleFold { kSum, kProduct, kMax, kMin, kAbsoluteSum, kSquareSum, kLogSumExp };
 enum class MiddleFinish { kNone, kMean, kSquareRoot, kLog };
 
 struct MiddleReduction {

@@ -4,9 +4,9 @@
 // reduced dims innermost when they are not one run. oneDNN's reduction primitive folds innermost
 // reductions (inner 1) of sums, means and products (ReduceLogSum: a sum with a log post-op); the
 // rest (a channel reduction of NCHW, the L1/L2/sum-of-squares norms, Max and Min, which must let a
-// NaN through as the reference does) fold in Kiln's loops (middle_reduction.h). ReduceLogSumExp has no numerically safe oneDNN form and is left to
-// cpu_ref. In jit mode, innermost reductions are generated instead (generated_kernels.cpp). A
-// reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
+// NaN through as the reference does, and LogSumExp, which oneDNN has no safe form of) fold in
+// Kiln's loops (middle_reduction.h). In jit mode, innermost sums, means, products and norms are
+// generated instead (generated_kernels.cpp). A reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
 // kernel: those are copies or element-wise edge cases.
 #include <map>
 #include <optional>
@@ -43,6 +43,7 @@ const std::map<std::string, Reduction>& reductions() {
       {"ReduceL2", {MiddleFold::kSquareSum, MiddleFinish::kSquareRoot, std::nullopt}},
       {"ReduceSumSquare", {MiddleFold::kSquareSum, MiddleFinish::kNone, std::nullopt}},
       {"ReduceLogSum", {MiddleFold::kSum, MiddleFinish::kLog, alg::reduction_sum}},  // with a log post-op
+      {"ReduceLogSumExp", {MiddleFold::kLogSumExp, MiddleFinish::kNone, std::nullopt}},
   };
   return table;
 }
