@@ -125,6 +125,12 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"ReduceLogSumExp", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axes", axes({1})}}});
   cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 1, 5}}}, {{"axes", axes({1})}, {"keepdims", A::of_int(0)}}});
   cases.push_back({"ReduceSum", 13, {{DType::kFloat, {3, 4}}}, {{"noop_with_empty_axes", A::of_int(1)}}});
+  // ArgMax/ArgMin: innermost and middle axes, first and last index on ties (small integers tie).
+  cases.push_back({"ArgMax", 13, {{DType::kFloat, {2, 3, 17}}}, {{"axis", A::of_int(-1)}}});
+  cases.push_back({"ArgMin", 13, {{DType::kFloat, {2, 4, 9, 9}}}, {{"axis", A::of_int(1)}, {"keepdims", A::of_int(0)}}});
+  cases.push_back({"ArgMax", 13, {{DType::kFloat, {3, 8}, false, {1, 3, 3, 0, 3, 2, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1, 2, 2, 0, 0, 1}}},
+                   {{"axis", A::of_int(1)}, {"select_last_index", A::of_int(1)}}});
+  cases.push_back({"ArgMin", 13, {{DType::kFloat, {4, 3}, false, {1, 0, 2, 0, 0, 1, 2, 1, 1, 0, 2, 0}}}, {{"axis", A::of_int(0)}}});
   // kiln.FusedMatMul: bias, residual, activations.
   cases.push_back({"kiln.FusedMatMul", 1,
                    {{DType::kFloat, {2, 7, 33}}, {DType::kFloat, {33, 20}, true}, {DType::kFloat, {20}, true}},

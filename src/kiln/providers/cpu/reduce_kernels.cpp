@@ -1,4 +1,4 @@
-// cpu kernels for the Reduce* ops over float32: the output is the input's shape with the reduced
+// cpu kernels for the Reduce* ops and ArgMax/ArgMin (arg_extreme.h) over float32: the output is the input's shape with the reduced
 // dims set to 1 (keepdims only changes how it is named, not its bytes). The input is viewed as
 // [outer, count, inner] (count: the reduced elements), after a oneDNN reorder that puts the
 // reduced dims innermost when they are not one run. oneDNN's reduction primitive folds innermost
@@ -15,6 +15,7 @@
 #include "kiln/ops/channels_last.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/reduction_axes.h"
+#include "kiln/providers/cpu/arg_extreme.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/middle_reduction.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -173,10 +174,37 @@ Result<ops::Kernel> build_reduce(const ir::Node& node) {
   });
 }
 
+Capability arg_supports(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.is_tensor() || x->type.dtype != DType::kFloat)
+    return Capability::no(node.op_type + " of a tensor that is not float32");
+  if (!x->type.shape || x->type.shape->rank() == 0) return Capability::no(node.op_type + " of a scalar or of unknown rank");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_arg(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  if (shape_element_count(x) == 0) return reference_kernel(node);
+  Result<int64_t> axis = ops::normalize_axis(node.attr_int("axis", 0), static_cast<int64_t>(x.size()));
+  if (!axis.is_ok()) return axis.status().with_context(node.describe());
+  const auto at = static_cast<size_t>(axis.value());
+  ArgExtreme a;
+  a.largest = node.op_type == "ArgMax";
+  a.last = node.attr_int("select_last_index", 0) != 0;
+  for (size_t d = 0; d < at; ++d) a.outer *= x[d];
+  a.count = x[at];
+  for (size_t d = at + 1; d < x.size(); ++d) a.inner *= x[d];
+  return ops::Kernel([a](ops::KernelContext& ctx) {
+    arg_extreme(a, ctx.input(0)->data<float>(), ctx.output(0)->data<int64_t>());
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_reduce_kernels(CpuKernelTable& table) {
   for (const auto& entry : reductions()) table[entry.first] = generated_or(node_only(reduce_supports, build_reduce));
+  for (const char* op : {"ArgMax", "ArgMin"}) table[op] = node_only(arg_supports, build_arg);
 }
 
 }  // namespace kiln::providers::cpu
