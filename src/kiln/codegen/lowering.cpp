@@ -5,7 +5,6 @@
 
 #include <optional>
 #include <set>
-#include <utility>
 
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/ops/op_helpers.h"
@@ -103,22 +102,6 @@ Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vecto
   return k;
 }
 
-namespace {
-
-// The rows x row view of a reduction whose reduced dims (of size above 1) all follow its kept
-// ones (of size above 1); nullopt for any other.
-std::optional<std::pair<int64_t, int64_t>> innermost_rows(const std::vector<int64_t>& x, const std::vector<bool>& reduced) {
-  int64_t rows = 1, row = 1;
-  for (size_t d = 0; d < x.size(); ++d) {
-    if (x[d] == 1) continue;
-    if (!reduced[d] && row > 1) return std::nullopt;  // a kept dim inside the reduced ones
-    (reduced[d] ? row : rows) *= x[d];
-  }
-  return std::make_pair(rows, row);
-}
-
-}  // namespace
-
 Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<int64_t>& x, const Tensor* axes) {
   const std::string& op = reduction.op_type;
   // Max and Min must let a NaN through (the reference's rule), which OpenMP's max/min do not.
@@ -128,9 +111,9 @@ Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<
   if (spec.noop) return unsupported(reduction, "a reduction with no axes");
   Result<std::vector<bool>> reduced = ops::reduced_dims(*spec.axes, static_cast<int64_t>(x.size()));
   if (!reduced.is_ok()) return reduced.status().with_context(reduction.describe());
-  const auto view = innermost_rows(x, reduced.value());
-  if (!view) return unsupported(reduction, "reduced dims that are not the innermost");
-  const auto [rows, row] = *view;
+  const std::optional<ops::ReductionView> view = ops::reduction_view(x, reduced.value());
+  if (!view || view->inner > 1) return unsupported(reduction, "reduced dims that are not the innermost");
+  const int64_t rows = view->outer, row = view->count;
   if (row <= 1 || rows * row == 0) return unsupported(reduction, "a reduction with nothing to fold");
   LoopKernel k = row_nest("", rows, row, {false});
   const int v = k.add(Instruction::load(0));

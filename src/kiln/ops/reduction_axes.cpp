@@ -1,4 +1,5 @@
-// Reduce* axes: from the attribute or input 1, and as a mask over the dims.
+// Reduce* axes: from the attribute or input 1, as a mask over the dims, and the [outer, count,
+// inner] view of the reduction.
 #include "kiln/ops/reduction_axes.h"
 
 #include <string>
@@ -34,6 +35,18 @@ Result<std::vector<bool>> reduced_dims(const std::vector<int64_t>& axes, int64_t
     reduced[static_cast<size_t>(axis)] = true;
   }
   return reduced;
+}
+
+std::optional<ReductionView> reduction_view(const std::vector<int64_t>& x, const std::vector<bool>& reduced) {
+  ReductionView view;
+  bool after_reduced = false;  // past a reduced dim above 1
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (reduced[d] && view.inner > 1) return std::nullopt;  // a kept dim between two reduced ones
+    if (reduced[d]) after_reduced = true;
+    (reduced[d] ? view.count : after_reduced ? view.inner : view.outer) *= x[d];
+  }
+  return view;
 }
 
 }  // namespace kiln::ops

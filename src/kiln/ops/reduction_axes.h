@@ -31,4 +31,14 @@ Result<ReductionAxes> reduction_axes(const ir::Node& node, bool has_axes_input, 
 // or repeated.
 Result<std::vector<bool>> reduced_dims(const std::vector<int64_t>& axes, int64_t rank);
 
+// A reduction of a dense tensor seen as [outer, count, inner]: `count` reduced elements for each
+// of the outer x inner kept positions.
+struct ReductionView {
+  int64_t outer = 1, count = 1, inner = 1;
+};
+
+// The view of reducing the `reduced` dims of `x`, when its reduced dims above 1 are adjacent (dims
+// of 1 between them do not matter); nullopt when a kept dim above 1 lies between two of them.
+std::optional<ReductionView> reduction_view(const std::vector<int64_t>& x, const std::vector<bool>& reduced);
+
 }  // namespace kiln::ops

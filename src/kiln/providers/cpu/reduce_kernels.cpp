@@ -1,16 +1,16 @@
-// cpu kernels for the Reduce* ops and ArgMax/ArgMin (arg_extreme.h) over float32: the output is the input's shape with the reduced
-// dims set to 1 (keepdims only changes how it is named, not its bytes). The input is viewed as
-// [outer, count, inner] (count: the reduced elements), after a oneDNN reorder that puts the
-// reduced dims innermost when they are not one run. oneDNN's reduction primitive folds innermost
-// reductions (inner 1) of sums, means and products (ReduceLogSum: a sum with a log post-op); the
-// rest (a channel reduction of NCHW, the L1/L2/sum-of-squares norms, Max and Min, which must let a
-// NaN through as the reference does, and LogSumExp, which oneDNN has no safe form of) fold in
-// Kiln's loops (middle_reduction.h). In jit mode, innermost sums, means, products and norms are
-// generated instead (generated_kernels.cpp). A reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
+// cpu kernels for the Reduce* ops and ArgMax/ArgMin over float32. A reduction's output is the
+// input's shape with the reduced dims set to 1 (keepdims only changes how it is named, not its
+// bytes); the input is viewed as [outer, count, inner] (ops/reduction_axes.h), after a oneDNN
+// reorder that puts the reduced dims innermost when a kept dim lies between them. oneDNN's
+// reduction primitive folds innermost sums, means and products (ReduceLogSum: a sum with a log
+// post-op); the rest (a channel reduction of NCHW, the L1/L2/sum-of-squares norms, Max and Min,
+// which must let a NaN through as the reference does, and LogSumExp, which oneDNN has no safe form
+// of) fold in Kiln's loops (middle_reduction.h), ArgMax/ArgMin in arg_extreme.h's. In jit mode,
+// innermost sums, means, products and norms are generated instead (generated_kernels.cpp). A
+// reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
 // kernel: those are copies or element-wise edge cases.
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "kiln/ops/channels_last.h"
 #include "kiln/ops/op_helpers.h"
@@ -50,7 +50,6 @@ const std::map<std::string, Reduction>& reductions() {
 }
 
 Capability reduce_supports(const ir::Node& node) {
-  if (!reductions().count(node.op_type)) return Capability::no(node.op_type + " has no oneDNN reduction");
   Capability c = float_tensors(node, {0});
   if (!c.supported) return c;
   if (node.inputs[0]->type.shape->rank() == 0) return Capability::no(node.op_type + " of a scalar");
@@ -72,28 +71,6 @@ std::vector<int64_t> reduced_last(const std::vector<bool>& reduced) {
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d] == last) order.push_back(static_cast<int64_t>(d));
   return order;
-}
-
-// The input's dims above 1 as runs of reduced or kept dims: (reduced, product of the run).
-std::vector<std::pair<bool, int64_t>> runs_of(const std::vector<int64_t>& x, const std::vector<bool>& reduced) {
-  std::vector<std::pair<bool, int64_t>> runs;
-  for (size_t d = 0; d < x.size(); ++d) {
-    if (x[d] == 1) continue;
-    if (runs.empty() || runs.back().first != reduced[d]) runs.emplace_back(reduced[d], 1);
-    runs.back().second *= x[d];
-  }
-  return runs;
-}
-
-// The [outer, count, inner] view of the input as it is (runs: reduced; kept, reduced; reduced,
-// kept; kept, reduced, kept); nullopt for the other forms, which are relaid out first.
-std::optional<MiddleReduction> view_in_place(const std::vector<std::pair<bool, int64_t>>& runs, const Reduction& r) {
-  const size_t n = runs.size();
-  const bool reduced_last = runs[n - 1].first;
-  if (n > 3 || (n == 3 && reduced_last)) return std::nullopt;
-  const size_t fold = reduced_last ? n - 1 : n - 2;  // the reduced run
-  return MiddleReduction{r.fold, r.finish, fold == 1 ? runs[0].second : 1, runs[fold].second,
-                         reduced_last ? 1 : runs[n - 1].second};
 }
 
 // The input as [outer, count, inner] (dense, possibly after a relayout through the calling
@@ -160,13 +137,11 @@ Result<ops::Kernel> build_reduce(const ir::Node& node) {
   if (spec.noop || shape_element_count(x) == 0) return reference_kernel(node);
   Result<std::vector<bool>> reduced = ops::reduced_dims(*spec.axes, static_cast<int64_t>(x.size()));
   if (!reduced.is_ok()) return reduced.status().with_context(node.describe());
-  const std::vector<std::pair<bool, int64_t>> runs = runs_of(x, reduced.value());
-  bool folds = false;
-  for (const auto& run : runs) folds = folds || run.first;
-  if (!folds) return reference_kernel(node);
+  const std::optional<ops::ReductionView> view = ops::reduction_view(x, reduced.value());
+  if (view && view->count == 1) return reference_kernel(node);
   const Reduction r = reductions().at(node.op_type);
   auto state = std::make_shared<ReduceState>();
-  if (const std::optional<MiddleReduction> view = view_in_place(runs, r)) state->view = *view;
+  if (view) state->view = {r.fold, r.finish, view->outer, view->count, view->inner};
   else plan_relayout(*state, x, reduced.value(), r);
   if (state->view.inner == 1 && r.library) plan_library_fold(*state, node, r);
   return ops::Kernel([state](ops::KernelContext& ctx) {
@@ -187,13 +162,10 @@ Result<ops::Kernel> build_arg(const ir::Node& node) {
   if (shape_element_count(x) == 0) return reference_kernel(node);
   Result<int64_t> axis = ops::normalize_axis(node.attr_int("axis", 0), static_cast<int64_t>(x.size()));
   if (!axis.is_ok()) return axis.status().with_context(node.describe());
-  const auto at = static_cast<size_t>(axis.value());
-  ArgExtreme a;
-  a.largest = node.op_type == "ArgMax";
-  a.last = node.attr_int("select_last_index", 0) != 0;
-  for (size_t d = 0; d < at; ++d) a.outer *= x[d];
-  a.count = x[at];
-  for (size_t d = at + 1; d < x.size(); ++d) a.inner *= x[d];
+  std::vector<bool> along(x.size(), false);
+  along[static_cast<size_t>(axis.value())] = true;
+  const ops::ReductionView view = *ops::reduction_view(x, along);  // one dim is always one run
+  const ArgExtreme a{node.op_type == "ArgMax", node.attr_int("select_last_index", 0) != 0, view.outer, view.count, view.inner};
   return ops::Kernel([a](ops::KernelContext& ctx) {
     arg_extreme(a, ctx.input(0)->data<float>(), ctx.output(0)->data<int64_t>());
     return Status::ok();
