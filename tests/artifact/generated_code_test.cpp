@@ -9,7 +9,7 @@
 #include "kiln/artifact/container.h"
 #include "kiln/codegen/host_compiler.h"
 #include "kiln/io/file.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/target/target.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
 #include "support/scoped_env.h"
@@ -73,7 +73,7 @@ TEST(GeneratedCode, AnArtifactCarriesItsGeneratedKernelsAndRunsWithoutACompiler)
   const nlohmann::json manifest = manifest_of(compiled);
   ASSERT_TRUE(manifest["generated_code"].is_object()) << manifest.dump(2);
   EXPECT_GT(manifest["generated_code"]["bytes"].get<int64_t>(), 0);
-  const std::vector<std::string> needed = codegen::HostCompiler::used_features(providers::cpu::host_features());
+  const std::vector<std::string> needed = codegen::HostCompiler::used_features(target::host_target().features);
   for (const std::string& feature : needed) {
     const auto& required = manifest["target"]["required_features"];
     EXPECT_NE(std::find(required.begin(), required.end(), feature), required.end()) << feature;

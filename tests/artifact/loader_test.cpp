@@ -13,7 +13,7 @@
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/io/file.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/target/target.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
 
@@ -130,7 +130,10 @@ TEST(ArtifactLoading, TheManifestNamesTheCpuFeaturesOfTheChosenKernels) {
   const nlohmann::json target = artifact::decode(bytes).value().manifest["target"];
   const auto report = nlohmann::json::parse(session.value()->report_json());
   EXPECT_EQ(target["required_features"], report["target"]["required_features"]);
-  EXPECT_EQ(target["implementations"].size(), 1u) << target.dump();
+  // Every kernel's implementation, by node: the convolution's and the reorders around its region.
+  ASSERT_TRUE(target["node_implementations"].contains("conv")) << target.dump();
+  EXPECT_TRUE(target["implementations"].contains(target["node_implementations"]["conv"].get<std::string>())) << target.dump();
+  EXPECT_FALSE(target.contains("cores") || target.contains("cache_bytes")) << "the compiling machine's, not the artifact's";
   EXPECT_FALSE(target.contains("cpu_features")) << "the compiling machine's features are not the artifact's";
   for (const nlohmann::json& feature : target["required_features"])
     EXPECT_NE(std::find(report["target"]["cpu_features"].begin(), report["target"]["cpu_features"].end(), feature),
@@ -216,7 +219,7 @@ TEST(ArtifactLoading, EveryByteFlippedAndEveryTruncationOfASignedArtifactIsCaugh
   ScratchDir dir("loader");
   const artifact::KeyPair key = artifact::generate_key_pair().value();
   const std::string file = artifact::sign(io::read_file(written_artifact(dir)).value(), key.secret_key).value();
-  const artifact::LoadPolicy policy{key.public_key, true, providers::cpu::host_features(), ""};
+  const artifact::LoadPolicy policy{key.public_key, true, target::host_target().features, ""};
   const Status intact = artifact::load_artifact(in_memory(file), policy).status();
   ASSERT_TRUE(intact.is_ok()) << intact.to_string();
   // Header, plan, weights, packed weights, fixtures, asset, padding, manifest and signature block:

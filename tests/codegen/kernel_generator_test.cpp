@@ -17,7 +17,7 @@
 
 #include "kiln/io/file.h"
 #include "kiln/ops/elementwise_chain.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/target/target.h"
 #include "kiln/session.h"
 #include "support/differential.h"
 #include "support/model_builder.h"
@@ -62,7 +62,7 @@ LoopKernel test_kernel() {
 
 std::shared_ptr<KernelGenerator> generator_in(const std::string& folder, int64_t max_bytes = ObjectCache::kDefaultMaxBytes) {
   Result<std::shared_ptr<KernelGenerator>> g =
-      KernelGenerator::create(providers::cpu::host_features(), ObjectCache(folder, max_bytes));
+      KernelGenerator::create(target::host_target().features, ObjectCache(folder, max_bytes));
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
   return g.is_ok() ? g.value() : nullptr;
 }
@@ -109,7 +109,7 @@ TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
   ScratchDir dir("codegen");
   auto generator = generator_in(dir.file("cache"));
   ASSERT_TRUE(generator);
-  auto cpu = providers::make_provider("cpu");
+  auto cpu = providers::make_provider("cpu", target::host_target());
   ASSERT_TRUE(cpu.is_ok());
   int64_t reductions = 0;
   for (const kiln::testing::OpCase& c : kiln::testing::standard_op_cases()) {

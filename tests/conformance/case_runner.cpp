@@ -149,8 +149,9 @@ const char* case_status_name(CaseStatus status) {
   return "fail";
 }
 
-CaseResult run_case(const std::string& case_dir, ExecutionMode mode) {
+CaseResult run_case(const std::string& case_dir, ExecutionMode mode, const std::string& isa) {
   SessionOptions options;
+  options.isa = isa;
   options.providers = {"cpu_ref"};  // the suite measures the reference provider's coverage
   options.mode = mode;
   Result<std::unique_ptr<Session>> session = Session::load(case_dir + "/model.onnx", options);
@@ -166,14 +167,14 @@ CaseResult run_case(const std::string& case_dir, ExecutionMode mode) {
   return {CaseStatus::kPass, ""};
 }
 
-CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, int timeout_s) {
+CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, const std::string& isa, int timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) return fail("cannot create a pipe");
   pid_t pid = ::fork();
   if (pid < 0) return fail("cannot fork");
   if (pid == 0) {
     ::close(fds[0]);
-    CaseResult r = run_case(case_dir, mode);
+    CaseResult r = run_case(case_dir, mode, isa);
     write_all(fds[1], std::string(1, static_cast<char>('0' + static_cast<int>(r.status))) + r.reason);
     ::close(fds[1]);
     ::_exit(0);

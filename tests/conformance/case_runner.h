@@ -22,10 +22,11 @@ struct CaseResult {
 
 const char* case_status_name(CaseStatus status);
 
-// Loads and runs the case in `case_dir`, in-process, in execution mode `mode` (on cpu_ref).
-CaseResult run_case(const std::string& case_dir, ExecutionMode mode);
+// Loads and runs the case in `case_dir`, in-process, in execution mode `mode` (on cpu_ref), for the
+// target capped at `isa` ("" for this machine's best).
+CaseResult run_case(const std::string& case_dir, ExecutionMode mode, const std::string& isa);
 
 // run_case() in a forked child, killed after `timeout_s` seconds.
-CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, int timeout_s);
+CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, const std::string& isa, int timeout_s);
 
 }  // namespace kiln::conformance

@@ -31,12 +31,13 @@ struct Options {
   int case_timeout_s = 300;
   bool verbose = false;
   kiln::ExecutionMode mode = kiln::ExecutionMode::kGraph;
+  std::string isa;  // the session's ISA cap ("" for this machine's best)
 };
 
 constexpr const char* kUsage =
     "usage: kiln_conformance [--suite NAME]... [--filter TEXT] [--csv FILE] [--data-root DIR]\n"
     "                        [--expected FILE] [--write-expected FILE] [--case-timeout SECONDS] [--verbose]\n"
-    "                        [--mode graph|eager|jit]\n"
+    "                        [--mode graph|eager|jit] [--isa LEVEL]\n"
     "suites: node, pytorch-converted, pytorch-operator, simple (default: all)\n";
 
 bool parse_args(int argc, char** argv, Options& o) {
@@ -50,6 +51,7 @@ bool parse_args(int argc, char** argv, Options& o) {
     else if (arg == "--data-root" && has_value) o.data_root = argv[++i];
     else if (arg == "--expected" && has_value) o.expected = argv[++i];
     else if (arg == "--write-expected" && has_value) o.write_expected = argv[++i];
+    else if (arg == "--isa" && has_value) o.isa = argv[++i];
     else if (arg == "--case-timeout" && has_value) o.case_timeout_s = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--mode" && has_value) {
       kiln::Result<kiln::ExecutionMode> mode = kiln::parse_execution_mode(argv[++i]);
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
     }
     Counts counts;
     for (const std::string& name : case_names(suite_dir, o.filter)) {
-      CaseResult r = run_case_isolated((suite_dir / name).string(), o.mode, o.case_timeout_s);
+      CaseResult r = run_case_isolated((suite_dir / name).string(), o.mode, o.isa, o.case_timeout_s);
       counts.add(r.status);
       total.add(r.status);
       const std::string id = suite + "/" + name;

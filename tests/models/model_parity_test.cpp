@@ -1,6 +1,8 @@
 // Parity with PyTorch on real model exports: each model written by bench/models/export.py
 // (--variant test, into ${KILN_BINARY_DIR}/models) runs its reference input through a default
-// Session and must match PyTorch's saved output within 1e-4 * max(1, max|reference|).
+// Session and must match PyTorch's saved output within 1e-4 * max(1, max|reference|). The target
+// is this machine's, or the level KILN_TEST_ISA names (tests/CMakeLists.txt runs them again capped
+// at AVX2); either way no kernel may use a feature the target lacks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,9 @@
 
 #include "kiln/session.h"
 #include "kiln/tensor_io.h"
+#include "kiln/target/target.h"
 #include "support/model_builder.h"
+#include "support/test_target.h"
 
 namespace kiln {
 namespace {
@@ -59,6 +63,21 @@ std::string format(double v) {
   return s.str();
 }
 
+// Every kernel the session planned (its report's implementations, e.g. "brg:avx512_core",
+// "jit:avx2") needs only features of the session's target.
+void expect_only_target_features(const Session& session, const std::string& what) {
+  const nlohmann::json target = nlohmann::json::parse(session.report_json())["target"];
+  EXPECT_EQ(target["level"], testing::test_target().level) << what;
+  const std::vector<std::string> features = target["cpu_features"];
+  for (const auto& [impl, count] : target["implementations"].items()) {
+    EXPECT_NE(impl.rfind("ref", 0), 0u) << what << ": " << count << " kernels run oneDNN's reference " << impl;
+    const size_t colon = impl.rfind(':');
+    for (const std::string& needed : target::level_features(colon == std::string::npos ? impl : impl.substr(colon + 1)))
+      EXPECT_NE(std::find(features.begin(), features.end(), needed), features.end())
+          << what << ": " << impl << " needs " << needed << ", which the target (" << target["level"] << ") lacks";
+  }
+}
+
 // The model on one provider configuration, compared with PyTorch output by output.
 void check_parity_on(const std::string& model, const SessionOptions& options) {
   const fs::path dir = model_dir(model);
@@ -75,12 +94,14 @@ void check_parity_on(const std::string& model, const SessionOptions& options) {
   const std::string providers = std::string(execution_mode_name(options.mode)) + "_" + options.providers.front() +
                                 (options.specialize ? "_specialised" : "");
   SessionOptions session_options = options;
+  session_options.isa = testing::test_isa();
   if (options.specialize)
     for (const auto& [name, tensor] : inputs) session_options.input_shapes[name] = tensor.shape();
   auto session = Session::load((dir / "model.onnx").string(), session_options);
   ASSERT_TRUE(session.is_ok()) << model << ": " << session.status().to_string();
   auto outputs = session.value()->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << model << ": " << outputs.status().to_string();
+  expect_only_target_features(*session.value(), model + " on " + providers);
 
   for (const std::string& name : value_names(meta.at("outputs"))) {
     auto reference = read_tensor_file((dir / ("output_" + name + ".npy")).string());
@@ -113,12 +134,14 @@ void check_artifact_round_trip(const std::string& model) {
   std::ifstream meta_file(dir / "meta.json");
   for (const std::string& name : value_names(nlohmann::json::parse(meta_file).at("inputs")))
     inputs[name] = read_tensor_file((dir / ("input_" + name + ".npy")).string()).value();
-  auto from_onnx = Session::load((dir / "model.onnx").string());
+  SessionOptions options;
+  options.isa = testing::test_isa();
+  auto from_onnx = Session::load((dir / "model.onnx").string(), options);
   ASSERT_TRUE(from_onnx.is_ok()) << from_onnx.status().to_string();
   kiln::testing::ScratchDir scratch("artifact_round_trip");
   const std::string artifact = scratch.file(model + ".kiln");
   ASSERT_TRUE(from_onnx.value()->write_artifact(artifact).is_ok());
-  auto from_artifact = Session::load(artifact);
+  auto from_artifact = Session::load(artifact, options);
   ASSERT_TRUE(from_artifact.is_ok()) << from_artifact.status().to_string();
   auto want = from_onnx.value()->run(inputs);
   auto got = from_artifact.value()->run(inputs);

@@ -1,5 +1,6 @@
-// Tests of activation_layout: each convolution region gets the widest channel block that divides
-// all its channel counts (NCHW16c, else NCHW8c), else NHWC; a narrow image input is read
+// Tests of activation_layout: each convolution region gets the first of the provider's preferred
+// layouts it fits (here NCHW16c, NCHW8c, NHWC: the widest channel block that divides all its
+// channel counts, else NHWC; an AVX2 provider's list has no NCHW16c); a narrow image input is read
 // channels-first; reorders appear only at region edges; Concat keeps its channel axis in blocked
 // layouts; and a converted model computes what the original computes, on cpu and cpu_ref.
 #include "kiln/passes/activation_layout.h"
@@ -20,7 +21,8 @@ using testing::changed_ok;
 
 PassContext layout_context() {
   PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = true;
+  ctx.activation_layouts = {ops::ActivationLayout::blocked(16), ops::ActivationLayout::blocked(8),
+                            ops::ActivationLayout::channels_last()};
   return ctx;
 }
 
@@ -121,6 +123,24 @@ TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
       EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,3,4,4,8]");
     }
   EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
+}
+
+TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
+  ir::Graph g;
+  two_convs(g, 16, 32, 48);
+  PassContext ctx = testing::fake_context();
+  ctx.activation_layouts = {ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, ctx)));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
+}
+
+TEST(ActivationLayout, ARegionNoPreferredLayoutFitsStaysChannelsFirst) {
+  ir::Graph g;
+  two_convs(g, 16, 20, 16);
+  PassContext ctx = testing::fake_context();
+  ctx.activation_layouts = {ops::ActivationLayout::blocked(16)};
+  EXPECT_FALSE(changed_ok(choose_activation_layouts(g, ctx)));
+  EXPECT_EQ(op_counts(g)["Conv"], 2);
 }
 
 TEST(ActivationLayout, OffUnlessTheTargetPrefersIt) {

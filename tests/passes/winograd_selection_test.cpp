@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "kiln/providers/cpu/cpu_provider.h"
+#include "kiln/providers/cpu/onednn_target.h"
 #include "kiln/session.h"
 #include "passes/pass_test_util.h"
 #include "support/model_builder.h"
@@ -82,7 +83,7 @@ int cpu_reorders(const ConvSpec& spec) {
 }
 
 TEST(WinogradSelection, CpuKernelRunsWinogradOnlyWhereItPays) {
-  if (!providers::cpu_has_winograd_convolutions()) GTEST_SKIP() << "no Winograd kernels on this CPU";
+  if (!providers::cpu::has_winograd_convolutions()) GTEST_SKIP() << "no Winograd kernels on this CPU";
   EXPECT_EQ(cpu_reorders({.in = 64, .out = 64, .size = 112}), 2);
   EXPECT_EQ(cpu_reorders({.in = 32, .out = 128, .size = 112}), 2);
   EXPECT_EQ(cpu_reorders({.in = 16, .out = 64, .size = 112}), 0);  // too few input channels

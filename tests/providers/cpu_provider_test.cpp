@@ -1,5 +1,6 @@
 // Tests of the cpu provider: every standard case of the ops it accelerates runs on it (not
-// declined) and matches cpu_ref; what it declines, it declines with a reason.
+// declined) and matches cpu_ref, but for the layouts its target has no vector kernels for; what it
+// declines, it declines with a reason.
 #include "kiln/providers/cpu/cpu_provider.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <set>
 
 #include "kiln/session.h"
+#include "support/test_target.h"
 #include "support/differential.h"
 #include "support/model_builder.h"
 #include "support/op_cases.h"
@@ -38,12 +40,33 @@ bool runs_on_cpu(const OpCase& c) {
   return true;
 }
 
+const providers::Provider& cpu_provider() {
+  static const std::shared_ptr<const providers::Provider> cpu = providers::CpuProvider::create(kiln::testing::test_target()).value();
+  return *cpu;
+}
+
+// Whether the cpu provider declines case `c` for its layouts: a convolution or pool computing in a
+// layout that the provider's target runs no vector kernel in (NCHW16c on AVX2), or a convolution
+// between two different non-plain layouts.
+bool declined_for_layouts(const OpCase& c) {
+  if (c.op != "kiln.FusedConv" && c.op != "kiln.InLayout") return false;
+  auto layout = [&](const char* name, const std::string& otherwise) {
+    const auto it = c.attributes.find(name);
+    return it == c.attributes.end() ? otherwise : it->second.s;
+  };
+  const std::string output = layout("layout", "NCHW"), input = layout("input_layout", output);
+  const std::vector<ops::ActivationLayout> fast = cpu_provider().graph_preferences().activation_layouts;
+  for (const std::string& name : {output, input})
+    if (name != "NCHW" && std::find(fast.begin(), fast.end(), ops::ActivationLayout::parse(name).value()) == fast.end()) return true;
+  return input != output && input != "NCHW" && output != "NCHW";
+}
+
 TEST(CpuProvider, RunsAndMatchesEveryStandardCaseOfItsOps) {
-  providers::CpuProvider cpu;
+  const providers::Provider& cpu = cpu_provider();
   int matched = 0;
   for (const OpCase& c : standard_op_cases()) {
     if (!kAccelerated.count(c.op) || !runs_on_cpu(c)) continue;
-    const bool declined = c.op == "Gemm" && c.attributes.count("alpha");
+    const bool declined = (c.op == "Gemm" && c.attributes.count("alpha")) || declined_for_layouts(c);
     for (uint64_t seed : {5u, 6u}) {
       DifferentialResult r = check_against_reference(cpu, c, seed);
       EXPECT_EQ(r.verdict, declined ? Verdict::kDeclined : Verdict::kMatch) << c.label() << ": " << r.detail;
@@ -54,7 +77,7 @@ TEST(CpuProvider, RunsAndMatchesEveryStandardCaseOfItsOps) {
 }
 
 TEST(CpuProvider, DeclinesWithReasons) {
-  providers::CpuProvider cpu;
+  const providers::Provider& cpu = cpu_provider();
   DifferentialResult erf = check_against_reference(cpu, {"Erf", 13, {{DType::kFloat, {2}}}}, 1);
   EXPECT_EQ(erf.verdict, Verdict::kDeclined);
   EXPECT_NE(erf.detail.find("no cpu kernel for Erf"), std::string::npos) << erf.detail;

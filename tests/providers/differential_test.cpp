@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
+#include "support/test_target.h"
 #include "support/differential.h"
 #include "support/op_cases.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
   for (const std::string& name : providers::available_providers()) {
-    auto provider = providers::make_provider(name);
+    auto provider = providers::make_provider(name, kiln::testing::test_target());
     ASSERT_TRUE(provider.is_ok());
     int compared = 0;
     for (const OpCase& c : standard_op_cases()) {

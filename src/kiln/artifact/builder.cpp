@@ -80,7 +80,8 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
   const nlohmann::json shapes = report["memory"].value("input_shapes", nlohmann::json::array());
   for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i) execution["input_shapes"][inputs[i].value("name", "")] = shapes[i];
   nlohmann::json target = report.value("target", nlohmann::json::object());
-  target.erase("cpu_features");  // the compiling machine's, not the artifact's
+  // The compiling machine's, not the artifact's (its level, layouts and features needed stay).
+  for (const char* field : {"cpu_features", "cores", "cache_bytes"}) target.erase(field);
   return {{"model", model},
           {"options", report.value("options", nlohmann::json::object())},
           {"analysis", report.value("analysis", nlohmann::json::object())},

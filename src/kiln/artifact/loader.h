@@ -30,7 +30,7 @@ bool is_artifact_file(const std::string& path);
 struct LoadPolicy {
   std::optional<std::string> trusted_public_key;  // raw 32 bytes
   bool signature_required = false;
-  std::vector<std::string> cpu_features;  // the target's (providers/cpu/cpu_isa.h)
+  std::vector<std::string> cpu_features;  // the target's (target/target.h)
   std::string isa;                        // the target's --isa cap, for messages ("" for none)
 };
 

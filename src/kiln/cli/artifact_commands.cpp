@@ -8,7 +8,7 @@
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/io/file.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/target/target.h"
 
 namespace kiln::cli {
 namespace {
@@ -48,8 +48,8 @@ struct VerifyArgs {
 
 // Whether this machine (capped at `isa`) has the CPU features the artifact's kernels need.
 Status check_machine(const artifact::Decoded& d, const std::string& isa) {
-  KILN_ASSIGN_OR_RETURN(std::vector<std::string> features, providers::cpu::target_features(isa));
-  return artifact::check_target(d.manifest, {std::nullopt, false, features, isa});
+  KILN_ASSIGN_OR_RETURN(const target::Target target, target::make_target(isa));
+  return artifact::check_target(d.manifest, {std::nullopt, false, target.features, isa});
 }
 
 int run_verify(const VerifyArgs& args) {

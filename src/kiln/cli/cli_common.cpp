@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "kiln/artifact/signing.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/target/target.h"
 #include "kiln/runtime/shape_profile.h"
 #include "kiln/tensor_io.h"
 
@@ -43,7 +43,7 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
   std::string levels;
-  for (const std::string& level : providers::cpu::isa_level_names()) levels += (levels.empty() ? "" : ", ") + level;
+  for (const std::string& level : target::isa_level_names()) levels += (levels.empty() ? "" : ", ") + level;
   cmd.add_option("--isa", isa, "Build kernels for this instruction-set level, simulating a lesser machine: " + levels);
 }
 

@@ -32,7 +32,7 @@ struct SessionFlags {
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);
-// --isa LEVEL (providers/cpu/cpu_isa.h).
+// --isa LEVEL (target/target.h).
 void add_isa_flag(CLI::App& cmd, std::string& isa);
 Result<SessionOptions> to_options(const SessionFlags& flags);
 

@@ -81,7 +81,7 @@ class Regions {
 
 class Converter {
  public:
-  explicit Converter(ir::Graph& graph) : graph_(graph) {}
+  Converter(ir::Graph& graph, std::vector<ActivationLayout> preferred) : graph_(graph), preferred_(std::move(preferred)) {}
 
   Result<bool> run() {
     find_regions();
@@ -91,8 +91,15 @@ class Converter {
       const size_t r = regions_.root(i);
       if (!layouts.count(r)) layouts[r] = layout_for_region(r);
     }
-    for (size_t i = 0; i < members_.size(); ++i) convert(*members_[i], layouts[regions_.root(i)]);
-    for (const ir::Node* node : members_) graph_.remove_node(node);
+    std::vector<const ir::Node*> converted;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      const ActivationLayout layout = layouts[regions_.root(i)];
+      if (layout == ActivationLayout::channels_first()) continue;  // no preferred layout fits
+      convert(*members_[i], layout);
+      converted.push_back(members_[i]);
+    }
+    if (converted.empty()) return false;
+    for (const ir::Node* node : converted) graph_.remove_node(node);
     graph_.remove_unused_values();
     KILN_RETURN_IF_ERROR(graph_.topological_sort());
     return true;
@@ -137,15 +144,17 @@ class Converter {
     return out > 0 && out % layout.block == 0;
   }
 
+  // The first preferred layout every member of the region fits (channels-last fits any), else
+  // channels-first: the region is left as it is.
   ActivationLayout layout_for_region(size_t root) {
-    for (int64_t block : ops::channel_blocks()) {
-      const ActivationLayout layout = ActivationLayout::blocked(block);
+    for (const ActivationLayout& layout : preferred_) {
+      if (!layout.is_blocked()) return layout;
       bool fits = true;
       for (size_t i = 0; i < members_.size() && fits; ++i)
         if (regions_.root(i) == root) fits = block_fits(*members_[i], layout);
       if (fits) return layout;
     }
-    return ActivationLayout::channels_last();
+    return ActivationLayout::channels_first();
   }
 
   // The form of channels-first value `v` stored in `layout`: a member's output, else one
@@ -221,6 +230,7 @@ class Converter {
   }
 
   ir::Graph& graph_;
+  const std::vector<ActivationLayout> preferred_;
   Regions regions_;
   std::vector<ir::Node*> members_;             // region nodes in graph order
   std::map<const ir::Node*, size_t> index_;  // member -> its index in members_
@@ -230,8 +240,8 @@ class Converter {
 }  // namespace
 
 Result<bool> choose_activation_layouts(ir::Graph& graph, const PassContext& ctx) {
-  if (!ctx.activation_layouts) return false;
-  return Converter(graph).run();
+  if (ctx.activation_layouts.empty()) return false;
+  return Converter(graph, ctx.activation_layouts).run();
 }
 
 }  // namespace kiln::passes

@@ -2,9 +2,10 @@
 // are fastest on (PassContext::activation_layouts: the cpu provider's oneDNN kernels).
 // A region is a connected set of convolutions and pools on 4-d float tensors, with the
 // layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
-// scalars, Concat). Each region gets one layout (ops/activation_layout.h): the blocked NCHW16c,
-// else NCHW8c, when that block divides every channel count in it (a convolution may still read a
-// narrow input of at most 4 channels, an image, channels-first), else NHWC. Conv and
+// scalars, Concat). Each region gets one layout (ops/activation_layout.h): the first of the
+// provider's preferred layouts it fits, a blocked one (NCHW16c, NCHW8c) when its block divides
+// every channel count in the region (a convolution may still read a narrow input of at most 4
+// channels, an image, channels-first), NHWC whatever the counts; none: it stays as it is. Conv and
 // kiln.FusedConv become FusedConv with that layout; pooling ops are wrapped in kiln.InLayout;
 // Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,
 // Transposes for NHWC) are inserted only where a region meets the rest of the graph, each value

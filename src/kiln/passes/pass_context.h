@@ -1,11 +1,13 @@
 // PassContext: what every graph-rewrite pass may read besides the graph itself: the operator
-// registry (for evaluating nodes) and the limits the passes respect.
+// registry (for evaluating nodes), the limits the passes respect, and what the session's provider
+// prefers on its target (providers::GraphPreferences: the provider says, the passes follow).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/activation_layout.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/status.h"
 
@@ -17,12 +19,13 @@ struct PassContext {
   const ops::OpRegistry& registry;
   // Constant folding leaves a node unfolded when its outputs together would exceed this many bytes.
   int64_t max_folded_bytes = int64_t{64} << 20;
-  // The target providers run convolutions fastest on blocked or channels-last activations (the cpu
-  // provider): the activation_layout pass converts convolution regions. Off for cpu_ref, which
-  // gains nothing.
-  bool activation_layouts = false;
-  // The target provider has Winograd kernels for 3x3 convolutions (the cpu provider on AVX-512):
-  // the winograd_selection pass marks the convolutions they take.
+  // The layouts the provider runs convolutions fastest in, best first (the cpu provider: what
+  // oneDNN wants on the target, e.g. NCHW16c, NCHW8c, NHWC on AVX-512; NCHW8c, NHWC on AVX2): the
+  // activation_layout pass gives each convolution region the first that fits. Empty for cpu_ref,
+  // which gains nothing: regions stay channels-first.
+  std::vector<ops::ActivationLayout> activation_layouts = {};
+  // The provider has Winograd kernels for 3x3 convolutions (the cpu provider where oneDNN has
+  // them, on AVX-512): the winograd_selection pass marks the convolutions they take.
   bool winograd = false;
   // The target runs a fused element-wise chain in one pass (the cpu provider): the
   // elementwise_chain_fusion pass builds them. Off for cpu_ref, whose chain kernel is step by step.

@@ -11,8 +11,13 @@ KernelBuild::KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::st
   }
 }
 
-void KernelBuild::record_implementation(const std::string& name, const std::vector<std::string>& features) {
+void KernelBuild::record_implementation(const std::string& node, const std::string& name) {
   ++implementations_[name];
+  std::string& of_node = node_implementations_[node];
+  of_node += (of_node.empty() ? "" : "+") + name;
+}
+
+void KernelBuild::require_features(const std::vector<std::string>& features) {
   required_features_.insert(features.begin(), features.end());
 }
 

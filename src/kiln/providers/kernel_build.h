@@ -1,6 +1,7 @@
 // KernelBuild: what building one plan's kernels reads and leaves besides the kernels.
-//  - Providers record the implementation they chose for each kernel whose weights layout depends
-//    on the instruction set, and the CPU features it needs: an artifact's target requirement.
+//  - Providers record the implementation each kernel runs (the report names it, node by node), and
+//    the CPU features needed by kernels whose packed weights' layout depends on the instruction
+//    set: an artifact's target requirement.
 //  - Constants packed into a kernel's layout are recorded with the nodes that read them, so that
 //    an artifact can store them packed; an artifact's load hands them back, and kernels bind them
 //    without packing. Some an artifact stores only packed (no plain copy): every node reading
@@ -57,8 +58,11 @@ class KernelBuild {
   // named in `packed_only` have no plain copy (their initializers hold packed bytes).
   KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::string> packed_only);
 
-  // One kernel runs implementation `name` ("brg:avx512_core"), which needs `features`.
-  void record_implementation(const std::string& name, const std::vector<std::string>& features);
+  // The kernel of `node` runs implementation `name` ("brg:avx512_core", "jit:avx2"); a node whose
+  // kernel runs several primitives records each.
+  void record_implementation(const std::string& node, const std::string& name);
+  // A kernel's packed weights (or generated code) need `features` of the machine that runs them.
+  void require_features(const std::vector<std::string>& features);
 
   // `value` (whose plain bytes are at `source`) packed into `layout`, ahead or earlier in this
   // build; nullptr when it is not.
@@ -86,7 +90,9 @@ class KernelBuild {
 
   // Implementation name -> kernels using it.
   const std::map<std::string, int64_t>& implementations() const { return implementations_; }
-  // Union of the recorded implementations' features, sorted.
+  // Node -> the implementations its kernel runs ("brg:avx512_core", or "jit:uni+jit:avx2").
+  const std::map<std::string, std::string>& node_implementations() const { return node_implementations_; }
+  // Union of the required features, sorted.
   const std::set<std::string>& required_features() const { return required_features_; }
   // The packed constants this build's kernels read, by (value, layout), and who reads each.
   const std::map<std::pair<std::string, std::string>, PackedConstant>& packed() const { return used_; }
@@ -94,6 +100,7 @@ class KernelBuild {
 
  private:
   std::map<std::string, int64_t> implementations_;
+  std::map<std::string, std::string> node_implementations_;
   std::set<std::string> required_features_;
   std::map<std::pair<std::string, std::string>, PackedConstant> prepacked_, used_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> readers_;

@@ -1,6 +1,8 @@
-// Execution provider interface: a named set of kernels that answers, per node, whether it can run
-// it (with a reason when it declines) and hands out the kernel. Capability first, as in ggml's
-// supports_op: partition decisions are data, made before any kernel is built.
+// Execution provider interface: a named set of kernels, made for one Target, that answers, per
+// node, whether it can run it (with a reason when it declines) and hands out the kernel.
+// Capability first, as in ggml's supports_op: partition decisions are data, made before any kernel
+// is built. A provider also describes the graph it runs fastest (GraphPreferences), so that the
+// session asks it rather than branching on its name.
 #pragma once
 
 #include <memory>
@@ -8,9 +10,11 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/activation_layout.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
+#include "kiln/target/target.h"
 
 namespace kiln::providers {
 
@@ -22,18 +26,29 @@ struct Capability {
   static Capability no(std::string why) { return {false, std::move(why)}; }
 };
 
+// How the graph passes should shape a graph for a provider on its target (passes/pass_context.h).
+struct GraphPreferences {
+  // Layouts its convolution regions run fastest in, best first (empty: leave them channels-first).
+  std::vector<ops::ActivationLayout> activation_layouts;
+  // It has Winograd kernels for wide 3x3 convolutions.
+  bool winograd = false;
+  // It runs a fused chain of element-wise ops in one pass.
+  bool elementwise_chains = false;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
+  virtual GraphPreferences graph_preferences() const { return {}; }
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports; what building it leaves is recorded in `build`.
   virtual Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const = 0;
 };
 
-// Providers known to this build, by name ("cpu_ref"); UnsupportedTarget for unknown names.
-Result<std::shared_ptr<const Provider>> make_provider(const std::string& name);
+// The provider named `name` ("cpu_ref") made for `target`; UnsupportedTarget for unknown names.
+Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const target::Target& target);
 std::vector<std::string> available_providers();
 
 }  // namespace kiln::providers

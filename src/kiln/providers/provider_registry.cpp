@@ -10,12 +10,15 @@ namespace kiln::providers {
 
 namespace {
 
-using Factory = std::function<std::shared_ptr<const Provider>()>;
+using Factory = std::function<Result<std::shared_ptr<const Provider>>(const target::Target&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
-      {"cpu", [] { return std::make_shared<CpuProvider>(); }},
-      {"cpu_ref", [] { return std::make_shared<CpuRefProvider>(ops::OpRegistry::global()); }},
+      {"cpu", [](const target::Target& target) { return CpuProvider::create(target); }},
+      {"cpu_ref",
+       [](const target::Target&) -> Result<std::shared_ptr<const Provider>> {
+         return std::shared_ptr<const Provider>(std::make_shared<CpuRefProvider>(ops::OpRegistry::global()));
+       }},
   };
   return table;
 }
@@ -28,14 +31,14 @@ std::vector<std::string> available_providers() {
   return names;
 }
 
-Result<std::shared_ptr<const Provider>> make_provider(const std::string& name) {
+Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const target::Target& target) {
   auto it = factories().find(name);
   if (it == factories().end()) {
     std::string known;
     for (const auto& n : available_providers()) known += (known.empty() ? "" : ", ") + n;
     return Status(StatusCode::kUnsupportedTarget, "unknown provider '" + name + "' (available: " + known + ")");
   }
-  return it->second();
+  return it->second(target);
 }
 
 }  // namespace kiln::providers

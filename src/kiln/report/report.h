@@ -37,9 +37,18 @@ struct MemorySection {
 // (prepacked weights) need of a machine: an artifact's target requirement.
 struct TargetSection {
   std::string isa;                                 // the --isa cap; "" for this machine's best
+  std::string level;                               // the ISA level kernels are built for (target.h)
   std::vector<std::string> cpu_features;           // what kernels may use here (the cap applied)
+  int vector_bits = 0;
+  int cores = 0;
+  std::vector<int64_t> cache_bytes;                // L1d, L2, L3
+  // What the session's first provider prefers there: convolution-region layouts, best first, and
+  // whether it has Winograd convolutions.
+  std::vector<std::string> activation_layouts;
+  bool winograd = false;
   std::vector<std::string> required_features;      // what the latest plan's kernels need
   std::map<std::string, int64_t> implementations;  // oneDNN implementation -> kernels
+  std::map<std::string, std::string> node_implementations;  // node -> the implementations its kernel runs
 };
 
 struct OpTime {

@@ -22,7 +22,6 @@
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/codegen/kernel_generator.h"
-#include "kiln/providers/cpu/cpu_isa.h"
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
@@ -67,6 +66,9 @@ Tensor cut_padding(const TensorInfo& info, const Tensor& t, const std::map<std::
 
 struct Session::Impl {
   SessionOptions options;
+  // The machine this session compiles for: made once (detected, or capped by options.isa) and
+  // handed to the providers, the code generator and the artifact check; the report records it.
+  target::Target target;
   ir::Model model;
   partition::ProviderList providers;
   partition::PartitionMap partition;
@@ -150,7 +152,7 @@ Status Session::Impl::import_model(const std::string& path) {
     KILN_ASSIGN_OR_RETURN(const io::MappedFile file, io::map_file(path));
     const artifact::LoadPolicy policy{
         options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key),
-        options.require_signature, report.target.cpu_features, options.isa};
+        options.require_signature, target.features, options.isa};
     Result<artifact::LoadedArtifact> loaded = artifact::load_artifact(file, policy);
     if (!loaded.is_ok()) return loaded.status().with_context(path);
     model = std::move(loaded.value().model);
@@ -195,10 +197,11 @@ Status Session::Impl::analyse() {
 
 passes::PassContext Session::Impl::pass_context() const {
   passes::PassContext ctx{ops::OpRegistry::global()};
-  const auto& preferred = options.providers;
-  ctx.activation_layouts = std::find(preferred.begin(), preferred.end(), "cpu") != preferred.end();
-  ctx.winograd = ctx.activation_layouts && providers::cpu_has_winograd_convolutions();
-  ctx.elementwise_chains = ctx.activation_layouts;
+  // The graph is shaped for the policy's first provider, as it describes itself on the target.
+  const providers::GraphPreferences preferred = providers.front()->graph_preferences();
+  ctx.activation_layouts = preferred.activation_layouts;
+  ctx.winograd = preferred.winograd;
+  ctx.elementwise_chains = preferred.elementwise_chains;
   return ctx;
 }
 
@@ -222,9 +225,13 @@ Status Session::Impl::make_providers() {
   for (const std::string& name : providers::available_providers())
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   for (const std::string& name : names) {
-    KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name));
+    KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name, target));
     providers.push_back(std::move(provider));
   }
+  const providers::GraphPreferences preferred = providers.front()->graph_preferences();
+  report.target.activation_layouts.clear();
+  for (const ops::ActivationLayout& layout : preferred.activation_layouts) report.target.activation_layouts.push_back(layout.name());
+  report.target.winograd = preferred.winograd;
   return Status::ok();
 }
 
@@ -260,6 +267,7 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   const std::set<std::string>& required = plan.kernel_build.required_features();
   report.target.required_features.assign(required.begin(), required.end());
   report.target.implementations = plan.kernel_build.implementations();
+  report.target.node_implementations = plan.kernel_build.node_implementations();
 }
 
 Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::compile_variant(const runtime::ShapeSignature& shapes) {
@@ -435,9 +443,9 @@ Status Session::Impl::set_up_code_generation() {
   const bool cpu = std::find(options.providers.begin(), options.providers.end(), "cpu") != options.providers.end();
   if (!cpu) return Status::ok();
   if (mode == ExecutionMode::kAot && !generated_code.empty()) {
-    generator = codegen::KernelGenerator::for_embedded(report.target.cpu_features, generated_code);
+    generator = codegen::KernelGenerator::for_embedded(target.features, generated_code);
   } else if (mode == ExecutionMode::kJit || (mode == ExecutionMode::kGraph && options.generate_kernels)) {
-    Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(report.target.cpu_features);
+    Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(target.features);
     if (!created.is_ok()) return created.status();
     generator = std::move(created.value());
   } else {
@@ -448,8 +456,14 @@ Status Session::Impl::set_up_code_generation() {
 }
 
 Status Session::Impl::choose_target() {
-  KILN_ASSIGN_OR_RETURN(report.target.cpu_features, providers::cpu::target_features(options.isa));
-  report.target.isa = options.isa;
+  KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
+  report::TargetSection& t = report.target;
+  t.isa = options.isa;
+  t.level = target.level;
+  t.cpu_features = target.features;
+  t.vector_bits = target.vector_bits;
+  t.cores = target.cores;
+  t.cache_bytes = {target.caches.l1d, target.caches.l2, target.caches.l3};
   return Status::ok();
 }
 
@@ -487,9 +501,6 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
     omp_set_num_threads(impl->artifact_threads);
     impl->record_options();
   }
-  // oneDNN takes a cap before it first dispatches (the passes ask it for its ISA); an artifact's
-  // target was checked on import.
-  KILN_RETURN_IF_ERROR(providers::cpu::cap_isa(options.isa));
   // An artifact's graph was specialised and optimised when it was compiled.
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());

@@ -120,13 +120,13 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
   if (node.input(kBiasInput)) state->bias = row_map(input_dims(node, kBiasInput), scores_dims);
   dnnl::primitive_attr scaled;  // the scale as output scales: a post-op slows the brgemm kernel
   if (const float scale = node.attr_float("scale", 1.0f); scale != 1.0f) scaled.set_output_scales(0, {scale});
-  state->scores_product = dnnl::matmul(
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->q, state->kt, state->scores_desc), scaled, cpu_engine()));
+  state->scores_product = checked(dnnl::matmul(
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->q, state->kt, state->scores_desc), scaled, cpu_engine())));
   state->output_product =
-      dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->scores_desc, state->v, state->y), cpu_engine()));
+      checked(dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->scores_desc, state->v, state->y), cpu_engine())));
   const dnnl::softmax_v2_forward::desc softmax(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate,
                                                state->scores_desc, state->scores_desc, static_cast<int>(rank - 1));
-  state->softmax = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine()));
+  state->softmax = checked(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine())));
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       float* scratch = run_scratch_floats(static_cast<size_t>(shape_element_count(state->scores_dims)));

@@ -184,7 +184,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   } else {
     pd = primitive_desc(node, g, dnnl::algorithm::convolution_direct, state->src, state->dst);
   }
-  state->primitive = dnnl::convolution_forward(*pd);
+  state->primitive = checked(dnnl::convolution_forward(*pd));
   state->scratchpad = memory(pd->scratchpad_desc(), cpu_engine());
   state->weights = PrimitiveWeights(node, 1, weights_plain, *pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {

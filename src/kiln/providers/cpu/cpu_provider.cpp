@@ -1,8 +1,11 @@
 // cpu provider: dispatch from a node to the kernel table of its op family.
 #include "kiln/providers/cpu/cpu_provider.h"
 
+#include <algorithm>
+
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/onednn_target.h"
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
 namespace kiln::providers {
@@ -37,13 +40,44 @@ const cpu::CpuKernel* entry_for(const ir::Node& node) {
   return it == table().end() ? nullptr : &it->second;
 }
 
+// The activation layouts a layout-aware kernel (kiln.FusedConv, kiln.InLayout) computes in.
+std::vector<std::string> computing_layouts(const ir::Node& node) {
+  if (node.domain != "kiln" || (node.op_type != "FusedConv" && node.op_type != "InLayout")) return {};
+  std::vector<std::string> layouts{node.attr_string("layout", "NCHW")};
+  if (node.op_type == "FusedConv") layouts.push_back(node.attr_string("input_layout", layouts.front()));
+  return layouts;
+}
+
 }  // namespace
 
 Capability CpuProvider::supports(const ir::Node& node) const {
   if (cpu::is_shape_arithmetic(node)) return Capability::yes();
   const cpu::CpuKernel* entry = entry_for(node);
   if (!entry) return Capability::no("no cpu kernel for " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
-  return entry->supports(node);
+  const Capability layouts = runs_layouts_fast(node);
+  return layouts.supported ? entry->supports(node) : layouts;
+}
+
+Capability CpuProvider::runs_layouts_fast(const ir::Node& node) const {
+  const std::vector<std::string> layouts = computing_layouts(node);
+  for (const std::string& name : layouts) {
+    const std::optional<ops::ActivationLayout> layout = ops::ActivationLayout::parse(name);
+    if (!layout || *layout == ops::ActivationLayout::channels_first()) continue;
+    const auto& preferred = preferences_.activation_layouts;
+    if (std::find(preferred.begin(), preferred.end(), *layout) == preferred.end())
+      return Capability::no(name + " activations on this target (oneDNN has no vector kernel for them here; the cpu provider "
+                                   "computes in " + preferred_names() + ")");
+  }
+  if (layouts.size() == 2 && layouts[0] != layouts[1] && layouts[0] != "NCHW" && layouts[1] != "NCHW")
+    return Capability::no("a convolution from " + layouts[1] + " to " + layouts[0] +
+                          " (oneDNN has no vector kernel between two different non-plain layouts)");
+  return Capability::yes();
+}
+
+std::string CpuProvider::preferred_names() const {
+  std::string names = "NCHW";
+  for (const ops::ActivationLayout& layout : preferences_.activation_layouts) names += ", " + layout.name();
+  return names;
 }
 
 Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& build) const {
@@ -52,6 +86,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
   if (!capability.supported) return internal_error(node.describe() + " was placed on cpu, which declines it: " + capability.reason);
   Result<ops::Kernel> kernel = internal_error("unset");
+  const cpu::ImplementationRecorder recorder(node, build);
   KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {
     kernel = entry->build(node, build);
     return Status::ok();
@@ -103,10 +138,13 @@ Capability fixed_size_tensor(const ir::Node& node, size_t input) {
 
 }  // namespace cpu
 
-bool cpu_has_winograd_convolutions() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  return (isa & avx512) == avx512;
+Result<std::shared_ptr<const Provider>> CpuProvider::create(const target::Target& target) {
+  KILN_RETURN_IF_ERROR(cpu::cap_onednn(target));
+  GraphPreferences preferences;
+  preferences.activation_layouts = cpu::preferred_activation_layouts();
+  preferences.winograd = cpu::has_winograd_convolutions();
+  preferences.elementwise_chains = true;
+  return std::shared_ptr<const Provider>(new CpuProvider(std::move(preferences)));
 }
 
 }  // namespace kiln::providers

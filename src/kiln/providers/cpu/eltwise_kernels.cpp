@@ -7,10 +7,12 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/providers/cpu/broadcast_copy.h"
+#include "kiln/providers/cpu/broadcast_view.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -96,8 +98,8 @@ Capability binary_supports(const ir::Node& node) {
 Result<ops::Kernel> build_binary(const ir::Node& node) {
   const int full = full_operand(node);
   const size_t a = full < 0 ? 0 : static_cast<size_t>(full), b = 1 - a;
-  const std::vector<int64_t> y = output_dims(node, 0);
-  const memory::desc src0 = row_major_desc(y), src1 = row_major_desc(padded(input_dims(node, b), y.size()));
+  const BroadcastView view = collapse_broadcast(output_dims(node, 0), {input_dims(node, b)});
+  const memory::desc src0 = row_major_desc(view.output), src1 = row_major_desc(view.operands.front());
   const dnnl::binary::desc desc(binary_algorithms().at(node.op_type), src0, src1, src0);
   const bool in_place = full < 0;
   ops::Kernel run = primitive_kernel(
@@ -148,28 +150,36 @@ Capability chain_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_chain(const ir::Node& node) {
-  const std::vector<int64_t> y = output_dims(node, 0);
-  const memory::desc data = row_major_desc(y);
   std::vector<ChainOp> chain;
   for (const ops::ChainStep& step : ops::chain_steps(node)) chain.push_back(*chain_op(node, step));
+  // The op viewed at its smallest rank (broadcast_view.h); the binary steps' operands in order.
+  std::vector<std::vector<int64_t>> operand_dims;
+  for (const ChainOp& op : chain)
+    if (!op.eltwise) operand_dims.push_back(input_dims(node, op.operand));
+  const BroadcastView view = collapse_broadcast(output_dims(node, 0), operand_dims);
+  const memory::desc data = row_major_desc(view.output);
+  std::vector<memory::desc> operand_descs;
+  for (const std::vector<int64_t>& dims : view.operands) operand_descs.push_back(row_major_desc(dims));
   // The primitive is the first step when that is binary, else x + 0 with every step a post-op.
   const bool binary_first = !chain.front().eltwise;
   const size_t first_post_op = binary_first ? 1 : 0;
   dnnl::post_ops post_ops;
-  std::vector<std::pair<int, size_t>> post_op_operands;  // (post-op index, node input)
+  // (post-op index, node input, its descriptor)
+  std::vector<std::tuple<int, size_t, memory::desc>> post_op_operands;
+  size_t operand = binary_first ? 1 : 0;
   for (size_t i = first_post_op; i < chain.size(); ++i) {
     const ChainOp& op = chain[i];
     if (op.eltwise) {
       post_ops.append_eltwise(1.0f, op.eltwise->algorithm, op.eltwise->alpha, op.eltwise->beta);
     } else {
-      post_ops.append_binary(op.binary_algorithm, row_major_desc(padded(input_dims(node, op.operand), y.size())));
-      post_op_operands.emplace_back(static_cast<int>(i - first_post_op), op.operand);
+      post_ops.append_binary(op.binary_algorithm, operand_descs[operand]);
+      post_op_operands.emplace_back(static_cast<int>(i - first_post_op), op.operand, operand_descs[operand]);
+      ++operand;
     }
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
-  const memory::desc src1 = binary_first ? row_major_desc(padded(input_dims(node, chain.front().operand), y.size()))
-                                         : row_major_desc(std::vector<int64_t>(y.size(), 1));
+  const memory::desc src1 = binary_first ? operand_descs.front() : row_major_desc(std::vector<int64_t>(view.output.size(), 1));
   const dnnl::binary::desc desc(binary_first ? chain.front().binary_algorithm : algorithm::binary_add, data, src1, data);
   auto zero = std::make_shared<float>(0.0f);
   const size_t first_operand = chain.front().operand;
@@ -178,11 +188,8 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
       [=](ops::KernelContext& ctx) {
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC_0, wrap(data, *ctx.input(0))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
         args[DNNL_ARG_SRC_1] = binary_first ? wrap(src1, *ctx.input(first_operand)) : memory(src1, cpu_engine(), zero.get());
-        for (const auto& [index, input] : post_op_operands) {
-          const Tensor& t = *ctx.input(input);
-          args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] =
-              wrap(row_major_desc(padded(t.shape(), data.dims().size())), t);
-        }
+        for (const auto& [index, input, operand_desc] : post_op_operands)
+          args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = wrap(operand_desc, *ctx.input(input));
         return args;
       });
 }

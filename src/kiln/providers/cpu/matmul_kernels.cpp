@@ -39,7 +39,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   const memory::desc weights = constant_input(node, b) ? any_layout(weights_view) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  state->primitive = dnnl::matmul(pd);
+  state->primitive = checked(dnnl::matmul(pd));
   state->weights = PrimitiveWeights(node, b, weights_view, pd, build);
   return state;
 }
@@ -113,10 +113,25 @@ Result<ops::Kernel> build_gemm(const ir::Node& node, KernelBuild& build) {
   // A transposed storage [K, M] read as [M, K]; likewise B.
   const memory::desc src = trans_a ? strided_desc({m, k}, {1, m}) : row_major_desc({m, k});
   const memory::desc weights = trans_b ? strided_desc({k, n}, {1, k}) : row_major_desc({k, n});
-  std::optional<memory::desc> bias;
-  if (node.input(2)) bias = row_major_desc(left_padded(input_dims(node, 2), 2));
-  return product_kernel(make_product(node, build, 1, src, weights, bias ? &*bias : nullptr, row_major_desc(y)),
-                        bias ? std::optional<size_t>(2) : std::nullopt);
+  if (!node.input(2)) return product_kernel(make_product(node, build, 1, src, weights, nullptr, row_major_desc(y)), std::nullopt);
+  const std::vector<int64_t> c = left_padded(input_dims(node, 2), 2);
+  if (c[0] == 1 && c[1] == n) {  // one bias per column: the primitive's own
+    const memory::desc bias = row_major_desc(c);
+    return product_kernel(make_product(node, build, 1, src, weights, &bias, row_major_desc(y)), size_t{2});
+  }
+  // C broadcast otherwise ([M, 1], [1, 1], [M, N]): oneDNN's matmul has only its reference
+  // implementation for such a bias, so the product runs without it and C is added after.
+  ops::Kernel product = product_kernel(make_product(node, build, 1, src, weights, nullptr, row_major_desc(y)), std::nullopt);
+  return ops::Kernel([product, c, m, n](ops::KernelContext& ctx) {
+    KILN_RETURN_IF_ERROR(product(ctx));
+    const float* bias = ctx.input(2)->data<float>();
+    float* out = ctx.output(0)->data<float>();
+    const int64_t row_step = c[0] == 1 ? 0 : c[1], column_step = c[1] == 1 ? 0 : 1;
+#pragma omp parallel for if (m * n > (int64_t{1} << 15))
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] += bias[i * row_step + j * column_step];
+    return Status::ok();
+  });
 }
 
 }  // namespace

@@ -33,20 +33,55 @@ Capability softmax_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+// Softmax along a middle axis ([outer, count, inner], inner > 1): oneDNN runs that only in its
+// reference implementation, so the rows are gathered innermost ([outer, inner, count]) into the
+// run scratch by a reorder, normalised there, and put back by another.
+Result<ops::Kernel> softmax_across_rows(const ir::Node& node, const std::vector<int64_t>& view, dnnl::algorithm alg) {
+  const int64_t outer = view[0], count = view[1], inner = view[2];
+  struct State {
+    memory::desc given, rows;
+    dnnl::reorder gather, scatter;
+    dnnl::softmax_v2_forward softmax;
+    dnnl::stream stream{cpu_engine()};
+  };
+  auto s = std::make_shared<State>();
+  s->given = strided_desc({outer, inner, count}, {count * inner, 1, inner});  // the tensor, rows along the last dim
+  s->rows = row_major_desc({outer, inner, count});
+  s->gather = checked(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->given, cpu_engine(), s->rows)));
+  s->scatter = checked(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->rows, cpu_engine(), s->given)));
+  const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s->rows, s->rows, 2);
+  s->softmax = checked(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())));
+  const size_t elements = static_cast<size_t>(outer * inner * count);
+  return ops::Kernel([s, elements](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      memory rows(s->rows, cpu_engine(), run_scratch_floats(elements));
+      memory x = wrap(s->given, *ctx.input(0)), y = wrap(s->given, *ctx.output(0));
+      s->gather.execute(s->stream, x, rows);
+      s->softmax.execute(s->stream, {{DNNL_ARG_SRC, rows}, {DNNL_ARG_DST, rows}});
+      s->scatter.execute(s->stream, rows, y);
+      s->stream.wait();
+      return Status::ok();
+    });
+  });
+}
+
 Result<ops::Kernel> build_softmax(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
   // Opset 13+: softmax along one axis, [outer, axis, inner]; before: over the flattened tail.
   std::vector<int64_t> view{product(x, 0, axis), x[axis], product(x, axis + 1, x.size())};
   if (node.opset_version < 13) view = {product(x, 0, axis), product(x, axis, x.size()), 1};
-  const memory::desc data = row_major_desc(view);
   const dnnl::algorithm alg = node.op_type == "LogSoftmax" ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
-  const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, data, data, 1);
-  return primitive_kernel(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
-                          [data](ops::KernelContext& ctx) {
-                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
-                                                                   {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
-                          });
+  if (view[2] == 1) {
+    const memory::desc data = row_major_desc(view);
+    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, data, data, 1);
+    return primitive_kernel(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
+                            [data](ops::KernelContext& ctx) {
+                              return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
+                                                                     {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+                            });
+  }
+  return softmax_across_rows(node, view, alg);
 }
 
 Capability layer_norm_supports(const ir::Node& node) {

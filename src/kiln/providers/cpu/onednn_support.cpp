@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "kiln/ir/buffer.h"
-#include "kiln/providers/cpu/cpu_isa.h"
+#include "kiln/providers/cpu/onednn_target.h"
 
 namespace kiln::providers::cpu {
 
@@ -122,8 +122,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     : input_(input), given_(given), wanted_(pd.weights_desc()) {
   const Tensor* constant = constant_input(node, input);
   if (!constant) return;
-  const std::string impl = pd.impl_info_str();
-  build.record_implementation(impl, implementation_features(impl));
+  build.require_features(implementation_features(pd.impl_info_str()));
   const std::string& value = node.input(input)->name;
   const std::optional<std::string> layout = layout_name(wanted_);
   const PackedConstant* found = layout ? build.find_packed(value, *layout, constant->raw_data()) : nullptr;
@@ -191,9 +190,35 @@ const Tensor* constant_input(const ir::Node& node, size_t i) {
 std::vector<int64_t> input_dims(const ir::Node& node, size_t i) { return node.inputs[i]->type.shape->static_dims(); }
 std::vector<int64_t> output_dims(const ir::Node& node, size_t i) { return node.outputs[i]->type.shape->static_dims(); }
 
+namespace {
+
+struct Recording {
+  const ir::Node* node = nullptr;
+  KernelBuild* build = nullptr;
+};
+thread_local Recording recording;
+
+}  // namespace
+
+ImplementationRecorder::ImplementationRecorder(const ir::Node& node, KernelBuild& build) { recording = {&node, &build}; }
+ImplementationRecorder::~ImplementationRecorder() { recording = {}; }
+
+void check_implementation(const dnnl::primitive& primitive) {
+  const std::string impl = implementation_of(primitive);
+  // Data movement (reorders, concatenations) has no vector kernel to prefer over its reference one.
+  const dnnl::primitive::kind kind = primitive.get_kind();
+  const bool moves_data = kind == dnnl::primitive::kind::reorder || kind == dnnl::primitive::kind::concat;
+  if (!moves_data && is_reference_implementation(impl))
+    throw ReferenceImplementation("oneDNN offers only its reference implementation '" + impl +
+                                  "' here (scalar code, far slower than a vector kernel); the cpu provider does not plan it");
+  if (recording.build) recording.build->record_implementation(recording.node->name, impl);
+}
+
 Status guard(const ir::Node& node, const std::function<Status()>& fn) {
   try {
     return fn();
+  } catch (const ReferenceImplementation& e) {
+    return unsupported_target(node.describe() + ": " + e.what());
   } catch (const dnnl::error& e) {
     return Status(StatusCode::kBackendFailure, node.describe() + ": oneDNN: " + e.what());
   } catch (const std::bad_alloc&) {
@@ -202,6 +227,7 @@ Status guard(const ir::Node& node, const std::function<Status()>& fn) {
 }
 
 ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind) {
+  check_implementation(primitive);
   auto stream = std::make_shared<dnnl::stream>(cpu_engine());
   return [primitive, bind = std::move(bind), stream](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {

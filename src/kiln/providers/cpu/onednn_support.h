@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -85,14 +86,40 @@ const Tensor* constant_input(const ir::Node& node, size_t i);
 std::vector<int64_t> input_dims(const ir::Node& node, size_t i);
 std::vector<int64_t> output_dims(const ir::Node& node, size_t i);
 
-// Runs fn, turning oneDNN and allocation exceptions into BackendFailure naming the node.
+// While one lives on this thread (CpuProvider::kernel_for makes one per kernel it builds), the
+// primitives the kernel creates through checked() are recorded in `build` under the node's name.
+class ImplementationRecorder {
+ public:
+  ImplementationRecorder(const ir::Node& node, KernelBuild& build);
+  ~ImplementationRecorder();
+  ImplementationRecorder(const ImplementationRecorder&) = delete;
+  ImplementationRecorder& operator=(const ImplementationRecorder&) = delete;
+};
+
+// What checked() throws for a reference implementation.
+struct ReferenceImplementation : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Records `primitive`'s implementation (ImplementationRecorder); throws ReferenceImplementation
+// for one of oneDNN's reference implementations of a computing primitive (not a reorder or
+// concatenation), which the cpu provider never plans.
+void check_implementation(const dnnl::primitive& primitive);
+template <class Primitive>
+Primitive checked(Primitive primitive) {
+  check_implementation(primitive);
+  return primitive;
+}
+
+// Runs fn, turning oneDNN and allocation exceptions into BackendFailure naming the node, and a
+// reference implementation into UnsupportedTarget naming the node and the implementation.
 Status guard(const ir::Node& node, const std::function<Status()>& fn);
 
 // Fills a primitive's arguments from the kernel's inputs and outputs at run time.
 using ArgBinder = std::function<std::unordered_map<int, dnnl::memory>(ops::KernelContext&)>;
 
-// A kernel that runs one prepared primitive on the arguments `bind` gives (on this kernel's own
-// stream, waiting for completion).
+// A kernel that runs one prepared primitive (check_implementation'd) on the arguments `bind` gives
+// (on this kernel's own stream, waiting for completion).
 ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind);
 
 }  // namespace kiln::providers::cpu

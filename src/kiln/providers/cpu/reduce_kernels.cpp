@@ -127,7 +127,7 @@ void plan_library_fold(ReduceState& s, const ir::Node& node, const Reduction& r)
     attr.set_post_ops(log);
   }
   const dnnl::reduction::desc desc(*r.library, s.rows, s.sums, 0.0f, 0.0f);
-  s.library = dnnl::reduction(dnnl::reduction::primitive_desc(desc, attr, cpu_engine()));
+  s.library = checked(dnnl::reduction(dnnl::reduction::primitive_desc(desc, attr, cpu_engine())));
 }
 
 Result<ops::Kernel> build_reduce(const ir::Node& node) {

@@ -1,0 +1,91 @@
+// oneDNN's instruction-set cap, and what it wants on the target (see onednn_target.h).
+#include "kiln/providers/cpu/onednn_target.h"
+
+#include <optional>
+
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+using memory = dnnl::memory;
+using tag = memory::format_tag;
+
+std::optional<dnnl::cpu_isa> onednn_isa(const std::string& level) {
+  if (level == "avx2") return dnnl::cpu_isa::avx2;
+  if (level == "avx512_core") return dnnl::cpu_isa::avx512_core;
+  if (level == "avx512_core_vnni") return dnnl::cpu_isa::avx512_core_vnni;
+  if (level == "avx512_core_bf16") return dnnl::cpu_isa::avx512_core_bf16;
+  return std::nullopt;
+}
+
+// A representative convolution (64 -> 64 channels, 3x3, 28x28, padded) with its activations in
+// `activations` (any: oneDNN's choice) and `algorithm`; nullopt when oneDNN has no implementation.
+std::optional<dnnl::convolution_forward::primitive_desc> probe_convolution(tag activations, dnnl::algorithm algorithm) {
+  const memory::dims src{1, 64, 28, 28}, weights{64, 64, 3, 3}, strides{1, 1}, pads{1, 1};
+  const memory::desc x(src, memory::data_type::f32, activations), w(weights, memory::data_type::f32, tag::any);
+  try {
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, x, w, x, strides, pads, pads);
+    return dnnl::convolution_forward::primitive_desc(desc, cpu_engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+// Whether oneDNN runs the representative convolution in `layout` with a vector kernel.
+bool runs_fast(tag activations, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
+  const auto pd = probe_convolution(activations, algorithm);
+  return pd && !is_reference_implementation(pd->impl_info_str());
+}
+
+std::optional<tag> blocked_tag(int64_t block) {
+  if (block == 16) return tag::nChw16c;
+  if (block == 8) return tag::nChw8c;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status cap_onednn(const target::Target& target) {
+  if (!target.capped) return Status::ok();
+  const std::optional<dnnl::cpu_isa> cap = onednn_isa(target.level);
+  if (!cap) return internal_error("no oneDNN ISA for level '" + target.level + "'");
+  if (dnnl::set_max_cpu_isa(*cap) == dnnl::status::success) return Status::ok();
+  // oneDNN fixes its level at its first kernel; a cap it already honours is no error.
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  if ((effective & static_cast<unsigned>(*cap)) == effective) return Status::ok();
+  return invalid_argument("the ISA can be capped at '" + target.level +
+                          "' only before this process builds its first kernel at a higher level");
+}
+
+std::vector<ops::ActivationLayout> preferred_activation_layouts() {
+  static const std::vector<ops::ActivationLayout> preferred = [] {
+    std::vector<ops::ActivationLayout> layouts;
+    for (int64_t block : ops::channel_blocks())
+      if (runs_fast(*blocked_tag(block))) layouts.push_back(ops::ActivationLayout::blocked(block));
+    if (runs_fast(tag::nhwc)) layouts.push_back(ops::ActivationLayout::channels_last());
+    return layouts;
+  }();
+  return preferred;
+}
+
+bool has_winograd_convolutions() {
+  static const bool winograd = runs_fast(tag::nChw16c, dnnl::algorithm::convolution_winograd);
+  return winograd;
+}
+
+std::vector<std::string> implementation_features(const std::string& impl) {
+  const size_t colon = impl.rfind(':');
+  return target::level_features(colon == std::string::npos ? impl : impl.substr(colon + 1));
+}
+
+bool is_reference_implementation(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
+
+std::string implementation_of(const dnnl::primitive& primitive) {
+  const char* name = nullptr;
+  if (dnnl_primitive_desc_query(primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name)
+    return "unknown";
+  return name;
+}
+
+}  // namespace kiln::providers::cpu

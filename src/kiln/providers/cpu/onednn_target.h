@@ -1,0 +1,44 @@
+// The cpu provider's Target as oneDNN sees it: the cap on oneDNN's instruction set (set once per
+// process, before its first kernel), what oneDNN wants on that target (the activation layouts its
+// convolutions run fastest in, whether it has Winograd convolutions: asked of oneDNN, not
+// assumed), and what a chosen implementation ("brg:avx512_core", "ref:any") needs and is.
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <string>
+#include <vector>
+
+#include "kiln/ops/activation_layout.h"
+#include "kiln/status.h"
+#include "kiln/target/target.h"
+
+namespace kiln::providers::cpu {
+
+// Caps oneDNN's kernels at `target`'s level when the target is capped (nothing otherwise).
+// InvalidArgument when kernels above it were already built in this process.
+Status cap_onednn(const target::Target& target);
+
+// The activation layouts oneDNN runs a representative convolution in with a vector kernel on
+// this process's (capped) instruction set, best first: the blocked layouts widest first (NCHW16c
+// and NCHW8c on AVX-512; only NCHW8c on AVX2, where oneDNN 2.6 runs 16-channel blocks with its
+// reference code), then channels-last. Blocked before channels-last, though oneDNN's own pick for
+// format_tag::any is channels-last on AVX-512 (its brgemm kernels): the blocked kernels measured
+// faster on Kiln's convolution regions (MobileNetV2 b8: 71.9 -> 52.7 ms at 1 thread).
+std::vector<ops::ActivationLayout> preferred_activation_layouts();
+
+// Whether oneDNN runs Winograd convolutions here (it has them for AVX-512 only).
+bool has_winograd_convolutions();
+
+// The features implementation `impl` (oneDNN's impl_info_str) needs: those of the level it names;
+// none for ISA-neutral ones ("gemm:jit", "ref:any").
+std::vector<std::string> implementation_features(const std::string& impl);
+
+// oneDNN's reference implementations ("ref:any", "ref_int8:any"...): correct but scalar, often
+// 100x slower than a vector kernel. The cpu provider never plans one.
+bool is_reference_implementation(const std::string& impl);
+
+// A primitive's implementation name.
+std::string implementation_of(const dnnl::primitive& primitive);
+
+}  // namespace kiln::providers::cpu
