@@ -1,11 +1,13 @@
 // Measures this machine's FP32 peak (GFLOP/s) with independent FMA chains, on 1 and 2 threads,
-// and prints it as JSON for bench/run.sh. AVX-512 when the CPU has it, else AVX2 (run-time check).
+// and prints it as JSON for bench/run.sh. AVX-512 when the CPU has it, else AVX2 (run-time check);
+// `--isa avx2` measures AVX2 even on an AVX-512 machine (the peak of Kiln capped at AVX2).
 // Built by bench/setup.sh: g++ -O2 -march=native -fopenmp -ffp-contract=fast (see fma_chains).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace {
@@ -45,9 +47,9 @@ struct Isa {
   float (*kernel)(long);
 };
 
-Isa pick_isa() {
+Isa pick_isa(bool avx2_only) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"avx512", 16, fma_chains_avx512};
+  if (!avx2_only && __builtin_cpu_supports("avx512f")) return {"avx512", 16, fma_chains_avx512};
   return {"avx2", 8, fma_chains_avx2};
 }
 
@@ -67,8 +69,13 @@ double peak_gflops(const Isa& isa, int threads, volatile float* sink) {
 
 }  // namespace
 
-int main() {
-  const Isa isa = pick_isa();
+int main(int argc, char** argv) {
+  const bool avx2_only = argc == 3 && std::string(argv[1]) == "--isa" && std::string(argv[2]) == "avx2";
+  if (argc > 1 && !avx2_only) {
+    std::fprintf(stderr, "usage: fma_probe [--isa avx2]\n");
+    return 2;
+  }
+  const Isa isa = pick_isa(avx2_only);
   std::vector<float> sink(64);
   isa.kernel(kIterations / 10);  // let the clock ramp up
   const double one = peak_gflops(isa, 1, sink.data());

@@ -52,8 +52,9 @@ def machine_info(kiln_binary):
     }
 
 
-def fma_peak(probe):
-    """The probe's JSON ({"isa", "chains", "peak_gflops": {"1": .., "2": ..}}), or an error."""
+def fma_peak(probe, isa=""):
+    """The probe's JSON ({"isa", "chains", "peak_gflops": {"1": .., "2": ..}}), or an error. With `isa`
+    "avx2" (Kiln capped at AVX2), the peak of 256-bit FMAs even on an AVX-512 machine."""
     if not os.access(probe, os.X_OK):
         return {"error": f"{probe} not built: run bench/setup.sh"}
-    return json.loads(_command_output([probe]))
+    return json.loads(_command_output([probe, "--isa", "avx2"] if isa == "avx2" else [probe]))

@@ -38,6 +38,10 @@ def parse_args():
     parser.add_argument("--kiln", default=os.environ.get("KILN", "build/kiln"),
                         help="Kiln binary (default: $KILN or build/kiln)")
     parser.add_argument("--providers", default="cpu", help="passed to kiln bench --providers (default: cpu)")
+    parser.add_argument("--isa", default="",
+                        help="passed to kiln bench --isa (e.g. avx2: Kiln and oneDNN capped at that level, to measure a "
+                             "lesser machine on this one); the FMA probe then measures that level's peak. ONNX Runtime "
+                             "and PyTorch cannot be capped: they run at the machine's own level")
     parser.add_argument("--allow-fallback", default="",
                         help="passed to kiln bench --allow-fallback (default: none, fail closed: every node on cpu)")
     parser.add_argument("--torch-openblas-coretype",
@@ -111,11 +115,12 @@ def main():
     args = parse_args()
     os.makedirs(OUT, exist_ok=True)
     settings = runners.Settings(args.warmup, args.runs, args.kiln, args.providers, args.allow_fallback,
-                                args.torch_openblas_coretype)
+                                args.torch_openblas_coretype, args.isa)
     started = time.time()
     info = machine.machine_info(args.kiln)
-    probe = machine.fma_peak(os.path.join(BENCH, "peers", "fma_probe"))
-    print(f"machine: {info['cpu']['model']}, {info['cpu']['cpus']} CPUs; FMA peak {probe}", flush=True)
+    probe = machine.fma_peak(os.path.join(BENCH, "peers", "fma_probe"), args.isa)
+    isa = args.isa or "the machine's own"
+    print(f"machine: {info['cpu']['model']}, {info['cpu']['cpus']} CPUs; Kiln's ISA: {isa}; FMA peak {probe}", flush=True)
 
     inputs.ensure_exports(args.models)
     rows, raw = [], {}
@@ -137,6 +142,8 @@ def main():
         json.dump(results, f, indent=1)
     report.chart(rows, os.path.join(OUT, "results.png"))
     print()
+    print(f"Kiln's ISA: {isa}; FMA probe ({probe.get('isa', '?')}): {probe.get('peak_gflops')} GF/s by threads; "
+          f"CPU: {info['cpu']['model']}")
     print(report.table(rows))
     print(f"\nwrote {os.path.relpath(OUT)}/results.json and results.png "
           f"(load average {info['load_average_at_start'][0]:.2f} at start, {info['load_average_at_end'][0]:.2f} at end)")

@@ -38,6 +38,7 @@ class Settings:
     kiln_providers: str = None
     kiln_allow_fallback: str = None
     torch_openblas_coretype: str = None
+    kiln_isa: str = None
 
 
 def _input_args(case):
@@ -73,6 +74,8 @@ def kiln_command(case, settings, json_path, output_dir):
         extra += ["--providers", settings.kiln_providers]
     if settings.kiln_allow_fallback:
         extra += ["--allow-fallback", settings.kiln_allow_fallback]
+    if settings.kiln_isa:
+        extra += ["--isa", settings.kiln_isa]
     return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
              *_common_args(case, settings, json_path, output_dir)], {})
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/io/file.h"
+#include "kiln/target/target.h"
 #include "kiln/tensor_io.h"
 #include "support/model_builder.h"
 
@@ -118,6 +119,22 @@ TEST(Cli, KeygenSignAndVerifyAnArtifact) {
   CommandResult bad_key = run_kiln("sign " + artifact + " --key " + dir.file("key.pk"));
   EXPECT_EQ(bad_key.exit_code, 14) << bad_key.output;  // invalid_argument: a public key is not a secret key
   EXPECT_NE(bad_key.output.find("key.pk"), std::string::npos) << bad_key.output;
+}
+
+TEST(Cli, VerifySaysWhenAnArtifactWasCompiledForAnotherTarget) {
+  ScratchDir dir("cli");
+  const std::string artifact = dir.file("avx2.kiln");
+  ASSERT_EQ(run_kiln("compile " + small_model(dir) + " --isa avx2 -o " + artifact).exit_code, 0);
+  const CommandResult here = run_kiln("verify " + artifact);
+  EXPECT_EQ(here.exit_code, 0) << here.output;
+  // Compiled for AVX2: a note on an AVX-512 machine, none on an AVX2 one or at the same cap.
+  const bool other = target::host_target().level != "avx2";
+  EXPECT_EQ(here.output.find("note       compiled for avx2, this target is " + target::host_target().level) != std::string::npos,
+            other)
+      << here.output;
+  const CommandResult capped = run_kiln("verify " + artifact + " --isa avx2");
+  EXPECT_EQ(capped.exit_code, 0) << capped.output;
+  EXPECT_EQ(capped.output.find("note"), std::string::npos) << capped.output;
 }
 
 TEST(Cli, CompileStoresAssetsAndRefusesMissingOnes) {

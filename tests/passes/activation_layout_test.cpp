@@ -149,8 +149,9 @@ TEST(ActivationLayout, OffUnlessTheTargetPrefersIt) {
   EXPECT_FALSE(changed_ok(choose_activation_layouts(g, testing::fake_context())));
 }
 
-// x[2,3,10,10] -> Conv(24, 3x3 s2) -> Clip -> depthwise Conv -> Conv(16, 1x1) + x' (residual Add)
-// -> MaxPool -> GlobalAveragePool -> y: a MobileNet-like block in NCHW8c, end to end.
+// x[2,3,10,10] -> Conv(32, 3x3 s2) -> Clip -> depthwise Conv -> Conv(32, 1x1) + x' (residual Add)
+// -> MaxPool -> GlobalAveragePool -> y: a MobileNet-like block in a blocked layout (the target's
+// widest block: NCHW16c on AVX-512, NCHW8c on AVX2), end to end.
 std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   using kiln::testing::ModelBuilder;
   constexpr int kFloat = onnx::TensorProto::FLOAT;
@@ -167,11 +168,11 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   };
   ModelBuilder b(13);
   b.input("x", kFloat, {int64_t{2}, int64_t{3}, int64_t{10}, int64_t{10}});
-  b.output("y", kFloat, {int64_t{2}, int64_t{24}, int64_t{1}, int64_t{1}});
-  b.float_initializer("w1", {24, 3, 3, 3}, wave(24 * 27, 0.05f));
-  b.float_initializer("b1", {24}, wave(24, 0.1f));
-  b.float_initializer("wd", {24, 1, 3, 3}, wave(24 * 9, 0.07f));
-  b.float_initializer("wp", {24, 24, 1, 1}, wave(24 * 24, 0.03f));
+  b.output("y", kFloat, {int64_t{2}, int64_t{32}, int64_t{1}, int64_t{1}});
+  b.float_initializer("w1", {32, 3, 3, 3}, wave(32 * 27, 0.05f));
+  b.float_initializer("b1", {32}, wave(32, 0.1f));
+  b.float_initializer("wd", {32, 1, 3, 3}, wave(32 * 9, 0.07f));
+  b.float_initializer("wp", {32, 32, 1, 1}, wave(32 * 32, 0.03f));
   b.float_initializer("lo", {}, {0.0f});
   b.float_initializer("hi", {}, {6.0f});
   onnx::NodeProto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "stem");
@@ -183,7 +184,7 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   onnx::AttributeProto* group = dw.add_attribute();
   group->set_name("group");
   group->set_type(onnx::AttributeProto::INT);
-  group->set_i(24);
+  group->set_i(32);
   b.node("Conv", {"d", "wp"}, {"p"}, "project");
   b.node("Add", {"p", "r1"}, {"s"}, "residual");
   onnx::NodeProto& pool = b.node("MaxPool", {"s"}, {"m"}, "pool");

@@ -57,6 +57,18 @@ TEST(Target, ALevelThisMachineLacksNamesTheMissingFeatures) {
   }
 }
 
+TEST(Target, AnAvx2MachineRefusesAvx512NamingWhatItLacks) {
+  Target zen3;  // an AVX2-only machine, whatever this one is
+  zen3.level = "avx2";
+  zen3.features = {"avx", "avx2", "fma"};
+  const Status refused = capped_target(zen3, "avx512_core").status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget);
+  for (const char* f : {"avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"})
+    EXPECT_NE(refused.message().find(f), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("this machine: avx2"), std::string::npos) << refused.message();
+  EXPECT_EQ(capped_target(zen3, "avx2").value().features, zen3.features);
+}
+
 TEST(Target, UnknownLevelsAreInvalidArgumentsNamingTheKnownOnes) {
   const Status unknown = make_target("avx9").status();
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);

@@ -87,6 +87,13 @@ int run_verify(const VerifyArgs& args) {
   for (const nlohmann::json& f : d.manifest["target"]["required_features"]) features += " " + f.get<std::string>();
   std::cout << "target     ok: this machine" << (args.isa.empty() ? "" : " (--isa " + args.isa + ")") << " has every CPU feature the kernels need:"
             << (features.empty() ? " (none)" : features) << "\n";
+  // Layouts and kernels were chosen for the compiling target: say so when this one differs.
+  const std::string compiled_for = d.manifest["target"].value("level", "");
+  const std::string here = target::make_target(args.isa).value().level;
+  if (!compiled_for.empty() && compiled_for != here)
+    std::cout << "note       compiled for " << compiled_for << ", this target is " << here
+              << ": its layouts and kernels were chosen for the other target (layouts the cpu provider runs no vector "
+                 "kernel in here are refused at load, naming the node)\n";
   return 0;
 }
 

@@ -63,6 +63,10 @@ class KernelBuild {
   void record_implementation(const std::string& node, const std::string& name);
   // A kernel's packed weights (or generated code) need `features` of the machine that runs them.
   void require_features(const std::vector<std::string>& features);
+  // A kernel reorders `count` activations on each run (a Winograd convolution into and out of its
+  // blocked layout).
+  void record_activation_reorders(int64_t count) { activation_reorders_ += count; }
+  int64_t activation_reorders() const { return activation_reorders_; }
 
   // `value` (whose plain bytes are at `source`) packed into `layout`, ahead or earlier in this
   // build; nullptr when it is not.
@@ -101,6 +105,7 @@ class KernelBuild {
  private:
   std::map<std::string, int64_t> implementations_;
   std::map<std::string, std::string> node_implementations_;
+  int64_t activation_reorders_ = 0;
   std::set<std::string> required_features_;
   std::map<std::pair<std::string, std::string>, PackedConstant> prepacked_, used_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> readers_;

@@ -41,6 +41,9 @@ class Provider {
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
   virtual GraphPreferences graph_preferences() const { return {}; }
+  // Whether its kernels may be generated from loop IR (KernelBuild::generated_module) when the
+  // session generates kernels (jit, or SessionOptions::generate_kernels).
+  virtual bool runs_generated_kernels() const { return false; }
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports; what building it leaves is recorded in `build`.

@@ -198,7 +198,6 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
   if (codegen::ModuleBuilder* module = plan->kernel_build.generated_module(); module && module->size() > 0) {
     KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
-    plan->kernel_build.record_implementation("(generated module)", "generated:cpp");
     plan->kernel_build.require_features(module->required_features());
   }
   KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));

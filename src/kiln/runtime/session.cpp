@@ -256,9 +256,7 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   m.buffers = plan.memory.buffers;
   m.reused_buffers = plan.memory.reused_buffers;
   m.dynamic_values = plan.dynamic_values;
-  m.kernel_reorders = 0;
-  for (const runtime::Step& step : plan.steps)
-    if (step.provider == "cpu") m.kernel_reorders += providers::cpu_kernel_reorders(*step.node);
+  m.kernel_reorders = plan.kernel_build.activation_reorders();
   m.output_bytes = 0;
   for (int s : plan.output_slots) {
     const runtime::ValueSlot& slot = plan.slots[s];
@@ -440,8 +438,10 @@ Status Session::Impl::choose_mode() {
 }
 
 Status Session::Impl::set_up_code_generation() {
-  const bool cpu = std::find(options.providers.begin(), options.providers.end(), "cpu") != options.providers.end();
-  if (!cpu) return Status::ok();
+  // The policy's providers come first in `providers`.
+  const auto policy_end = providers.begin() + static_cast<std::ptrdiff_t>(options.providers.size());
+  if (std::none_of(providers.begin(), policy_end, [](const auto& p) { return p->runs_generated_kernels(); }))
+    return Status::ok();
   if (mode == ExecutionMode::kAot && !generated_code.empty()) {
     generator = codegen::KernelGenerator::for_embedded(target.features, generated_code);
   } else if (mode == ExecutionMode::kJit || (mode == ExecutionMode::kGraph && options.generate_kernels)) {
@@ -495,7 +495,6 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(impl->import_model(model_path));
   KILN_RETURN_IF_ERROR(impl->choose_mode());
-  KILN_RETURN_IF_ERROR(impl->set_up_code_generation());
   if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
     impl->options.threads = impl->artifact_threads;
     omp_set_num_threads(impl->artifact_threads);
@@ -505,6 +504,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
   KILN_RETURN_IF_ERROR(impl->make_providers());
+  KILN_RETURN_IF_ERROR(impl->set_up_code_generation());
   // The passes run once here (an artifact's graph was optimised when it was compiled); jit runs
   // them again on each variant's copy, specialised to its shapes, and partitions that copy.
   if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));

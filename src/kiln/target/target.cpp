@@ -56,18 +56,12 @@ int available_cores() {
   return online > 0 ? static_cast<int>(online) : 1;
 }
 
-// `level`'s target on a machine with `host` features.
-Target at_level(const Level& level, const std::vector<std::string>& host, bool capped) {
+// The host's target: its highest level, with every feature it has.
+Target host_at(const Level& level, const std::vector<std::string>& features) {
   Target t;
   t.level = level.name;
-  t.capped = capped;
   t.vector_bits = level.vector_bits;
-  if (capped) {
-    std::set_intersection(host.begin(), host.end(), level.features.begin(), level.features.end(),
-                          std::back_inserter(t.features));
-  } else {
-    t.features = host;
-  }
+  t.features = features;
   t.caches = {cache_bytes(_SC_LEVEL1_DCACHE_SIZE), cache_bytes(_SC_LEVEL2_CACHE_SIZE), cache_bytes(_SC_LEVEL3_CACHE_SIZE)};
   t.cores = available_cores();
   return t;
@@ -122,29 +116,38 @@ const Target& host_target() {
     const Level* best = &levels().front();  // Kiln's build needs AVX2: no machine runs it below
     for (const Level& level : levels())
       if (contains_all(features, level.features)) best = &level;
-    return at_level(*best, features, false);
+    return host_at(*best, features);
   }();
   return host;
 }
 
-Result<Target> make_target(const std::string& level) {
-  if (level.empty()) return host_target();
+Result<Target> make_target(const std::string& level) { return capped_target(host_target(), level); }
+
+Result<Target> capped_target(const Target& host, const std::string& level) {
+  if (level.empty()) return host;
   const Level* cap = level_named(level);
   if (!cap) {
     std::string known;
     for (const std::string& n : isa_level_names()) known += (known.empty() ? "" : ", ") + n;
     return invalid_argument("unknown ISA level '" + level + "' (known: " + known + ")");
   }
-  const std::vector<std::string>& host = host_target().features;
   std::vector<std::string> missing;
-  std::set_difference(cap->features.begin(), cap->features.end(), host.begin(), host.end(), std::back_inserter(missing));
+  std::set_difference(cap->features.begin(), cap->features.end(), host.features.begin(), host.features.end(),
+                      std::back_inserter(missing));
   if (!missing.empty()) {
     std::string names;
     for (const std::string& f : missing) names += (names.empty() ? "" : ", ") + f;
     return unsupported_target("ISA level '" + level + "' needs CPU features this machine lacks: " + names +
-                              " (this machine: " + host_target().level + ")");
+                              " (this machine: " + host.level + ")");
   }
-  return at_level(*cap, host, true);
+  Target capped = host;
+  capped.level = cap->name;
+  capped.capped = true;
+  capped.vector_bits = cap->vector_bits;
+  capped.features.clear();
+  std::set_intersection(host.features.begin(), host.features.end(), cap->features.begin(), cap->features.end(),
+                        std::back_inserter(capped.features));
+  return capped;
 }
 
 }  // namespace kiln::target

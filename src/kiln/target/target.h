@@ -58,5 +58,7 @@ const Target& host_target();
 // InvalidArgument naming the known levels for an unknown name; UnsupportedTarget naming the
 // missing features when this machine lacks the level.
 Result<Target> make_target(const std::string& level);
+// The same on a machine whose target is `host` (make_target passes host_target()).
+Result<Target> capped_target(const Target& host, const std::string& level);
 
 }  // namespace kiln::target

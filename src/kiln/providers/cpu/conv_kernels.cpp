@@ -180,6 +180,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
       state->dst_blocked = pd->dst_desc();
       state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
       state->from_blocked = dnnl::reorder(memory(*state->dst_blocked, cpu_engine(), nullptr), memory(state->dst, cpu_engine(), nullptr));
+      build.record_activation_reorders(2);
     }
   } else {
     pd = primitive_desc(node, g, dnnl::algorithm::convolution_direct, state->src, state->dst);
@@ -210,18 +211,3 @@ void add_conv_kernels(CpuKernelTable& table) {
 }
 
 }  // namespace kiln::providers::cpu
-
-namespace kiln::providers {
-
-int cpu_kernel_reorders(const ir::Node& node) {
-  if (node.domain != "kiln" || node.op_type != "FusedConv") return 0;
-  const Result<ops::ConvLayouts> layouts = ops::conv_layouts(node);
-  if (!layouts.is_ok()) return 0;
-  const std::vector<int64_t> x = ops::channels_first_dims(cpu::input_dims(node, 0), layouts->input),
-                             y = ops::channels_first_dims(cpu::output_dims(node, 0), layouts->output);
-  if (x.size() != 4 || !cpu::runs_winograd(node, y, x[1])) return 0;
-  const ops::ActivationLayout winograds = ops::ActivationLayout::blocked(16);
-  return (layouts->input != winograds ? 1 : 0) + (layouts->output != winograds ? 1 : 0);
-}
-
-}  // namespace kiln::providers

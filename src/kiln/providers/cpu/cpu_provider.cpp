@@ -91,6 +91,9 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
     kernel = entry->build(node, build);
     return Status::ok();
   }));
+  // A kernel that runs neither a oneDNN primitive nor generated code runs Kiln's own loops, built
+  // for the x86-64-v3 baseline.
+  if (kernel.is_ok() && !build.node_implementations().count(node.name)) build.record_implementation(node.name, "kiln:x86-64-v3");
   return kernel;
 }
 

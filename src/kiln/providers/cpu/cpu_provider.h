@@ -16,6 +16,7 @@ class CpuProvider final : public Provider {
 
   std::string name() const override { return "cpu"; }
   GraphPreferences graph_preferences() const override { return preferences_; }
+  bool runs_generated_kernels() const override { return true; }
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
 
@@ -28,9 +29,5 @@ class CpuProvider final : public Provider {
   std::string preferred_names() const;
   GraphPreferences preferences_;
 };
-
-// Activation reorders the cpu kernel of `node` (with concrete shapes) does per run: 2 for a
-// convolution it runs by Winograd (input into oneDNN's blocked layout, output back), else 0.
-int cpu_kernel_reorders(const ir::Node& node);
 
 }  // namespace kiln::providers

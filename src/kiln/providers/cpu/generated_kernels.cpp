@@ -34,6 +34,7 @@ CpuKernel generated_or(CpuKernel library) {
             if (!lowered.is_ok() && lowered.status().code() == StatusCode::kUnsupportedOperator) return build(node, kernels);
             if (!lowered.is_ok()) return lowered.status();
             std::shared_ptr<const codegen::GeneratedKernel> generated = module->add(std::move(lowered.value()));
+            kernels.record_implementation(node.name, "generated:cpp");
             return ops::Kernel([generated](ops::KernelContext& ctx) {
               if (!generated->function) return internal_error(ctx.node().describe() + ": its generated kernel was never built");
               std::vector<const float*> inputs;

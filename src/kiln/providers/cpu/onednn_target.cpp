@@ -1,6 +1,7 @@
 // oneDNN's instruction-set cap, and what it wants on the target (see onednn_target.h).
 #include "kiln/providers/cpu/onednn_target.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "kiln/providers/cpu/onednn_support.h"
@@ -38,6 +39,16 @@ bool runs_fast(tag activations, dnnl::algorithm algorithm = dnnl::algorithm::con
   return pd && !is_reference_implementation(pd->impl_info_str());
 }
 
+// The vector width (bits) of the kernel oneDNN runs the representative convolution with in
+// `activations`: 512 for an AVX-512 one, 256 for AVX2, 0 for its reference code or none.
+int kernel_width(tag activations) {
+  const auto pd = probe_convolution(activations, dnnl::algorithm::convolution_direct);
+  if (!pd || is_reference_implementation(pd->impl_info_str())) return 0;
+  const std::vector<std::string> needs = implementation_features(pd->impl_info_str());
+  const auto has = [&](const char* f) { return std::find(needs.begin(), needs.end(), f) != needs.end(); };
+  return has("avx512f") ? 512 : has("avx2") ? 256 : 128;
+}
+
 std::optional<tag> blocked_tag(int64_t block) {
   if (block == 16) return tag::nChw16c;
   if (block == 8) return tag::nChw8c;
@@ -60,10 +71,15 @@ Status cap_onednn(const target::Target& target) {
 
 std::vector<ops::ActivationLayout> preferred_activation_layouts() {
   static const std::vector<ops::ActivationLayout> preferred = [] {
+    // Blocked layouts widest first, then channels-last; then those whose kernels use the widest
+    // vectors first (on AVX-512 oneDNN runs NCHW8c with its AVX2 kernels, NHWC with AVX-512 ones).
+    std::vector<std::pair<ops::ActivationLayout, int>> candidates;
+    for (int64_t block : ops::channel_blocks()) candidates.emplace_back(ops::ActivationLayout::blocked(block), kernel_width(*blocked_tag(block)));
+    candidates.emplace_back(ops::ActivationLayout::channels_last(), kernel_width(tag::nhwc));
+    std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::vector<ops::ActivationLayout> layouts;
-    for (int64_t block : ops::channel_blocks())
-      if (runs_fast(*blocked_tag(block))) layouts.push_back(ops::ActivationLayout::blocked(block));
-    if (runs_fast(tag::nhwc)) layouts.push_back(ops::ActivationLayout::channels_last());
+    for (const auto& [layout, width] : candidates)
+      if (width > 0) layouts.push_back(layout);
     return layouts;
   }();
   return preferred;

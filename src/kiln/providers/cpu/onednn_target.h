@@ -20,11 +20,13 @@ namespace kiln::providers::cpu {
 Status cap_onednn(const target::Target& target);
 
 // The activation layouts oneDNN runs a representative convolution in with a vector kernel on
-// this process's (capped) instruction set, best first: the blocked layouts widest first (NCHW16c
-// and NCHW8c on AVX-512; only NCHW8c on AVX2, where oneDNN 2.6 runs 16-channel blocks with its
-// reference code), then channels-last. Blocked before channels-last, though oneDNN's own pick for
-// format_tag::any is channels-last on AVX-512 (its brgemm kernels): the blocked kernels measured
-// faster on Kiln's convolution regions (MobileNetV2 b8: 71.9 -> 52.7 ms at 1 thread).
+// this process's (capped) instruction set, best first: those whose kernel uses the widest vectors
+// first, and among equals the blocked layouts widest first, then channels-last. AVX-512: NCHW16c,
+// NHWC, NCHW8c (oneDNN runs 8-channel blocks with its AVX2 kernels); AVX2: NCHW8c, NHWC (oneDNN
+// 2.6 runs 16-channel blocks with its reference code). Blocked before channels-last, though
+// oneDNN's own pick for format_tag::any is channels-last on AVX-512 (its brgemm kernels): the
+// blocked kernels measured faster on Kiln's convolution regions (MobileNetV2 b8: 71.9 -> 52.7 ms
+// at 1 thread).
 std::vector<ops::ActivationLayout> preferred_activation_layouts();
 
 // Whether oneDNN runs Winograd convolutions here (it has them for AVX-512 only).
