@@ -92,6 +92,12 @@ struct SessionOptions {
   // written from such a session embeds their object, so loading it needs no compiler.
   // UnsupportedTarget when no compiler runs.
   bool generate_kernels = false;
+  // Choose among a kernel's candidates (a marked convolution direct or by Winograd) by timing them
+  // on this machine when a plan is built, within tune_budget_ms per session; winners are cached
+  // in $KILN_CACHE_DIR/tactics, so a second compile measures nothing. Off: each provider's
+  // heuristic picks. Either way each choice is in the report's `tuning` section.
+  bool tune = false;
+  double tune_budget_ms = 5000;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name

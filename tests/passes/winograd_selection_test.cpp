@@ -1,7 +1,8 @@
 // Tests of winograd_selection: which convolutions are marked (3x3 stride 1, channels multiples of
 // 16, no residual, Relu at most), that nothing is marked for targets without
-// Winograd kernels, and that a marked convolution on the cpu provider computes what cpu_ref
-// computes, with its two reorders counted in the report.
+// Winograd kernels, that a marked convolution on the cpu provider computes what cpu_ref
+// computes, with its two reorders counted in the report, and that direct or Winograd is a tactic:
+// timed once by a tuned session, then read from the timing cache, or left to the heuristic.
 #include "kiln/passes/winograd_selection.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "kiln/session.h"
 #include "passes/pass_test_util.h"
 #include "support/model_builder.h"
+#include "support/scoped_env.h"
 
 namespace kiln::passes {
 namespace {
@@ -113,8 +115,8 @@ Ran run_conv(const std::string& model, const std::string& provider) {
   return {out.is_ok() ? out.value().at("y") : Tensor{}, nlohmann::json::parse(session.value()->report_json())["memory"]};
 }
 
-TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
-  ScratchDir dir("winograd");
+// x[1,96,32,32] -> Conv(96, 3x3, pad 1, bias) -> Relu -> y in `dir`.
+std::string winograd_model(const ScratchDir& dir) {
   ModelBuilder b(13);
   b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{96}, int64_t{32}, int64_t{32}});
   b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{96}, int64_t{32}, int64_t{32}});
@@ -126,7 +128,12 @@ TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
   pads->set_type(onnx::AttributeProto::INTS);
   for (int i = 0; i < 4; ++i) pads->add_ints(1);
   b.node("Relu", {"c"}, {"y"}, "relu");
-  const std::string model = b.save(dir.file("model.onnx"));
+  return b.save(dir.file("model.onnx"));
+}
+
+TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
+  ScratchDir dir("winograd");
+  const std::string model = winograd_model(dir);
   const Ran reference = run_conv(model, "cpu_ref"), fast = run_conv(model, "cpu");
   // 96 channels: the region runs in NCHW16c, Winograd's own layout, so the kernel reorders nothing
   // (the NHWC path, reordering at the kernel's edges, is a differential case: support/op_cases.h).
@@ -137,6 +144,53 @@ TEST(WinogradSelection, CpuWinogradConvolutionMatchesTheReference) {
   for (int64_t i = 0; i < reference.y.element_count(); ++i) scale = std::max(scale, std::abs(reference.y.data<float>()[i]));
   for (int64_t i = 0; i < reference.y.element_count(); ++i)
     ASSERT_NEAR(fast.y.data<float>()[i], reference.y.data<float>()[i], 1e-5 * scale) << i;
+}
+
+// The tuning section of a tuned session on `model`, with its timing cache in `cache`.
+nlohmann::json tuned(const std::string& model, const std::string& cache) {
+  const kiln::testing::ScopedEnv folder("KILN_CACHE_DIR", cache);
+  SessionOptions options;
+  options.tune = true;
+  options.threads = 1;
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  return session.is_ok() ? nlohmann::json::parse(session.value()->report_json())["tuning"] : nlohmann::json{};
+}
+
+TEST(WinogradSelection, ATunedSessionTimesDirectAndWinogradOnceThenReadsTheCache) {
+  if (!providers::cpu::has_winograd_convolutions()) GTEST_SKIP() << "no Winograd kernels on this CPU: nothing to choose";
+  ScratchDir dir("winograd_tuning");
+  const std::string model = winograd_model(dir);
+  const nlohmann::json first = tuned(model, dir.file("cache"));
+  ASSERT_EQ(first["choices"].size(), 1u) << first.dump();
+  const nlohmann::json choice = first["choices"][0];
+  EXPECT_EQ(choice["source"], "measured");
+  const double direct = choice["candidate_ms"]["direct"], winograd = choice["candidate_ms"]["winograd"];
+  EXPECT_EQ(choice["chosen"], direct <= winograd ? "direct" : "winograd") << choice.dump();
+  EXPECT_EQ(first["measured"], 1);
+  EXPECT_GT(first["spent_ms"].get<double>(), 0);
+  const nlohmann::json second = tuned(model, dir.file("cache"));
+  EXPECT_EQ(second["choices"][0]["source"], "cache");
+  EXPECT_EQ(second["choices"][0]["chosen"], choice["chosen"]);
+  EXPECT_EQ(second["measured"], 0);
+  EXPECT_EQ(second["spent_ms"], 0);
+  EXPECT_EQ(second["cache_hits"], 1);
+}
+
+TEST(WinogradSelection, AnUntunedSessionRecordsTheHeuristicsChoice) {
+  ScratchDir dir("winograd_untuned");
+  SessionOptions options;
+  options.threads = 1;
+  auto session = Session::load(winograd_model(dir), options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json tuning = nlohmann::json::parse(session.value()->report_json())["tuning"];
+  EXPECT_FALSE(tuning["enabled"]);
+  const size_t expected = providers::cpu::has_winograd_convolutions() ? 1 : 0;  // a choice only where there is one
+  ASSERT_EQ(tuning["choices"].size(), expected) << tuning.dump();
+  if (expected) {
+    EXPECT_EQ(tuning["choices"][0]["source"], "heuristic");
+    EXPECT_EQ(tuning["choices"][0]["chosen"], "winograd");  // 96 channels over 32x32 on one thread: it pays
+  }
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
           {"kernels", report.value("kernels", nlohmann::json::array())},
           {"memory", report.value("memory", nlohmann::json::object())},
           {"target", target},
+          {"tuning", report.value("tuning", nlohmann::json::object())},
           {"execution", execution}};
 }
 

@@ -39,6 +39,10 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
       ->check(CLI::IsMember({"reject", "specialize", "pad"}));
   cmd.add_option("--max-variants", flags.max_variants, "Compiled variants (one per input shape) kept, least recently used evicted")
       ->check(CLI::PositiveNumber);
+  cmd.add_flag("--tune", flags.tune,
+               "Choose among kernels' candidates by timing them on this machine (cached in $KILN_CACHE_DIR/tactics)");
+  cmd.add_option("--tune-budget-ms", flags.tune_budget_ms, "Time the tuner may spend measuring per session (default 5000)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
@@ -99,6 +103,8 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.generate_kernels = flags.generate_kernels;
   options.require_signature = flags.require_signature;
   options.isa = flags.isa;
+  options.tune = flags.tune;
+  options.tune_budget_ms = flags.tune_budget_ms;
   options.max_variants = flags.max_variants;
   KILN_ASSIGN_OR_RETURN(options.mode, parse_execution_mode(flags.mode));
   KILN_ASSIGN_OR_RETURN(options.shape_profile, runtime::parse_shape_profile(flags.shape_profile));

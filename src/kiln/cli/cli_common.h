@@ -29,6 +29,8 @@ struct SessionFlags {
   std::string shape_profile;            // batch=1:8:32,seq=1:128:512
   std::string out_of_profile = "reject";
   int max_variants = SessionOptions{}.max_variants;
+  bool tune = false;
+  double tune_budget_ms = SessionOptions{}.tune_budget_ms;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

@@ -68,7 +68,7 @@ std::string ObjectCache::path_of(const std::string& key, const char* extension) 
 
 std::optional<std::string> ObjectCache::find(const std::string& key, bool* corrupted) const {
   if (corrupted) *corrupted = false;
-  const std::string object = path_of(key, ".so"), digest = path_of(key, ".sha256");
+  const std::string object = path_of(key, extension_.c_str()), digest = path_of(key, ".sha256");
   std::error_code ec;
   if (!fs::exists(object, ec) && !fs::exists(digest, ec)) return std::nullopt;
   FolderLock lock(folder_, true);
@@ -86,12 +86,16 @@ std::optional<std::string> ObjectCache::find(const std::string& key, bool* corru
 }
 
 Result<std::string> ObjectCache::insert(const std::string& key, const std::string& object_path) const {
+  KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(object_path));
+  return insert_bytes(key, bytes);
+}
+
+Result<std::string> ObjectCache::insert_bytes(const std::string& key, const std::string& bytes) const {
   std::error_code ec;
   fs::create_directories(folder_, ec);
-  std::string digest;
-  KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(object_path, &digest));
+  KILN_ASSIGN_OR_RETURN(const std::string digest, io::sha256_hex(bytes));
   FolderLock lock(folder_, true);
-  const std::string object = path_of(key, ".so");
+  const std::string object = path_of(key, extension_.c_str());
   const Status written = io::write_file_atomic(object, bytes, 0755);
   if (!written.is_ok()) return invalid_argument("the kernel cache folder " + folder_ + " cannot be written: " + written.message());
   const Status digest_written = io::write_file_atomic(path_of(key, ".sha256"), digest);
@@ -108,7 +112,7 @@ std::vector<CacheEntry> ObjectCache::entries() const {
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(folder_, ec)) {
     const fs::path p = item.path();
-    if (p.extension() != ".so" || !is_key(p.stem().string())) continue;
+    if (p.extension() != extension_ || !is_key(p.stem().string())) continue;
     struct stat st {};
     if (stat(p.c_str(), &st) != 0) continue;
     found.push_back({p.stem().string(), static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
@@ -132,7 +136,7 @@ void ObjectCache::evict(const std::string& keep) const {
   std::error_code ec;
   for (auto it = all.rbegin(); it != all.rend() && total > max_bytes_; ++it) {
     if (it->key == keep) continue;
-    fs::remove(path_of(it->key, ".so"), ec);
+    fs::remove(path_of(it->key, extension_.c_str()), ec);
     fs::remove(path_of(it->key, ".sha256"), ec);
     total -= it->bytes;
   }
@@ -144,8 +148,8 @@ Result<int64_t> ObjectCache::clear() const {
   FolderLock lock(folder_, true);
   int64_t removed = 0;
   for (const CacheEntry& e : entries()) {
-    if (!fs::remove(path_of(e.key, ".so"), ec) || ec)
-      return invalid_argument("cannot remove " + path_of(e.key, ".so") + ": " + ec.message());
+    if (!fs::remove(path_of(e.key, extension_.c_str()), ec) || ec)
+      return invalid_argument("cannot remove " + path_of(e.key, extension_.c_str()) + ": " + ec.message());
     fs::remove(path_of(e.key, ".sha256"), ec);
     ++removed;
   }

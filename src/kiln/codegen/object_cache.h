@@ -5,7 +5,8 @@
 // reported as corrupted, so the caller rebuilds it. The folder is bounded in bytes: least recently
 // used entries (by modification time, refreshed on each hit) are evicted after an insert. Inserts
 // and checks hold a lock on the folder (flock), and objects are renamed into place whole, so two
-// processes writing the same entry never leave a mixed one.
+// processes writing the same entry never leave a mixed one. The same cache keeps other entries
+// in a folder of their own (the tuner's timings, providers/tuning.h) under another extension.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ class ObjectCache {
   static ObjectCache from_environment();
   static constexpr int64_t kDefaultMaxBytes = int64_t{512} << 20;
 
-  ObjectCache(std::string folder, int64_t max_bytes) : folder_(std::move(folder)), max_bytes_(max_bytes) {}
+  ObjectCache(std::string folder, int64_t max_bytes, std::string extension = ".so")
+      : folder_(std::move(folder)), max_bytes_(max_bytes), extension_(std::move(extension)) {}
 
   const std::string& folder() const { return folder_; }
   int64_t max_bytes() const { return max_bytes_; }
@@ -41,6 +43,8 @@ class ObjectCache {
   // Moves the compiled object at `object_path` into the cache as `key` and evicts down to the
   // bound; the entry's path. InvalidArgument naming the folder when it cannot be written.
   Result<std::string> insert(const std::string& key, const std::string& object_path) const;
+  // The same for bytes in memory.
+  Result<std::string> insert_bytes(const std::string& key, const std::string& bytes) const;
 
   std::vector<CacheEntry> entries() const;  // most recently used first
   int64_t total_bytes() const;
@@ -53,6 +57,7 @@ class ObjectCache {
 
   std::string folder_;
   int64_t max_bytes_;
+  std::string extension_;  // of the entries' bytes (".so")
 };
 
 }  // namespace kiln::codegen

@@ -33,6 +33,8 @@ class ModuleBuilder;
 
 namespace kiln::providers {
 
+class Tuner;
+
 // A constant's bytes in a kernel's layout.
 struct PackedConstant {
   std::string value;   // the initializer's name
@@ -88,6 +90,10 @@ class KernelBuild {
   // having taken it packed (another provider, or a kernel that wants another layout here).
   Status check_packed_only_readers(const ir::Graph& graph) const;
 
+  // The tuner that chooses among a kernel's candidates (tuning.h); null: providers' heuristics.
+  void set_tuner(std::shared_ptr<Tuner> tuner) { tuner_ = std::move(tuner); }
+  Tuner* tuner() const { return tuner_.get(); }
+
   // jit: the module generated kernels join (null: providers use their library kernels).
   void set_generated_module(std::shared_ptr<codegen::ModuleBuilder> module) { generated_ = std::move(module); }
   codegen::ModuleBuilder* generated_module() const { return generated_.get(); }
@@ -113,6 +119,7 @@ class KernelBuild {
   std::set<std::string> in_place_candidates_;
   std::shared_ptr<InPlaceLedger> ledger_;
   std::shared_ptr<codegen::ModuleBuilder> generated_;
+  std::shared_ptr<Tuner> tuner_;
 };
 
 // Constants of `graph` read by exactly one input of one node (not graph outputs, not read by a

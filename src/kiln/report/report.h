@@ -149,7 +149,21 @@ struct StageTimes {
   double passes_ms = 0;
   double partition_ms = 0;
   double plan_ms = 0;
+  double tuning_ms = 0;  // measuring kernels' candidates, within plan (the session's total)
   double load_ms = 0;  // all of the above
+};
+
+// Kernels chosen by measurement (providers/tuning.h): each choice of the latest plan with its
+// candidates' times, and counters over the session.
+struct TuningSection {
+  struct Choice {
+    std::string node, problem, chosen, source;
+    std::map<std::string, double> candidate_ms;
+  };
+  bool enabled = false;
+  double budget_ms = 0, spent_ms = 0;
+  int64_t measured = 0, cache_hits = 0, cache_corrupted = 0, cache_foreign = 0;
+  std::vector<Choice> choices;
 };
 
 struct Report {
@@ -165,6 +179,7 @@ struct Report {
   std::vector<KernelUse> kernels;
   MemorySection memory;
   TargetSection target;
+  TuningSection tuning;
   WarmupSection warmup;
   ExecutionSection execution;
   GuardSection guards;

@@ -113,6 +113,15 @@ json guards_json(const GuardSection& g) {
           {"padded_runs", g.padded_runs}, {"padding_overhead", overhead}};
 }
 
+json tuning_json(const TuningSection& t) {
+  json choices = json::array();
+  for (const TuningSection::Choice& c : t.choices)
+    choices.push_back({{"node", c.node}, {"problem", c.problem}, {"candidate_ms", c.candidate_ms}, {"chosen", c.chosen}, {"source", c.source}});
+  return {{"enabled", t.enabled},       {"budget_ms", t.budget_ms},       {"spent_ms", t.spent_ms},
+          {"measured", t.measured},     {"cache_hits", t.cache_hits},     {"cache_corrupted", t.cache_corrupted},
+          {"cache_foreign", t.cache_foreign}, {"choices", choices}};
+}
+
 json execution_json(const ExecutionSection& e) {
   json recent = json::array();
   for (const auto& v : e.recent)
@@ -170,6 +179,7 @@ std::string to_json(const Report& report, int indent) {
         {"passes", report.stages.passes_ms},
         {"partition", report.stages.partition_ms},
         {"plan", report.stages.plan_ms},
+        {"tuning", report.stages.tuning_ms},
         {"load", report.stages.load_ms}}},
       {"analysis", analysis_json(report.analysis)},
       {"passes", passes_json(report.passes)},
@@ -185,6 +195,7 @@ std::string to_json(const Report& report, int indent) {
         {"dynamic_values", m.dynamic_values},
         {"kernel_reorders", m.kernel_reorders},
         {"output_bytes", m.output_bytes}}},
+      {"tuning", tuning_json(report.tuning)},
       {"target",
        {{"isa", report.target.isa},
         {"level", report.target.level},

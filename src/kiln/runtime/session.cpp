@@ -23,6 +23,7 @@
 #include "kiln/partition/partitioner.h"
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_provider.h"
+#include "kiln/providers/tuning.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
 #include "kiln/runtime/input_binding.h"
@@ -102,6 +103,8 @@ struct Session::Impl {
   // Generates kernels from loop IR for the cpu provider: jit, graph with generate_kernels, and an
   // artifact that embeds generated kernels (null otherwise).
   std::shared_ptr<codegen::KernelGenerator> generator;
+  // Chooses among kernels' candidates: measuring when options.tune, else recording heuristics.
+  std::shared_ptr<providers::Tuner> tuner;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
   Status import_model(const std::string& path);
@@ -265,6 +268,11 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   const std::set<std::string>& required = plan.kernel_build.required_features();
   report.target.required_features.assign(required.begin(), required.end());
   report.target.implementations = plan.kernel_build.implementations();
+  const providers::TuningStats tuned = tuner->stats();
+  report::TuningSection& t = report.tuning;
+  t = {tuned.enabled, tuned.budget_ms, tuned.spent_ms, tuned.measured, tuned.cache_hits, tuned.cache_corrupted, tuned.cache_foreign, {}};
+  for (const providers::TacticChoice& c : tuned.choices) t.choices.push_back({c.node, c.problem, c.chosen, c.source, c.candidate_ms});
+  report.stages.tuning_ms = tuned.spent_ms;
   report.target.node_implementations = plan.kernel_build.node_implementations();
 }
 
@@ -342,6 +350,8 @@ providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool 
   if (!from_artifact && !first_plan_attempted) build.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place);
   first_plan_attempted = true;
   if (generator && generate) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
+  tuner->start_plan();
+  build.set_tuner(tuner);
   return build;
 }
 
@@ -378,7 +388,8 @@ void Session::Impl::record_options() {
                     {"specialize", options.specialize ? "true" : "false"},
                     {"isa", options.isa},
                     {"mode", execution_mode_name(options.mode)},
-                    {"max_variants", std::to_string(options.max_variants)}};
+                    {"max_variants", std::to_string(options.max_variants)},
+                    {"tune", options.tune ? "true" : "false"}};
 }
 
 Status Session::Impl::set_up_profile() {
@@ -457,6 +468,10 @@ Status Session::Impl::set_up_code_generation() {
 
 Status Session::Impl::choose_target() {
   KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
+  if (options.tune && !(options.tune_budget_ms >= 0))
+    return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
+  tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)
+                       : std::make_shared<providers::Tuner>();
   report::TargetSection& t = report.target;
   t.isa = options.isa;
   t.level = target.level;

@@ -5,11 +5,15 @@
 // FusedConv marked algorithm = "winograd" (passes/winograd_selection.h) runs oneDNN's Winograd
 // convolution, which works on the blocked layout nChw16c: activations in another layout are
 // reordered into and out of it at the kernel's edges, through one per-thread workspace; when
-// oneDNN declines it, the direct method runs.
+// oneDNN declines it, the direct method runs. Which of the two runs a marked convolution is a
+// tactic: measured by the plan's tuner when the session tunes (providers/tuning.h), else decided
+// by winograd_pays.
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -18,6 +22,8 @@
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/onednn_target.h"
+#include "kiln/providers/tuning.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -92,10 +98,6 @@ bool winograd_pays(const std::vector<int64_t>& y, int64_t in_channels) {
          pixels * in_channels * y[1] / threads >= kWinogradMinWorkPerThread;
 }
 
-// Whether the kernel for `node` (output y, channels-first dims) runs by Winograd.
-bool runs_winograd(const ir::Node& node, const std::vector<int64_t>& y, int64_t in_channels) {
-  return node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4 && winograd_pays(y, in_channels);
-}
 
 // A grow-only, 64-byte aligned buffer per thread: the blocked copies of a Winograd convolution's
 // input and output live there while the kernel runs (kernels of one thread run one at a time).
@@ -126,6 +128,18 @@ struct ConvKernelState {
   dnnl::reorder to_blocked, from_blocked;
   dnnl::stream stream{cpu_engine()};
 
+  // The primitive of `pd`, its scratchpad, and for activations in a layout it does not read (a
+  // Winograd primitive's nChw16c), the reorders into and out of its layout.
+  void set_primitive(const dnnl::convolution_forward::primitive_desc& pd) {
+    primitive = dnnl::convolution_forward(pd);
+    scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+    if (pd.src_desc() == src && pd.dst_desc() == dst) return;
+    src_blocked = pd.src_desc();
+    dst_blocked = pd.dst_desc();
+    to_blocked = dnnl::reorder(memory(src, cpu_engine(), nullptr), memory(*src_blocked, cpu_engine(), nullptr));
+    from_blocked = dnnl::reorder(memory(*dst_blocked, cpu_engine(), nullptr), memory(dst, cpu_engine(), nullptr));
+  }
+
   // Runs the primitive on plain src/dst memories, through the blocked layout for Winograd.
   void execute(std::unordered_map<int, memory>& args) {
     if (!src_blocked) {
@@ -143,6 +157,64 @@ struct ConvKernelState {
     from_blocked.execute(stream, dst_b, dst);
   }
 };
+
+// The best of a few runs of the convolution `state` (its primitive set) on placeholder data, in ms:
+// how the tuner times a candidate, reorders included.
+Result<double> time_convolution(ConvKernelState& state, const memory::desc& weights) {
+  memory src(state.src, cpu_engine()), dst(state.dst, cpu_engine()), w(weights, cpu_engine()), bias(state.bias, cpu_engine());
+  for (memory* m : {&src, &w, &bias}) {
+    float* data = static_cast<float*>(m->get_data_handle());
+    std::fill(data, data + m->get_desc().get_size() / sizeof(float), 0.01f);
+  }
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, state.scratchpad}};
+  if (state.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
+  double best = std::numeric_limits<double>::infinity();
+  for (int run = 0; run < 4; ++run) {  // the first warms caches and oneDNN's lazy setup
+    std::unordered_map<int, memory> run_args = args;  // execute swaps in the blocked copies
+    const auto start = std::chrono::steady_clock::now();
+    state.execute(run_args);
+    state.stream.wait();
+    if (run > 0) best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+// What a tuned convolution's timing depends on: shapes, layouts, attributes, threads.
+std::string conv_problem(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                         const std::vector<int64_t>& y) {
+  std::string text = "Conv x" + shape_to_string(x) + " w" + shape_to_string(w) + " y" + shape_to_string(y);
+  for (const char* attribute : {"layout", "input_layout", "activation"}) text += " " + node.attr_string(attribute, "-");
+  for (const char* attribute : {"strides", "pads", "dilations"}) text += " " + shape_to_string(node.attr_ints(attribute, {}));
+  return text + " group " + std::to_string(node.attr_int("group", 1)) + " bias " + (node.input(2) ? "1" : "0") +
+         " threads " + std::to_string(omp_get_max_threads()) + "; " + onednn_version();
+}
+
+// The primitive descriptor the kernel runs: direct, or for a FusedConv marked Winograd that oneDNN
+// runs by Winograd, whichever the tuner measures faster (or, untuned, winograd_pays says).
+dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node, const ConvGeometry& g, const std::vector<int64_t>& x,
+                                                           const std::vector<int64_t>& w, const std::vector<int64_t>& y,
+                                                           const ConvKernelState& layouts, KernelBuild& build) {
+  const auto direct = primitive_desc(node, g, dnnl::algorithm::convolution_direct, layouts.src, layouts.dst);
+  const bool marked = node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4;
+  const std::optional<dnnl::convolution_forward::primitive_desc> winograd = marked ? winograd_desc(node, g, x, y) : std::nullopt;
+  if (!winograd) return direct;
+  const std::string heuristic = winograd_pays(y, x[1]) ? "winograd" : "direct";
+  if (!build.tuner()) return heuristic == "winograd" ? *winograd : direct;
+  auto candidate = [&](const std::string& name, const dnnl::convolution_forward::primitive_desc& pd) {
+    return TacticCandidate{name, [&layouts, &pd]() -> Result<double> {
+                             ConvKernelState trial;
+                             trial.src = layouts.src;
+                             trial.dst = layouts.dst;
+                             trial.bias = layouts.bias;
+                             trial.has_bias = layouts.has_bias;
+                             trial.set_primitive(pd);
+                             return time_convolution(trial, pd.weights_desc());
+                           }};
+  };
+  const std::string chosen = build.tuner()->choose(node.name, conv_problem(node, x, w, y),
+                                                   {candidate("direct", direct), candidate("winograd", *winograd)}, heuristic);
+  return chosen == "winograd" ? *winograd : direct;
+}
 
 Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ConvLayouts layouts, ops::conv_layouts(node));
@@ -173,21 +245,11 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   const memory::desc weights_plain = row_major_desc(weight_dims);
   state->has_bias = g.has_bias;
   state->bias = g.bias;
-  std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  if (runs_winograd(node, y, x[1]) && (pd = winograd_desc(node, g, x, y))) {
-    if (pd->src_desc() != state->src || pd->dst_desc() != state->dst) {
-      state->src_blocked = pd->src_desc();
-      state->dst_blocked = pd->dst_desc();
-      state->to_blocked = dnnl::reorder(memory(state->src, cpu_engine(), nullptr), memory(*state->src_blocked, cpu_engine(), nullptr));
-      state->from_blocked = dnnl::reorder(memory(*state->dst_blocked, cpu_engine(), nullptr), memory(state->dst, cpu_engine(), nullptr));
-      build.record_activation_reorders(2);
-    }
-  } else {
-    pd = primitive_desc(node, g, dnnl::algorithm::convolution_direct, state->src, state->dst);
-  }
-  state->primitive = checked(dnnl::convolution_forward(*pd));
-  state->scratchpad = memory(pd->scratchpad_desc(), cpu_engine());
-  state->weights = PrimitiveWeights(node, 1, weights_plain, *pd, build);
+  const dnnl::convolution_forward::primitive_desc pd = chosen_algorithm(node, g, x, w, y, *state, build);
+  state->set_primitive(pd);
+  if (state->src_blocked) build.record_activation_reorders(2);
+  check_implementation(state->primitive);
+  state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},

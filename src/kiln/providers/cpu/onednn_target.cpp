@@ -97,6 +97,12 @@ std::vector<std::string> implementation_features(const std::string& impl) {
 
 bool is_reference_implementation(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
 
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " (" +
+         (v->hash ? v->hash : "") + ")";
+}
+
 std::string implementation_of(const dnnl::primitive& primitive) {
   const char* name = nullptr;
   if (dnnl_primitive_desc_query(primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name)

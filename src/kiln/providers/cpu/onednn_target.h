@@ -43,4 +43,7 @@ bool is_reference_implementation(const std::string& impl);
 // A primitive's implementation name.
 std::string implementation_of(const dnnl::primitive& primitive);
 
+// "oneDNN 2.6.3 (hash)": what a timing depends on besides the target.
+std::string onednn_version();
+
 }  // namespace kiln::providers::cpu
