@@ -137,6 +137,11 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     if (!source) return;
     const auto& source_desc = std::any_cast<const dnnl::memory::desc&>(source->descriptor);
     pack(dnnl::memory(source_desc, cpu_engine(), const_cast<void*>(source->data.get())));
+  } else if (wanted_ == given_) {
+    // The kernel reads the weights as they are stored (oneDNN's AVX2 gemm): bound, not copied.
+    auto keep = std::make_shared<const Tensor>(*constant);
+    bind(std::shared_ptr<const void>(keep, keep->raw_data()));
+    return;
   } else {
     pack(wrap(given, *constant));
     if (layout && build.may_pack_in_place(value) && wanted_.get_size() == constant->byte_size()) {

@@ -47,7 +47,8 @@ dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
 std::optional<std::string> layout_name(const dnnl::memory::desc& desc);
 
 // A primitive's weights (node input `input`) in the layout the primitive `pd` wants. Constant
-// weights are bound as `build` holds them packed in that layout (an artifact's, without a copy),
+// weights are bound as they are when that is their own layout, or as `build` holds them packed in
+// that layout (an artifact's, without a copy),
 // else reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
 // large: ir/buffer.h) and recorded in `build`: from their plain bytes, or from another packed
 // layout when they exist only packed; or in place when `build` allows it (kernel_build.h); weights given at run time are bound as they are
