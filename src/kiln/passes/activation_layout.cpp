@@ -81,7 +81,7 @@ class Regions {
 
 class Converter {
  public:
-  Converter(ir::Graph& graph, std::vector<ActivationLayout> preferred) : graph_(graph), preferred_(std::move(preferred)) {}
+  Converter(ir::Graph& graph, const PassContext& ctx) : graph_(graph), ctx_(ctx) {}
 
   Result<bool> run() {
     find_regions();
@@ -117,7 +117,7 @@ class Converter {
         auto it = in && in->producer ? index_.find(in->producer) : index_.end();
         if (it != index_.end()) producers.push_back(it->second);
       }
-      if (!starts_region(*node) && !(may_join_region(*node) && !producers.empty())) continue;
+      if (!ctx_.owns(*node) || (!starts_region(*node) && !(may_join_region(*node) && !producers.empty()))) continue;
       const size_t i = regions_.add();
       index_[node] = i;
       members_.push_back(node);
@@ -147,7 +147,7 @@ class Converter {
   // The first preferred layout every member of the region fits (channels-last fits any), else
   // channels-first: the region is left as it is.
   ActivationLayout layout_for_region(size_t root) {
-    for (const ActivationLayout& layout : preferred_) {
+    for (const ActivationLayout& layout : ctx_.activation_layouts) {
       if (!layout.is_blocked()) return layout;
       bool fits = true;
       for (size_t i = 0; i < members_.size() && fits; ++i)
@@ -230,7 +230,7 @@ class Converter {
   }
 
   ir::Graph& graph_;
-  const std::vector<ActivationLayout> preferred_;
+  const PassContext& ctx_;
   Regions regions_;
   std::vector<ir::Node*> members_;             // region nodes in graph order
   std::map<const ir::Node*, size_t> index_;  // member -> its index in members_
@@ -241,7 +241,7 @@ class Converter {
 
 Result<bool> choose_activation_layouts(ir::Graph& graph, const PassContext& ctx) {
   if (ctx.activation_layouts.empty()) return false;
-  return Converter(graph, ctx.activation_layouts).run();
+  return Converter(graph, ctx).run();
 }
 
 }  // namespace kiln::passes

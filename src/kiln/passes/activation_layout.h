@@ -1,5 +1,6 @@
 // activation_layout: runs convolution regions in the activation layout the target's convolutions
-// are fastest on (PassContext::activation_layouts: the cpu provider's oneDNN kernels).
+// are fastest on (PassContext::activation_layouts: the cpu provider's oneDNN kernels). A lowering
+// pass: it runs after partition, and only nodes the provider runs (PassContext::owns) join regions.
 // A region is a connected set of convolutions and pools on 4-d float tensors, with the
 // layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
 // scalars, Concat). Each region gets one layout (ops/activation_layout.h): the first of the

@@ -21,7 +21,8 @@ bool is_float_tensor(const ir::Value* v) {
 }
 
 // The node's own step on its first float input, if it can start a chain.
-std::optional<Link> first_link(ir::Node& node) {
+std::optional<Link> first_link(ir::Node& node, const PassContext& ctx) {
+  if (!ctx.owns(node)) return std::nullopt;
   for (ir::Value* in : node.inputs) {
     if (!in || !is_float_tensor(in)) continue;
     if (std::optional<ops::ChainStep> step = ops::chain_step_of(node, in)) return Link{&node, *step};
@@ -30,11 +31,12 @@ std::optional<Link> first_link(ir::Node& node) {
 }
 
 // The next link: the sole reader of `node`'s output, when it is a step on it.
-std::optional<Link> next_link(const ir::Graph& graph, const ir::Node& node, const std::set<std::string>& captured) {
+std::optional<Link> next_link(const ir::Graph& graph, const ir::Node& node, const std::set<std::string>& captured,
+                              const PassContext& ctx) {
   const ir::Value* y = node.outputs[0];
   if (graph.is_graph_output(y) || captured.count(y->name)) return std::nullopt;
   const std::vector<ir::Node*> readers = graph.consumers(y);
-  if (readers.size() != 1) return std::nullopt;
+  if (readers.size() != 1 || !ctx.owns(*readers[0])) return std::nullopt;
   if (std::optional<ops::ChainStep> step = ops::chain_step_of(*readers[0], y)) return Link{readers[0], *step};
   return std::nullopt;
 }
@@ -82,13 +84,13 @@ Result<bool> fuse_elementwise_chains(ir::Graph& graph, const PassContext& ctx) {
   bool changed = false;
   for (ir::Node* node : order) {
     if (used.count(node)) continue;
-    std::optional<Link> first = first_link(*node);
+    std::optional<Link> first = first_link(*node, ctx);
     if (!first) continue;
     // Not a chain's start when the node extends the chain of its input's producer.
     const ir::Value* in = chain_input(*first);
-    if (in->producer && first_link(*in->producer) && next_link(graph, *in->producer, captured)) continue;
+    if (in->producer && first_link(*in->producer, ctx) && next_link(graph, *in->producer, captured, ctx)) continue;
     std::vector<Link> links = {*first};
-    while (std::optional<Link> next = next_link(graph, *links.back().node, captured)) links.push_back(*next);
+    while (std::optional<Link> next = next_link(graph, *links.back().node, captured, ctx)) links.push_back(*next);
     if (links.size() < 2) continue;
     for (const Link& link : links) used.insert(link.node);
     replace_with_chain(graph, links);

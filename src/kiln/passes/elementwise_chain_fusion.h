@@ -5,7 +5,8 @@
 // broadcasts to the chain's shape without growing it. Runs after product_fusion, which folds an
 // activation straight into the Conv or MatMul before it, and after channels_last, whose regions
 // element-wise ops must be able to join first. Only for targets that run a chain in one pass
-// (PassContext::elementwise_chains: the cpu provider).
+// (PassContext::elementwise_chains: the cpu provider). A lowering pass: it runs after partition and
+// chains only nodes the provider runs (PassContext::owns).
 #pragma once
 
 #include "kiln/ir/graph.h"

@@ -30,6 +30,13 @@ struct PassContext {
   // The target runs a fused element-wise chain in one pass (the cpu provider): the
   // elementwise_chain_fusion pass builds them. Off for cpu_ref, whose chain kernel is step by step.
   bool elementwise_chains = false;
+  // Set when the passes lower a partitioned graph for one provider (the three fields above are its
+  // preferences): whether that provider runs `node`, or this lowering made it. The
+  // provider-specific passes (activation_layout, elementwise_chain_fusion, winograd_selection)
+  // rewrite only such nodes. Unset: every node.
+  std::function<bool(const ir::Node&)> owned = {};
+
+  bool owns(const ir::Node& node) const { return !owned || owned(node); }
 };
 
 // Every pass has this signature: it rewrites the top-level graph (subgraph bodies are left as they

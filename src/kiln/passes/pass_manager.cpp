@@ -29,7 +29,7 @@ Result<std::vector<const PassInfo*>> enabled_passes(const std::vector<PassInfo>&
 }
 
 Result<PassRun> run_pass(const PassInfo& pass, int round, ir::Graph& graph, const PassContext& ctx) {
-  PassRun run{pass.name, round};
+  PassRun run{pass.name, "", round};
   run.nodes_before = ir::count_nodes(graph);
   const auto start = std::chrono::steady_clock::now();
   Result<bool> changed = pass.run(graph, ctx);
@@ -61,9 +61,18 @@ Result<std::vector<PassRun>> run_pipeline(ir::Graph& graph, const PassContext& c
   return log;
 }
 
-Result<std::vector<PassRun>> run_default_pipeline(ir::Graph& graph, const PassContext& ctx,
-                                                  const PipelineOptions& options) {
-  return run_pipeline(graph, ctx, pass_table(), options);
+Result<std::vector<PassRun>> run_table_stage(ir::Graph& graph, const PassContext& ctx, PassStage stage,
+                                             const PipelineOptions& options) {
+  KILN_RETURN_IF_ERROR(enabled_passes(pass_table(), options.disabled_passes).status());
+  std::vector<PassInfo> pipeline;
+  for (const PassInfo& p : pass_table())
+    if (p.stages & stage) pipeline.push_back(p);
+  PipelineOptions of_stage = options;
+  of_stage.disabled_passes.clear();
+  for (const std::string& name : options.disabled_passes)
+    if (std::any_of(pipeline.begin(), pipeline.end(), [&](const PassInfo& p) { return p.name == name; }))
+      of_stage.disabled_passes.push_back(name);
+  return run_pipeline(graph, ctx, pipeline, of_stage);
 }
 
 }  // namespace kiln::passes

@@ -16,6 +16,7 @@ namespace kiln::passes {
 // One pass invocation, as the report shows it.
 struct PassRun {
   std::string pass;          // PassInfo::name
+  std::string provider;      // the provider a lowering run was for ("" before partition)
   int round = 0;             // 1-based
   double wall_ms = 0;
   int64_t nodes_before = 0;  // nodes in the graph, subgraphs included
@@ -36,8 +37,10 @@ struct PipelineOptions {
 Result<std::vector<PassRun>> run_pipeline(ir::Graph& graph, const PassContext& ctx,
                                           const std::vector<PassInfo>& pipeline, const PipelineOptions& options);
 
-// run_pipeline with pass_table(), the default pipeline.
-Result<std::vector<PassRun>> run_default_pipeline(ir::Graph& graph, const PassContext& ctx,
-                                                  const PipelineOptions& options = {});
+// run_pipeline with the passes of pass_table() that run at `stage` (kGraphStage: the default
+// pipeline, before partition; kLoweringStage: lowering for one provider, ctx.owned set). Disabled
+// names are checked against the whole table, so one list serves both stages.
+Result<std::vector<PassRun>> run_table_stage(ir::Graph& graph, const PassContext& ctx, PassStage stage,
+                                             const PipelineOptions& options);
 
 }  // namespace kiln::passes

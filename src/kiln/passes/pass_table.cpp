@@ -1,5 +1,5 @@
 // The pass table. Dead code goes first so that a node nothing reads is never evaluated by folding;
-// the pass manager repeats the whole list until a round changes nothing.
+// the pass manager repeats a stage's list until a round changes nothing.
 #include "kiln/passes/pass_table.h"
 
 #include "kiln/passes/activation_layout.h"
@@ -24,7 +24,7 @@ namespace kiln::passes {
 
 const std::vector<PassInfo>& pass_table() {
   static const std::vector<PassInfo> table = {
-      {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code},
+      {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code, kGraphStage | kLoweringStage},
       {"identity_elimination", "bypass Identity and inference-mode Dropout", eliminate_identities},
       {"shape_folding", "replace Shape and Size of statically shaped values by constants", fold_shapes},
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
@@ -44,10 +44,11 @@ const std::vector<PassInfo>& pass_table() {
       {"product_slicing", "cut a product whose output only Slices of the last axis read into one product per Slice",
        slice_products},
       {"activation_layout", "run convolution regions on blocked or channels-last tensors (providers that prefer them)",
-       choose_activation_layouts},
-      {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains},
+       choose_activation_layouts, kLoweringStage},
+      {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains,
+       kLoweringStage},
       {"winograd_selection", "compute 3x3 stride-1 convolutions by Winograd's method (targets that have it)",
-       select_winograd},
+       select_winograd, kLoweringStage},
   };
   return table;
 }

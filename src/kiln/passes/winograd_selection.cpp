@@ -34,7 +34,7 @@ Result<bool> select_winograd(ir::Graph& graph, const PassContext& ctx) {
   if (!ctx.winograd) return false;
   bool changed = false;
   for (const auto& node : graph.nodes()) {
-    if (!winograd_eligible(*node)) continue;
+    if (!ctx.owns(*node) || !winograd_eligible(*node)) continue;
     node->attributes["algorithm"] = ir::Attribute::of_string("winograd");
     changed = true;
   }

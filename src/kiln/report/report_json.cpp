@@ -47,6 +47,7 @@ json passes_json(const std::vector<passes::PassRun>& passes) {
   json out = json::array();
   for (const auto& p : passes)
     out.push_back({{"name", p.pass},
+                   {"provider", p.provider},
                    {"round", p.round},
                    {"ms", p.wall_ms},
                    {"nodes_before", p.nodes_before},

@@ -116,8 +116,15 @@ struct Session::Impl {
   Status guard_profile(const std::map<std::string, Value>& inputs);
   Status specialize();
   Status analyse();
+  // Whether this session rewrites graphs (not eager, not with optimize off).
+  bool rewrites() const { return options.optimize && mode != ExecutionMode::kEager; }
+  // The provider-independent passes over the whole graph.
   Status optimise(ir::Graph& graph);
-  passes::PassContext pass_context() const;
+  // After partition: each of the policy's providers that prefers a shape of graph
+  // (GraphPreferences) has the nodes it runs lowered for it (layouts, Winograd marks, element-wise
+  // chains: passes of kLoweringStage); the graph is then placed again.
+  Result<partition::PartitionMap> lower(ir::Graph& graph, partition::PartitionMap placed);
+  passes::PipelineOptions pipeline_options() const;
   Status make_providers();
   Result<partition::PartitionMap> place(ir::Graph& graph);
   // The plan for `shapes`: a cached variant, else one compiled now (and cached).
@@ -198,26 +205,51 @@ Status Session::Impl::analyse() {
   return Status::ok();
 }
 
-passes::PassContext Session::Impl::pass_context() const {
-  passes::PassContext ctx{ops::OpRegistry::global()};
-  // The graph is shaped for the policy's first provider, as it describes itself on the target.
-  const providers::GraphPreferences preferred = providers.front()->graph_preferences();
-  ctx.activation_layouts = preferred.activation_layouts;
-  ctx.winograd = preferred.winograd;
-  ctx.elementwise_chains = preferred.elementwise_chains;
-  return ctx;
-}
-
 Status Session::Impl::optimise(ir::Graph& graph) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.optimize && mode != ExecutionMode::kEager) {
-    passes::PipelineOptions pipeline;
-    pipeline.disabled_passes = options.disabled_passes;
-    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_default_pipeline(graph, pass_context(), pipeline));
+  if (rewrites()) {
+    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_table_stage(graph, passes::PassContext{ops::OpRegistry::global()},
+                                                                 passes::kGraphStage, pipeline_options()));
   }
   report.nodes_after_passes = ir::count_nodes(graph);
   report.stages.passes_ms = ms_since(start);
   return Status::ok();
+}
+
+passes::PipelineOptions Session::Impl::pipeline_options() const {
+  passes::PipelineOptions pipeline;
+  pipeline.disabled_passes = options.disabled_passes;
+  return pipeline;
+}
+
+Result<partition::PartitionMap> Session::Impl::lower(ir::Graph& graph, partition::PartitionMap placed) {
+  if (!rewrites()) return placed;
+  const auto start = std::chrono::steady_clock::now();
+  bool lowered = false;
+  for (size_t i = 0; i < options.providers.size(); ++i) {  // the policy's providers come first
+    const providers::Provider& provider = *providers[i];
+    const providers::GraphPreferences preferred = provider.graph_preferences();
+    if (preferred.activation_layouts.empty() && !preferred.winograd && !preferred.elementwise_chains) continue;
+    // Nodes placed elsewhere stay as they are; those made by this lowering are the provider's.
+    std::set<const ir::Node*> elsewhere;
+    for (const partition::Assignment& a : placed.assignments)
+      if (a.provider != provider.name()) elsewhere.insert(a.node);
+    passes::PassContext ctx{ops::OpRegistry::global()};
+    ctx.activation_layouts = preferred.activation_layouts;
+    ctx.winograd = preferred.winograd;
+    ctx.elementwise_chains = preferred.elementwise_chains;
+    ctx.owned = [&elsewhere](const ir::Node& node) { return !elsewhere.count(&node); };
+    KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs, passes::run_table_stage(graph, ctx, passes::kLoweringStage, pipeline_options()));
+    for (passes::PassRun& run : runs) {
+      run.provider = provider.name();
+      lowered = lowered || run.changed;
+      report.passes.push_back(std::move(run));
+    }
+  }
+  report.nodes_after_passes = ir::count_nodes(graph);
+  report.stages.passes_ms += ms_since(start);
+  if (!lowered) return placed;
+  return place(graph);
 }
 
 Status Session::Impl::make_providers() {
@@ -282,7 +314,8 @@ Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::compile_variant(c
   auto inferred = analysis::infer_types(*graph, ops::OpRegistry::global());
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
   KILN_RETURN_IF_ERROR(optimise_variant(*graph));
-  KILN_ASSIGN_OR_RETURN(const partition::PartitionMap placed, place(*graph));
+  KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, place(*graph));
+  KILN_ASSIGN_OR_RETURN(placed, lower(*graph, std::move(placed)));
   return runtime::build_plan(*graph, placed, providers, ops::OpRegistry::global(), shapes, kernel_build(*graph));
 }
 
@@ -526,6 +559,9 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
   if (impl->mode != ExecutionMode::kJit) {
     KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
+    if (!impl->from_artifact) {
+      KILN_ASSIGN_OR_RETURN(impl->partition, impl->lower(*impl->model.graph, std::move(impl->partition)));
+    }
   }
   KILN_RETURN_IF_ERROR(impl->set_up_profile());
   KILN_RETURN_IF_ERROR(impl->reserve_profile_max());
