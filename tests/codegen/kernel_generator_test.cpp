@@ -109,7 +109,7 @@ TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
   ScratchDir dir("codegen");
   auto generator = generator_in(dir.file("cache"));
   ASSERT_TRUE(generator);
-  auto cpu = providers::make_provider("cpu", target::host_target());
+  auto cpu = providers::make_provider("cpu", {target::host_target()});
   ASSERT_TRUE(cpu.is_ok());
   int64_t reductions = 0;
   for (const kiln::testing::OpCase& c : kiln::testing::standard_op_cases()) {

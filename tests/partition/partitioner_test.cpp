@@ -88,7 +88,7 @@ TEST(Partitioner, UnknownProviderInPolicyIsInvalidArgument) {
 }
 
 TEST(Partitioner, UnknownProviderNameFromFactory) {
-  auto p = providers::make_provider("tpu", target::host_target());
+  auto p = providers::make_provider("tpu", {target::host_target()});
   EXPECT_EQ(p.status().code(), StatusCode::kUnsupportedTarget);
   EXPECT_NE(p.status().message().find("cpu_ref"), std::string::npos);
 }

@@ -81,7 +81,7 @@ int cpu_reorders(const ConvSpec& spec) {
   ir::Graph g;
   ir::Node* conv = add_fused_conv(g, spec);
   conv->attributes["algorithm"] = ir::Attribute::of_string("winograd");
-  const auto cpu = providers::CpuProvider::create(target::host_target()).value();
+  const auto cpu = providers::CpuProvider::create({target::host_target()}).value();
   providers::KernelBuild build;
   EXPECT_TRUE(cpu->kernel_for(*conv, build).is_ok());
   return static_cast<int>(build.activation_reorders());

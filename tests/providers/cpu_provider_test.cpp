@@ -41,7 +41,7 @@ bool runs_on_cpu(const OpCase& c) {
 }
 
 const providers::Provider& cpu_provider() {
-  static const std::shared_ptr<const providers::Provider> cpu = providers::CpuProvider::create(kiln::testing::test_target()).value();
+  static const std::shared_ptr<const providers::Provider> cpu = providers::CpuProvider::create({kiln::testing::test_target()}).value();
   return *cpu;
 }
 

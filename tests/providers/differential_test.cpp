@@ -12,7 +12,7 @@ namespace {
 
 TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
   for (const std::string& name : providers::available_providers()) {
-    auto provider = providers::make_provider(name, kiln::testing::test_target());
+    auto provider = providers::make_provider(name, {kiln::testing::test_target()});
     ASSERT_TRUE(provider.is_ok());
     int compared = 0;
     for (const OpCase& c : standard_op_cases()) {

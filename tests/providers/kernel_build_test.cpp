@@ -33,7 +33,7 @@ struct Product {
     graph.inputs = {x};
     graph.outputs = {y};
     graph.add_node("Gemm", {x, w}, {y}, "product", "", 13)->attributes["transB"] = ir::Attribute::of_int(1);
-    auto cpu = make_provider("cpu", kiln::testing::test_target());
+    auto cpu = make_provider("cpu", {kiln::testing::test_target()});
     EXPECT_TRUE(cpu.is_ok());
     providers = {cpu.value()};
     auto placed = partition::partition_graph(graph, partition::FallbackPolicy{{"cpu"}, {}}, providers);

@@ -39,7 +39,7 @@ Planned plan_chain(bool reshape_input_read_later) {
     g.add_node("Neg", {c}, {y}, "neg", "", 13);
   }
   g.outputs = {y};
-  auto provider = providers::make_provider("cpu_ref", target::host_target());
+  auto provider = providers::make_provider("cpu_ref", {target::host_target()});
   EXPECT_TRUE(provider.is_ok());
   const partition::ProviderList providers{provider.value()};
   auto partition = partition::partition_graph(g, partition::FallbackPolicy{{"cpu_ref"}, {}}, providers);

@@ -94,7 +94,11 @@ class KernelBuild {
   void set_tuner(std::shared_ptr<Tuner> tuner) { tuner_ = std::move(tuner); }
   Tuner* tuner() const { return tuner_.get(); }
 
-  // jit: the module generated kernels join (null: providers use their library kernels).
+  // Whether a provider may generate kernels for this plan (off: an artifact's plan for shapes its
+  // embedded objects do not cover, with no compiler to build them, uses the library kernels).
+  void forbid_generated_kernels() { generated_allowed_ = false; }
+  bool generated_kernels_allowed() const { return generated_allowed_; }
+  // The module generated kernels join (null: providers use their library kernels).
   void set_generated_module(std::shared_ptr<codegen::ModuleBuilder> module) { generated_ = std::move(module); }
   codegen::ModuleBuilder* generated_module() const { return generated_.get(); }
 
@@ -120,6 +124,7 @@ class KernelBuild {
   std::shared_ptr<InPlaceLedger> ledger_;
   std::shared_ptr<codegen::ModuleBuilder> generated_;
   std::shared_ptr<Tuner> tuner_;
+  bool generated_allowed_ = true;
 };
 
 // Constants of `graph` read by exactly one input of one node (not graph outputs, not read by a

@@ -5,10 +5,14 @@
 // session asks it rather than branching on its name.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/op_registry.h"
@@ -26,6 +30,18 @@ struct Capability {
   static Capability no(std::string why) { return {false, std::move(why)}; }
 };
 
+// What a session makes a provider for.
+struct ProviderConfig {
+  target::Target target;
+  // Generate kernels from loop IR where the provider can (jit, or SessionOptions::generate_kernels):
+  // a provider that generates sets up its code generator (UnsupportedTarget when no host compiler
+  // runs). Only the policy's providers are asked to.
+  bool generate_kernels = false;
+  // An artifact's generated kernels by source key (views into the mapped file): loaded from memory
+  // instead of compiled.
+  std::map<std::string, std::string_view> embedded_code = {};
+};
+
 // How the graph passes should shape a graph for a provider on its target (passes/pass_context.h).
 struct GraphPreferences {
   // Layouts its convolution regions run fastest in, best first (empty: leave them channels-first).
@@ -41,17 +57,22 @@ class Provider {
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
   virtual GraphPreferences graph_preferences() const { return {}; }
-  // Whether its kernels may be generated from loop IR (KernelBuild::generated_module) when the
-  // session generates kernels (jit, or SessionOptions::generate_kernels).
-  virtual bool runs_generated_kernels() const { return false; }
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports; what building it leaves is recorded in `build`.
   virtual Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const = 0;
+  // Before a plan's kernels are made: what the provider's kernels will collect in `build` (the cpu
+  // provider: the module its generated kernels join, unless build.generated_kernels_allowed() is off).
+  virtual void begin_plan(KernelBuild& build) const {}
+  // Once every kernel of the plan is made: what they need built (the cpu provider compiles, or
+  // finds in the cache or the artifact, its module of generated kernels).
+  virtual Status finish_plan(KernelBuild& build) const { return Status::ok(); }
+  // Evidence of the kernels it generated over the session, if it generates any.
+  virtual std::optional<codegen::CodegenStats> generated_stats() const { return std::nullopt; }
 };
 
-// The provider named `name` ("cpu_ref") made for `target`; UnsupportedTarget for unknown names.
-Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const target::Target& target);
+// The provider named `name` ("cpu_ref") made for `config`; UnsupportedTarget for unknown names.
+Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const ProviderConfig& config);
 std::vector<std::string> available_providers();
 
 }  // namespace kiln::providers

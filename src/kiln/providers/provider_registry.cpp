@@ -10,13 +10,13 @@ namespace kiln::providers {
 
 namespace {
 
-using Factory = std::function<Result<std::shared_ptr<const Provider>>(const target::Target&)>;
+using Factory = std::function<Result<std::shared_ptr<const Provider>>(const ProviderConfig&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
-      {"cpu", [](const target::Target& target) { return CpuProvider::create(target); }},
+      {"cpu", [](const ProviderConfig& config) { return CpuProvider::create(config); }},
       {"cpu_ref",
-       [](const target::Target&) -> Result<std::shared_ptr<const Provider>> {
+       [](const ProviderConfig&) -> Result<std::shared_ptr<const Provider>> {
          return std::shared_ptr<const Provider>(std::make_shared<CpuRefProvider>(ops::OpRegistry::global()));
        }},
   };
@@ -31,14 +31,14 @@ std::vector<std::string> available_providers() {
   return names;
 }
 
-Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const target::Target& target) {
+Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const ProviderConfig& config) {
   auto it = factories().find(name);
   if (it == factories().end()) {
     std::string known;
     for (const auto& n : available_providers()) known += (known.empty() ? "" : ", ") + n;
     return Status(StatusCode::kUnsupportedTarget, "unknown provider '" + name + "' (available: " + known + ")");
   }
-  return it->second(target);
+  return it->second(config);
 }
 
 }  // namespace kiln::providers

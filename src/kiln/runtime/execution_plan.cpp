@@ -1,7 +1,6 @@
 // Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
 #include "kiln/runtime/execution_plan.h"
 
-#include "kiln/codegen/kernel_generator.h"
 
 #include <algorithm>
 
@@ -195,11 +194,9 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   std::map<const ir::Value*, int> slot_of;
   assign_boundary_slots(*plan->graph, *plan, slot_of);
   plan_intermediates(*plan->graph, registry, *plan, slot_of);
+  for (const auto& provider : providers) provider->begin_plan(plan->kernel_build);
   KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
-  if (codegen::ModuleBuilder* module = plan->kernel_build.generated_module(); module && module->size() > 0) {
-    KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
-    plan->kernel_build.require_features(module->required_features());
-  }
+  for (const auto& provider : providers) KILN_RETURN_IF_ERROR(provider->finish_plan(plan->kernel_build));
   KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));
   return plan;
 }

@@ -100,9 +100,6 @@ struct Session::Impl {
   // that a run pays for no string copies.
   std::vector<runtime::StepTiming> last_timings;
   std::shared_ptr<const runtime::ExecutionPlan> last_plan;
-  // Generates kernels from loop IR for the cpu provider: jit, graph with generate_kernels, and an
-  // artifact that embeds generated kernels (null otherwise).
-  std::shared_ptr<codegen::KernelGenerator> generator;
   // Chooses among kernels' candidates: measuring when options.tune, else recording heuristics.
   std::shared_ptr<providers::Tuner> tuner;
   std::optional<std::vector<KernelEvent>> last_kernels;
@@ -145,8 +142,11 @@ struct Session::Impl {
   void record_plan(const runtime::ExecutionPlan& plan);
   void record_options();
   Status choose_target();
-  // jit: the kernel generator (UnsupportedTarget when no host compiler runs).
-  Status set_up_code_generation();
+  // Whether kernels are generated from loop IR: jit, graph with generate_kernels, and an artifact
+  // that embeds generated kernels (the providers that can generate them do).
+  bool generates_kernels() const;
+  // The providers' evidence of generated kernels, if any generates.
+  std::optional<codegen::CodegenStats> generated_stats() const;
   // Runs the plan for `inputs`; a request (counted in the report) when `request` is set. The
   // caller holds `mutex`.
   Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
@@ -259,8 +259,13 @@ Status Session::Impl::make_providers() {
   names.insert(names.end(), options.allow_fallback.begin(), options.allow_fallback.end());
   for (const std::string& name : providers::available_providers())
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  for (const std::string& name : names) {
-    KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(name, target));
+  for (size_t i = 0; i < names.size(); ++i) {
+    providers::ProviderConfig config{target};
+    if (i < options.providers.size() && generates_kernels()) {  // the policy's own providers generate
+      config.generate_kernels = true;
+      config.embedded_code = generated_code;
+    }
+    KILN_ASSIGN_OR_RETURN(auto provider, providers::make_provider(names[i], config));
     providers.push_back(std::move(provider));
   }
   const providers::GraphPreferences preferred = providers.front()->graph_preferences();
@@ -365,7 +370,7 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::plan_for(co
 
 Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::plan_loaded_graph(const runtime::ShapeSignature& shapes) {
   auto plan = runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(*model.graph));
-  if (plan.is_ok() || mode != ExecutionMode::kAot || !generator || plan.status().code() != StatusCode::kUnsupportedTarget)
+  if (plan.is_ok() || mode != ExecutionMode::kAot || !generated_stats() || plan.status().code() != StatusCode::kUnsupportedTarget)
     return plan;
   return runtime::build_plan(*model.graph, partition, providers, ops::OpRegistry::global(), shapes, kernel_build(*model.graph, false));
 }
@@ -382,7 +387,7 @@ providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool 
   providers::KernelBuild build(std::move(packed), std::move(only));
   if (!from_artifact && !first_plan_attempted) build.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place);
   first_plan_attempted = true;
-  if (generator && generate) build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator));
+  if (!generate) build.forbid_generated_kernels();
   tuner->start_plan();
   build.set_tuner(tuner);
   return build;
@@ -390,8 +395,8 @@ providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool 
 
 void Session::Impl::record_variants() {
   report::ExecutionSection& e = report.execution;
-  if (generator) {
-    const codegen::CodegenStats g = generator->stats();
+  if (const std::optional<codegen::CodegenStats> generated = generated_stats()) {
+    const codegen::CodegenStats& g = *generated;
     e.generated = report::ExecutionSection::Generated{g.compiler,     g.cache_folder,      g.cache_writable, g.modules,
                                                       g.kernels,      g.cache_hits,        g.cache_misses,   g.corrupted_entries,
                                                       g.embedded_hits, g.compile_ms,        g.source_bytes};
@@ -481,22 +486,15 @@ Status Session::Impl::choose_mode() {
   return Status::ok();
 }
 
-Status Session::Impl::set_up_code_generation() {
-  // The policy's providers come first in `providers`.
-  const auto policy_end = providers.begin() + static_cast<std::ptrdiff_t>(options.providers.size());
-  if (std::none_of(providers.begin(), policy_end, [](const auto& p) { return p->runs_generated_kernels(); }))
-    return Status::ok();
-  if (mode == ExecutionMode::kAot && !generated_code.empty()) {
-    generator = codegen::KernelGenerator::for_embedded(target.features, generated_code);
-  } else if (mode == ExecutionMode::kJit || (mode == ExecutionMode::kGraph && options.generate_kernels)) {
-    Result<std::shared_ptr<codegen::KernelGenerator>> created = codegen::KernelGenerator::create(target.features);
-    if (!created.is_ok()) return created.status();
-    generator = std::move(created.value());
-  } else {
-    return Status::ok();
-  }
-  report.execution.generated = report::ExecutionSection::Generated{};
-  return Status::ok();
+bool Session::Impl::generates_kernels() const {
+  return (mode == ExecutionMode::kAot && !generated_code.empty()) || mode == ExecutionMode::kJit ||
+         (mode == ExecutionMode::kGraph && options.generate_kernels);
+}
+
+std::optional<codegen::CodegenStats> Session::Impl::generated_stats() const {
+  for (const auto& provider : providers)
+    if (std::optional<codegen::CodegenStats> stats = provider->generated_stats()) return stats;
+  return std::nullopt;
 }
 
 Status Session::Impl::choose_target() {
@@ -552,7 +550,6 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
   KILN_RETURN_IF_ERROR(impl->analyse());
   KILN_RETURN_IF_ERROR(impl->make_providers());
-  KILN_RETURN_IF_ERROR(impl->set_up_code_generation());
   // The passes run once here (an artifact's graph was optimised when it was compiled); jit runs
   // them again on each variant's copy, specialised to its shapes, and partitions that copy.
   if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));

@@ -141,13 +141,37 @@ Capability fixed_size_tensor(const ir::Node& node, size_t input) {
 
 }  // namespace cpu
 
-Result<std::shared_ptr<const Provider>> CpuProvider::create(const target::Target& target) {
-  KILN_RETURN_IF_ERROR(cpu::cap_onednn(target));
+Result<std::shared_ptr<const Provider>> CpuProvider::create(const ProviderConfig& config) {
+  KILN_RETURN_IF_ERROR(cpu::cap_onednn(config.target));
   GraphPreferences preferences;
   preferences.activation_layouts = cpu::preferred_activation_layouts();
   preferences.winograd = cpu::has_winograd_convolutions();
   preferences.elementwise_chains = true;
-  return std::shared_ptr<const Provider>(new CpuProvider(std::move(preferences)));
+  std::shared_ptr<codegen::KernelGenerator> generator;
+  if (!config.embedded_code.empty()) {
+    generator = codegen::KernelGenerator::for_embedded(config.target.features, config.embedded_code);
+  } else if (config.generate_kernels) {
+    KILN_ASSIGN_OR_RETURN(generator, codegen::KernelGenerator::create(config.target.features));
+  }
+  return std::shared_ptr<const Provider>(new CpuProvider(std::move(preferences), std::move(generator)));
+}
+
+void CpuProvider::begin_plan(KernelBuild& build) const {
+  if (generator_ && build.generated_kernels_allowed())
+    build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator_));
+}
+
+Status CpuProvider::finish_plan(KernelBuild& build) const {
+  codegen::ModuleBuilder* module = build.generated_module();
+  if (!module || module->size() == 0) return Status::ok();
+  KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
+  build.require_features(module->required_features());
+  return Status::ok();
+}
+
+std::optional<codegen::CodegenStats> CpuProvider::generated_stats() const {
+  if (!generator_) return std::nullopt;
+  return generator_->stats();
 }
 
 }  // namespace kiln::providers

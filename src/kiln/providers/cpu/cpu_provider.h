@@ -11,23 +11,31 @@ namespace kiln::providers {
 
 class CpuProvider final : public Provider {
  public:
-  // InvalidArgument when oneDNN cannot be capped at `target` any more (onednn_target.h).
-  static Result<std::shared_ptr<const Provider>> create(const target::Target& target);
+  // InvalidArgument when oneDNN cannot be capped at the target any more (onednn_target.h);
+  // UnsupportedTarget when kernels are to be generated and no host compiler runs.
+  static Result<std::shared_ptr<const Provider>> create(const ProviderConfig& config);
 
   std::string name() const override { return "cpu"; }
   GraphPreferences graph_preferences() const override { return preferences_; }
-  bool runs_generated_kernels() const override { return true; }
+
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
+  void begin_plan(KernelBuild& build) const override;
+  Status finish_plan(KernelBuild& build) const override;
+  std::optional<codegen::CodegenStats> generated_stats() const override;
 
  private:
-  explicit CpuProvider(GraphPreferences preferences) : preferences_(std::move(preferences)) {}
+  CpuProvider(GraphPreferences preferences, std::shared_ptr<codegen::KernelGenerator> generator)
+      : preferences_(std::move(preferences)), generator_(std::move(generator)) {}
   // Declines a layout-aware node (kiln.FusedConv, kiln.InLayout) that computes in a layout the
   // target has no vector kernel for (an NCHW16c artifact on an AVX2 machine), or converts between
   // two non-plain layouts.
   Capability runs_layouts_fast(const ir::Node& node) const;
   std::string preferred_names() const;
   GraphPreferences preferences_;
+  // Generates kernels from loop IR (generated_kernels.cpp), for the target's features; null when
+  // the session does not generate kernels.
+  std::shared_ptr<codegen::KernelGenerator> generator_;
 };
 
 }  // namespace kiln::providers
