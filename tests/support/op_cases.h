@@ -201,6 +201,15 @@ inline std::vector<OpCase> standard_op_cases() {
     cases.push_back({"kiln.ElementwiseChain", 1,
                      {{DType::kFloat, x}, {DType::kFloat, x}, {DType::kFloat, {x.back()}}, {DType::kFloat, {}, true, {0.25}}, {DType::kFloat, {}, true, {2.0}}},
                      {{"steps", steps}, {"operands", A::of_ints({1, 2, -1, 3, 4, -1})}, {"operand_first", A::of_ints({0, 1, 0, 0, 0, 0})}}});
+  // Broadcasts oneDNN's binary kernels cannot vectorise (an operand broadcast along dims around a
+  // kept one): the cpu kernels broadcast-copy the operand first.
+  cases.push_back({"Add", 13, {{DType::kFloat, {2, 3, 4, 5}}, {DType::kFloat, {1, 3, 1, 5}}}});
+  A odd_steps;
+  odd_steps.kind = A::Kind::kStrings;
+  odd_steps.strings = {"Mul", "Relu", "Add"};
+  cases.push_back({"kiln.ElementwiseChain", 1,
+                   {{DType::kFloat, {2, 3, 4, 5}}, {DType::kFloat, {1, 3, 1, 5}}, {DType::kFloat, {2, 1, 4, 1}}},
+                   {{"steps", odd_steps}, {"operands", A::of_ints({1, -1, 2})}, {"operand_first", A::of_ints({0, 0, 0})}}});
   for (int64_t axis : {-1, 1}) {
     cases.push_back({"Softmax", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axis", A::of_int(axis)}}});
     cases.push_back({"ReduceMean", 13, {{DType::kFloat, {2, 3, 19}}}, {{"axes", A::of_ints({axis})}}});

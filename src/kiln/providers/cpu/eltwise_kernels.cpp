@@ -3,7 +3,9 @@
 // commutative ops the operands are swapped when only the first one is broadcast; when both are,
 // the first is broadcast-copied into the output and the primitive runs in place), and
 // kiln.ElementwiseChain as one binary primitive whose post-ops are the chain's steps (oneDNN's
-// JIT picks the vector ISA from the CPU at run time).
+// JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
+// (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
+// broadcast-copied into the run scratch first, so the primitive reads it whole.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -16,6 +18,7 @@
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/onednn_target.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -93,21 +96,37 @@ Capability binary_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+// `operand` broadcast to `dims` into `into` (room for their elements).
+Tensor expanded(const Tensor& operand, const std::vector<int64_t>& dims, float* into) {
+  Tensor whole = Tensor::view(DType::kFloat, dims, into);
+  broadcast_copy(operand, whole);
+  return whole;
+}
+
 // When neither operand has the output's dims, the first is broadcast into the output and the
 // primitive runs in place on it.
 Result<ops::Kernel> build_binary(const ir::Node& node) {
   const int full = full_operand(node);
   const size_t a = full < 0 ? 0 : static_cast<size_t>(full), b = 1 - a;
   const BroadcastView view = collapse_broadcast(output_dims(node, 0), {input_dims(node, b)});
-  const memory::desc src0 = row_major_desc(view.output), src1 = row_major_desc(view.operands.front());
-  const dnnl::binary::desc desc(binary_algorithms().at(node.op_type), src0, src1, src0);
+  const memory::desc src0 = row_major_desc(view.output);
+  memory::desc src1 = row_major_desc(view.operands.front());
+  const algorithm alg = binary_algorithms().at(node.op_type);
+  dnnl::binary::primitive_desc pd({alg, src0, src1, src0}, cpu_engine());
+  // A broadcast oneDNN has no vector kernel for ([2,3,4,5] + [1,3,1,5]): the operand is
+  // broadcast-copied into the run scratch first, and the primitive reads it whole.
+  const bool expand = is_reference_implementation(pd.impl_info_str());
+  if (expand) {
+    src1 = src0;
+    pd = dnnl::binary::primitive_desc({alg, src0, src1, src0}, cpu_engine());
+  }
+  const std::vector<int64_t> y = output_dims(node, 0);
   const bool in_place = full < 0;
-  ops::Kernel run = primitive_kernel(
-      dnnl::binary(dnnl::binary::primitive_desc(desc, cpu_engine())), [src0, src1, a, b, in_place](ops::KernelContext& ctx) {
-        return std::unordered_map<int, memory>{{DNNL_ARG_SRC_0, wrap(src0, in_place ? *ctx.output(0) : *ctx.input(a))},
-                                               {DNNL_ARG_SRC_1, wrap(src1, *ctx.input(b))},
-                                               {DNNL_ARG_DST, wrap(src0, *ctx.output(0))}};
-      });
+  ops::Kernel run = primitive_kernel(dnnl::binary(pd), [src0, src1, a, b, in_place, expand, y](ops::KernelContext& ctx) {
+    return std::unordered_map<int, memory>{{DNNL_ARG_SRC_0, wrap(src0, in_place ? *ctx.output(0) : *ctx.input(a))},
+                                           {DNNL_ARG_SRC_1, wrap(src1, expand ? expanded(*ctx.input(b), y, run_scratch_floats(static_cast<size_t>(shape_element_count(y)))) : *ctx.input(b))},
+                                           {DNNL_ARG_DST, wrap(src0, *ctx.output(0))}};
+  });
   if (!in_place) return run;
   return ops::Kernel([run](ops::KernelContext& ctx) {
     broadcast_copy(*ctx.input(0), *ctx.output(0));
@@ -156,42 +175,64 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
   std::vector<std::vector<int64_t>> operand_dims;
   for (const ChainOp& op : chain)
     if (!op.eltwise) operand_dims.push_back(input_dims(node, op.operand));
-  const BroadcastView view = collapse_broadcast(output_dims(node, 0), operand_dims);
+  const std::vector<int64_t> y = output_dims(node, 0);
+  const BroadcastView view = collapse_broadcast(y, operand_dims);
   const memory::desc data = row_major_desc(view.output);
-  std::vector<memory::desc> operand_descs;
-  for (const std::vector<int64_t>& dims : view.operands) operand_descs.push_back(row_major_desc(dims));
-  // The primitive is the first step when that is binary, else x + 0 with every step a post-op.
   const bool binary_first = !chain.front().eltwise;
-  const size_t first_post_op = binary_first ? 1 : 0;
-  dnnl::post_ops post_ops;
-  // (post-op index, node input, its descriptor)
-  std::vector<std::tuple<int, size_t, memory::desc>> post_op_operands;
-  size_t operand = binary_first ? 1 : 0;
-  for (size_t i = first_post_op; i < chain.size(); ++i) {
-    const ChainOp& op = chain[i];
-    if (op.eltwise) {
-      post_ops.append_eltwise(1.0f, op.eltwise->algorithm, op.eltwise->alpha, op.eltwise->beta);
-    } else {
-      post_ops.append_binary(op.binary_algorithm, operand_descs[operand]);
-      post_op_operands.emplace_back(static_cast<int>(i - first_post_op), op.operand, operand_descs[operand]);
-      ++operand;
+  // The primitive is the first step when that is binary, else x + 0 with every step a post-op.
+  // `whole`: every broadcast operand read whole, after a broadcast copy into the run scratch (for
+  // broadcasts oneDNN has no vector kernel for).
+  auto primitive_for = [&](bool whole) {
+    std::vector<memory::desc> operands;
+    for (const std::vector<int64_t>& dims : view.operands)
+      operands.push_back(whole && shape_element_count(dims) > 1 ? data : row_major_desc(dims));
+    dnnl::post_ops post_ops;
+    size_t operand = binary_first ? 1 : 0;
+    for (size_t i = binary_first ? 1 : 0; i < chain.size(); ++i) {
+      if (chain[i].eltwise) {
+        post_ops.append_eltwise(1.0f, chain[i].eltwise->algorithm, chain[i].eltwise->alpha, chain[i].eltwise->beta);
+      } else {
+        post_ops.append_binary(chain[i].binary_algorithm, operands[operand++]);
+      }
     }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops);
+    const memory::desc src1 = binary_first ? operands.front() : row_major_desc(std::vector<int64_t>(view.output.size(), 1));
+    const dnnl::binary::desc desc(binary_first ? chain.front().binary_algorithm : algorithm::binary_add, data, src1, data);
+    return std::make_pair(dnnl::binary::primitive_desc(desc, attr, cpu_engine()), operands);
+  };
+  auto [pd, operand_descs] = primitive_for(false);
+  const bool whole = is_reference_implementation(pd.impl_info_str());
+  if (whole) std::tie(pd, operand_descs) = primitive_for(true);
+  // Each binary step's (post-op index, node input, descriptor, scratch slot when read whole).
+  struct Operand {
+    int post_op;
+    size_t input;
+    memory::desc desc;
+    std::optional<size_t> slot;
+  };
+  std::vector<Operand> operands;
+  size_t slots = 0;
+  for (size_t i = 0, k = 0; i < chain.size(); ++i) {
+    if (chain[i].eltwise) continue;
+    const bool copied = whole && shape_element_count(view.operands[k]) > 1;
+    operands.push_back({static_cast<int>(i) - (binary_first ? 1 : 0), chain[i].operand, operand_descs[k],
+                        copied ? std::optional<size_t>(slots++) : std::nullopt});
+    ++k;
   }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post_ops);
-  const memory::desc src1 = binary_first ? operand_descs.front() : row_major_desc(std::vector<int64_t>(view.output.size(), 1));
-  const dnnl::binary::desc desc(binary_first ? chain.front().binary_algorithm : algorithm::binary_add, data, src1, data);
   auto zero = std::make_shared<float>(0.0f);
-  const size_t first_operand = chain.front().operand;
-  return primitive_kernel(
-      dnnl::binary(dnnl::binary::primitive_desc(desc, attr, cpu_engine())),
-      [=](ops::KernelContext& ctx) {
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC_0, wrap(data, *ctx.input(0))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
-        args[DNNL_ARG_SRC_1] = binary_first ? wrap(src1, *ctx.input(first_operand)) : memory(src1, cpu_engine(), zero.get());
-        for (const auto& [index, input, operand_desc] : post_op_operands)
-          args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = wrap(operand_desc, *ctx.input(input));
-        return args;
-      });
+  const auto elements = static_cast<size_t>(shape_element_count(y));
+  return primitive_kernel(dnnl::binary(pd), [=](ops::KernelContext& ctx) {
+    float* scratch = slots > 0 ? run_scratch_floats(elements * slots) : nullptr;  // one request: it may move when grown
+    auto bound = [&](const Operand& o) {
+      return wrap(o.desc, o.slot ? expanded(*ctx.input(o.input), y, scratch + elements * *o.slot) : *ctx.input(o.input));
+    };
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC_0, wrap(data, *ctx.input(0))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+    args[DNNL_ARG_SRC_1] = binary_first ? bound(operands.front()) : memory(row_major_desc(std::vector<int64_t>(view.output.size(), 1)), cpu_engine(), zero.get());
+    for (size_t i = binary_first ? 1 : 0; i < operands.size(); ++i)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(operands[i].post_op) | DNNL_ARG_SRC_1] = bound(operands[i]);
+    return args;
+  });
 }
 
 }  // namespace
