@@ -179,6 +179,13 @@ inline std::vector<OpCase> standard_op_cases() {
                     {"pads", A::of_ints({1, 1, 1, 1})}, {"activation", A::of_string("Relu")}}});
   cases.push_back({"kiln.FusedConv", 1, {{DType::kFloat, {1, 2, 11, 12, 16}}, {DType::kFloat, {32, 32, 3, 3}, true}},
                    {{"layout", A::of_string("NCHW16c")}, {"pads", A::of_ints({1, 1, 1, 1})}, {"algorithm", A::of_string("winograd")}}});
+  // Dilated, with a residual, in NCHW8c: oneDNN 2.6 has only reference code for it on AVX2, so the
+  // kernel runs it channels-last, reordering its input, residual and output.
+  cases.push_back({"kiln.FusedConv", 1,
+                   {{DType::kFloat, {1, 2, 20, 20, 8}}, {DType::kFloat, {16, 16, 3, 3}, true}, {DType::kFloat, {16}, true},
+                    {DType::kFloat, {1, 2, 20, 20, 8}}},
+                   {{"layout", A::of_string("NCHW8c")}, {"dilations", A::of_ints({5, 5})}, {"pads", A::of_ints({5, 5, 5, 5})},
+                    {"activation", A::of_string("Relu")}}});
   cases.push_back({"kiln.InLayout", 1, {{DType::kFloat, {2, 2, 9, 9, 8}}},
                    {{"op", A::of_string("MaxPool")}, {"op_version", A::of_int(12)}, {"layout", A::of_string("NCHW8c")},
                     {"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"ceil_mode", A::of_int(1)}}});

@@ -7,7 +7,9 @@
 // reordered into and out of it at the kernel's edges, through one per-thread workspace; when
 // oneDNN declines it, the direct method runs. Which of the two runs a marked convolution is a
 // tactic: measured by the plan's tuner when the session tunes (providers/tuning.h), else decided
-// by winograd_pays.
+// by winograd_pays. A convolution oneDNN runs only with its reference code in the stored layout
+// (dilated in NCHW8c on AVX2) runs in channels-last or channels-first instead, reordered the same
+// way.
 #include <omp.h>
 
 #include <algorithm>
@@ -122,10 +124,12 @@ struct ConvKernelState {
   PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
   bool has_bias = false;
-  // Winograd on activations in another layout: the blocked layouts the primitive reads and writes,
-  // and the reorders to them.
+  bool has_residual = false;  // a sum post-op: the primitive adds to what its destination holds
+  // A primitive on activations in another layout than the stored ones (Winograd's nChw16c, or a
+  // layout oneDNN has a vector kernel in for this convolution): the layouts it reads and writes,
+  // and the reorders to them (the destination's too, with a residual).
   std::optional<memory::desc> src_blocked, dst_blocked;
-  dnnl::reorder to_blocked, from_blocked;
+  dnnl::reorder to_blocked, from_blocked, residual_to_blocked;
   dnnl::stream stream{cpu_engine()};
 
   // The primitive of `pd`, its scratchpad, and for activations in a layout it does not read (a
@@ -138,6 +142,8 @@ struct ConvKernelState {
     dst_blocked = pd.dst_desc();
     to_blocked = dnnl::reorder(memory(src, cpu_engine(), nullptr), memory(*src_blocked, cpu_engine(), nullptr));
     from_blocked = dnnl::reorder(memory(*dst_blocked, cpu_engine(), nullptr), memory(dst, cpu_engine(), nullptr));
+    if (has_residual)
+      residual_to_blocked = dnnl::reorder(memory(dst, cpu_engine(), nullptr), memory(*dst_blocked, cpu_engine(), nullptr));
   }
 
   // Runs the primitive on plain src/dst memories, through the blocked layout for Winograd.
@@ -151,6 +157,7 @@ struct ConvKernelState {
     memory src_b(*src_blocked, cpu_engine(), workspace);
     memory dst_b(*dst_blocked, cpu_engine(), reinterpret_cast<char*>(workspace) + src_blocked->get_size());
     to_blocked.execute(stream, src, src_b);
+    if (has_residual) residual_to_blocked.execute(stream, dst, dst_b);
     args[DNNL_ARG_SRC] = src_b;
     args[DNNL_ARG_DST] = dst_b;
     primitive.execute(stream, args);
@@ -179,6 +186,25 @@ Result<double> time_convolution(ConvKernelState& state, const memory::desc& weig
   return best;
 }
 
+// The direct primitive on the stored layouts; where oneDNN has only its reference code for them
+// (a dilated convolution in NCHW8c on AVX2), the first of channels-last and channels-first it runs
+// with a vector or gemm kernel, the activations reordered at the kernel's edges.
+dnnl::convolution_forward::primitive_desc vector_direct_desc(const ir::Node& node, const ConvGeometry& g,
+                                                             const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+                                                             const ConvKernelState& layouts) {
+  const auto stored = primitive_desc(node, g, dnnl::algorithm::convolution_direct, layouts.src, layouts.dst);
+  if (!is_reference_implementation(stored.impl_info_str())) return stored;
+  using tag = memory::format_tag;
+  const size_t rank = x.size();
+  for (const tag t : {rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc, rank == 3 ? tag::ncw : rank == 4 ? tag::nchw : tag::ncdhw}) {
+    const memory::desc src(memory::dims(x.begin(), x.end()), memory::data_type::f32, t);
+    const memory::desc dst(memory::dims(y.begin(), y.end()), memory::data_type::f32, t);
+    const auto other = primitive_desc(node, g, dnnl::algorithm::convolution_direct, src, dst);
+    if (!is_reference_implementation(other.impl_info_str())) return other;
+  }
+  return stored;  // check_implementation then names the node
+}
+
 // What a tuned convolution's timing depends on: shapes, layouts, attributes, threads.
 std::string conv_problem(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                          const std::vector<int64_t>& y) {
@@ -194,7 +220,7 @@ std::string conv_problem(const ir::Node& node, const std::vector<int64_t>& x, co
 dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node, const ConvGeometry& g, const std::vector<int64_t>& x,
                                                            const std::vector<int64_t>& w, const std::vector<int64_t>& y,
                                                            const ConvKernelState& layouts, KernelBuild& build) {
-  const auto direct = primitive_desc(node, g, dnnl::algorithm::convolution_direct, layouts.src, layouts.dst);
+  const auto direct = vector_direct_desc(node, g, x, y, layouts);
   const bool marked = node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4;
   const std::optional<dnnl::convolution_forward::primitive_desc> winograd = marked ? winograd_desc(node, g, x, y) : std::nullopt;
   if (!winograd) return direct;
@@ -244,6 +270,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
 
   const memory::desc weights_plain = row_major_desc(weight_dims);
   state->has_bias = g.has_bias;
+  state->has_residual = node.input(kResidualInput) != nullptr;
   state->bias = g.bias;
   const dnnl::convolution_forward::primitive_desc pd = chosen_algorithm(node, g, x, w, y, *state, build);
   state->set_primitive(pd);
