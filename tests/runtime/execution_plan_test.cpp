@@ -1,5 +1,7 @@
 // Tests of execution planning's in-place buffers: an op declaring OpDef::in_place_input shares its
-// input's arena buffer when nothing reads the input afterwards, and never while it is still read.
+// input's arena buffer when nothing reads the input afterwards, and never while it is still read;
+// and of late declines: a provider that cannot build a kernel for the plan's shapes hands the node
+// to the next provider the policy allows, as evidence, or the plan fails when none is allowed.
 #include "kiln/runtime/execution_plan.h"
 
 #include <gtest/gtest.h>
@@ -61,6 +63,52 @@ TEST(ExecutionPlan, InputStillReadLaterKeepsItsOwnBuffer) {
   const Planned p = plan_chain(true);
   ASSERT_TRUE(p.plan);
   EXPECT_NE(p.offset("a"), p.offset("b"));
+}
+
+// Takes Relu at partition, but has no kernel for it at any shape (as the cpu provider has none
+// where oneDNN offers only reference code).
+class FussyProvider final : public providers::Provider {
+ public:
+  std::string name() const override { return "fussy"; }
+  providers::Capability supports(const ir::Node& node) const override {
+    return node.op_type == "Relu" ? providers::Capability::yes() : providers::Capability::no("only Relu");
+  }
+  Result<ops::Kernel> kernel_for(const ir::Node& node, providers::KernelBuild&) const override {
+    return unsupported_target(node.describe() + ": no vector kernel here");
+  }
+};
+
+Result<std::unique_ptr<ExecutionPlan>> plan_relu(const std::vector<std::string>& fallback) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 6}));
+  ir::Value* y = g.add_value("y");
+  g.inputs = {x};
+  g.add_node("Relu", {x}, {y}, "relu", "", 14);
+  g.outputs = {y};
+  const partition::ProviderList providers{std::make_shared<FussyProvider>(),
+                                          providers::make_provider("cpu_ref", {target::host_target()}).value()};
+  auto partition = partition::partition_graph(g, partition::FallbackPolicy{{"fussy"}, fallback}, providers);
+  EXPECT_TRUE(partition.is_ok()) << partition.status().to_string();
+  EXPECT_EQ(partition.value().assignments[0].provider, "fussy");
+  return build_plan(g, partition.value(), providers, ops::OpRegistry::global(), {{2, 6}});
+}
+
+TEST(ExecutionPlan, AKernelItsProviderCannotBuildGoesToAnAllowedFallback) {
+  auto plan = plan_relu({"cpu_ref"});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_EQ(plan.value()->steps[0].provider, "cpu_ref");
+  ASSERT_EQ(plan.value()->late_declines.size(), 1u);
+  const auto& late = plan.value()->late_declines[0];
+  EXPECT_EQ(late.node, "relu");
+  EXPECT_EQ(late.provider, "fussy");
+  EXPECT_EQ(late.placed_on, "cpu_ref");
+  EXPECT_NE(late.reason.find("no vector kernel"), std::string::npos) << late.reason;
+}
+
+TEST(ExecutionPlan, WithoutAFallbackTheKernelsRefusalFailsThePlan) {
+  const Status refused = plan_relu({}).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget);
+  EXPECT_NE(refused.message().find("relu"), std::string::npos) << refused.message();
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ Result<PartitionMap> partition_graph(const ir::Graph& graph, const FallbackPolic
   if (policy.preferred.empty()) return invalid_argument("fallback policy names no preferred provider");
   PartitionMap map;
   map.policy = policy.describe();
+  map.placement = policy;
   for (const auto& node : graph.nodes()) {
     Assignment a;
     a.node = node.get();

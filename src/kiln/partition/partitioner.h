@@ -38,12 +38,19 @@ struct Partition {
 
 struct PartitionMap {
   std::string policy;
+  FallbackPolicy placement;  // the policy itself: a plan may re-place a node by it (late declines)
   std::vector<Assignment> assignments;  // one per node, in graph order
   std::vector<Partition> partitions;
   int64_t fallback_nodes = 0;
   int64_t boundary_edges = 0;  // values produced on one provider and read on another
   int64_t total_flops = 0, fallback_flops = 0;
   int64_t layout_boundaries = 0;  // Transposes into or out of channels-last regions
+  // Nodes whose provider declined them only when their plan's kernel was built (no vector kernel
+  // for the concrete shapes: UnsupportedTarget), and the provider the policy gave them then.
+  struct LateDecline {
+    std::string node, op_type, provider, reason, placed_on;
+  };
+  std::vector<LateDecline> late_declines;
 
   double fallback_share() const {
     return assignments.empty() ? 0.0 : static_cast<double>(fallback_nodes) / static_cast<double>(assignments.size());

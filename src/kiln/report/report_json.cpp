@@ -67,7 +67,10 @@ json partition_json(const partition::PartitionMap& p) {
   json parts = json::array();
   for (const auto& part : p.partitions)
     parts.push_back({{"provider", part.provider}, {"first_node", part.first_node}, {"nodes", part.node_count}});
-  return {{"policy", p.policy},          {"nodes", nodes},
+  json late = json::array();
+  for (const auto& d : p.late_declines)
+    late.push_back({{"node", d.node}, {"op", d.op_type}, {"provider", d.provider}, {"reason", d.reason}, {"placed_on", d.placed_on}});
+  return {{"policy", p.policy},          {"nodes", nodes},          {"late_declines", late},
           {"declined", declined},        {"partitions", parts},
           {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
           {"flops", p.total_flops}, {"fallback_flops", p.fallback_flops}, {"fallback_flops_share", p.fallback_flops_share()},

@@ -135,6 +135,29 @@ void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry,
     for (int s : request_slots[i]) plan.slots[static_cast<size_t>(s)].offset = plan.memory.offsets[i];
 }
 
+// The kernel of `node` from `placed` (the partition's provider); when that provider cannot build
+// one for the plan's shapes (UnsupportedTarget: no vector kernel there), from the next provider the
+// policy allows that supports the node, recorded as a late decline; `provider` names the builder.
+Result<ops::Kernel> kernel_by_policy(const ir::Node& node, const providers::Provider& placed,
+                                     const partition::PartitionMap& partition, const partition::ProviderList& providers,
+                                     ExecutionPlan& plan, std::string& provider) {
+  Result<ops::Kernel> kernel = placed.kernel_for(node, plan.kernel_build);
+  if (kernel.is_ok() || kernel.status().code() != StatusCode::kUnsupportedTarget) return kernel;
+  const partition::FallbackPolicy& policy = partition.placement;
+  for (const auto* names : {&policy.preferred, &policy.allowed_fallback}) {
+    for (const std::string& name : *names) {
+      const providers::Provider* other = provider_named(providers, name);
+      if (name == placed.name() || !other || !other->supports(node).supported) continue;
+      Result<ops::Kernel> taken = other->kernel_for(node, plan.kernel_build);
+      if (!taken.is_ok()) continue;
+      plan.late_declines.push_back({node.name, node.op_type, placed.name(), kernel.status().message(), name});
+      provider = name;
+      return taken;
+    }
+  }
+  return kernel;
+}
+
 Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partition,
                    const partition::ProviderList& providers, const ops::OpRegistry& registry, ExecutionPlan& plan,
                    std::map<const ir::Value*, int>& slot_of) {
@@ -150,7 +173,7 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
     KILN_ASSIGN_OR_RETURN(step.def, ops::resolve_op(registry, node));
     const providers::Provider* provider = provider_named(providers, step.provider);
     if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
-    KILN_ASSIGN_OR_RETURN(step.kernel, provider->kernel_for(node, plan.kernel_build));
+    KILN_ASSIGN_OR_RETURN(step.kernel, kernel_by_policy(node, *provider, partition, providers, plan, step.provider));
     step.self_allocating = step.def->kernel_allocates_outputs;
     for (const ir::Value* out : node.outputs)
       if (out && !out->type.is_tensor()) step.self_allocating = true;

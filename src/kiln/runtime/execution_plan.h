@@ -56,6 +56,9 @@ struct ExecutionPlan {
   memory::MemoryPlan memory;
   int64_t dynamic_values = 0;
   providers::KernelBuild kernel_build;  // the implementations and CPU features the kernels need
+  // Nodes re-placed while their kernels were built: the partition's provider could not build one
+  // (UnsupportedTarget) and another the policy allows could.
+  std::vector<partition::PartitionMap::LateDecline> late_declines;
 };
 
 // Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a

@@ -305,6 +305,7 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   const std::set<std::string>& required = plan.kernel_build.required_features();
   report.target.required_features.assign(required.begin(), required.end());
   report.target.implementations = plan.kernel_build.implementations();
+  report.partition.late_declines = plan.late_declines;
   const providers::TuningStats tuned = tuner->stats();
   report::TuningSection& t = report.tuning;
   t = {tuned.enabled, tuned.budget_ms, tuned.spent_ms, tuned.measured, tuned.cache_hits, tuned.cache_corrupted, tuned.cache_foreign, {}};
