@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kiln/codegen/object_cache.h"
 #include "kiln/io/file.h"
 #include "kiln/target/target.h"
 #include "kiln/tensor_io.h"
@@ -326,9 +327,14 @@ TEST(Cli, CacheListsCountsAndClearsTheObjectsJitGenerated) {
   const std::string env = "KILN_CACHE_DIR=" + dir.file("cache") + " ";
   CommandResult run = run_kiln_with(env, "run " + model + " --mode jit --shape x=2x3 --input x=random");
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  // A kernel timing beside the objects, as a tuned session leaves one (providers/tuning.h).
+  ASSERT_TRUE(codegen::ObjectCache(dir.file("cache") + "/tactics", 1 << 20, ".json")
+                  .insert_bytes(std::string(64, 'a'), R"({"key": "k", "candidate_ms": {}, "chosen": "direct"})")
+                  .is_ok());
   CommandResult stats = run_kiln_with(env, "cache stats");
   EXPECT_EQ(stats.exit_code, 0) << stats.output;
   EXPECT_NE(stats.output.find("objects    1"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("timings    1"), std::string::npos) << stats.output;
   EXPECT_NE(stats.output.find(dir.file("cache")), std::string::npos) << stats.output;
   CommandResult ls = run_kiln_with(env, "cache ls");
   EXPECT_EQ(ls.exit_code, 0) << ls.output;
@@ -336,6 +342,7 @@ TEST(Cli, CacheListsCountsAndClearsTheObjectsJitGenerated) {
   CommandResult clear = run_kiln_with(env, "cache clear");
   EXPECT_EQ(clear.exit_code, 0) << clear.output;
   EXPECT_NE(clear.output.find("removed 1 object(s)"), std::string::npos) << clear.output;
+  EXPECT_NE(clear.output.find("and 1 timing(s)"), std::string::npos) << clear.output;
   EXPECT_NE(run_kiln_with(env, "cache stats").output.find("objects    0"), std::string::npos);
   CommandResult bare = run_kiln_with(env, "cache");
   EXPECT_NE(bare.exit_code, 0) << bare.output;  // ls, stats or clear is required

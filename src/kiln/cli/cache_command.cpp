@@ -1,5 +1,6 @@
 // `kiln cache ls|stats|clear`: the on-disk cache of generated kernel objects (codegen/object_cache.h)
-// that jit sessions share: its entries, its size against its bound, and emptying it.
+// that jit sessions share: its entries, its size against its bound, and emptying it; stats and
+// clear cover the tuner's timing cache beside it too (providers/tuning.h).
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/codegen/object_cache.h"
+#include "kiln/providers/tuning.h"
 
 namespace kiln::cli {
 namespace {
@@ -29,20 +31,25 @@ int run_ls(const codegen::ObjectCache& cache) {
   return 0;
 }
 
-int run_stats(const codegen::ObjectCache& cache) {
+int run_stats(const codegen::ObjectCache& cache, const codegen::ObjectCache& timings) {
   const std::vector<codegen::CacheEntry> entries = cache.entries();
   int64_t total = 0;
   for (const codegen::CacheEntry& e : entries) total += e.bytes;
   std::cout << "folder     " << cache.folder() << " ($KILN_CACHE_DIR)\n"
             << "objects    " << entries.size() << "\n"
-            << "bytes      " << total << " of " << cache.max_bytes() << " ($KILN_CACHE_MAX_BYTES; least recently used evicted beyond)\n";
+            << "bytes      " << total << " of " << cache.max_bytes() << " ($KILN_CACHE_MAX_BYTES; least recently used evicted beyond)\n"
+            << "timings    " << timings.entries().size() << " (" << timings.total_bytes() << " of " << timings.max_bytes()
+            << " bytes) in " << timings.folder() << "\n";
   return 0;
 }
 
-int run_clear(const codegen::ObjectCache& cache) {
+int run_clear(const codegen::ObjectCache& cache, const codegen::ObjectCache& timings) {
   const Result<int64_t> removed = cache.clear();
   if (!removed.is_ok()) return report_error(removed.status());
-  std::cout << "removed " << removed.value() << " object(s) from " << cache.folder() << "\n";
+  const Result<int64_t> forgotten = timings.clear();
+  if (!forgotten.is_ok()) return report_error(forgotten.status());
+  std::cout << "removed " << removed.value() << " object(s) from " << cache.folder() << " and " << forgotten.value()
+            << " timing(s) from " << timings.folder() << "\n";
   return 0;
 }
 
@@ -55,10 +62,10 @@ void add_cache_command(CLI::App& app, std::function<void(int)> set_exit) {
     set_exit(run_ls(codegen::ObjectCache::from_environment()));
   });
   cache->add_subcommand("stats", "The cache's folder, object count and size against its bound")->callback([set_exit] {
-    set_exit(run_stats(codegen::ObjectCache::from_environment()));
+    set_exit(run_stats(codegen::ObjectCache::from_environment(), providers::Tuner::timing_cache()));
   });
-  cache->add_subcommand("clear", "Remove every cached object")->callback([set_exit] {
-    set_exit(run_clear(codegen::ObjectCache::from_environment()));
+  cache->add_subcommand("clear", "Remove every cached object and kernel timing")->callback([set_exit] {
+    set_exit(run_clear(codegen::ObjectCache::from_environment(), providers::Tuner::timing_cache()));
   });
 }
 

@@ -18,11 +18,14 @@ Tuner::Tuner(std::string target_key, codegen::ObjectCache cache, double budget_m
 
 Tuner::Tuner() : cache_("", 0) {}
 
-std::shared_ptr<Tuner> Tuner::from_environment(std::string target_key, double budget_ms) {
+codegen::ObjectCache Tuner::timing_cache() {
   const codegen::ObjectCache kernels = codegen::ObjectCache::from_environment();
   // Timings are small: a bound of 1/64 of the kernel cache's holds tens of thousands.
-  codegen::ObjectCache timings(kernels.folder() + "/tactics", std::max<int64_t>(kernels.max_bytes() / 64, 1 << 20), ".json");
-  return std::make_shared<Tuner>(std::move(target_key), std::move(timings), budget_ms);
+  return codegen::ObjectCache(kernels.folder() + "/tactics", std::max<int64_t>(kernels.max_bytes() / 64, 1 << 20), ".json");
+}
+
+std::shared_ptr<Tuner> Tuner::from_environment(std::string target_key, double budget_ms) {
+  return std::make_shared<Tuner>(std::move(target_key), timing_cache(), budget_ms);
 }
 
 std::string Tuner::key_text(const std::string& problem) const {

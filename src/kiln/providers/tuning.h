@@ -50,8 +50,11 @@ class Tuner {
   Tuner(std::string target_key, codegen::ObjectCache cache, double budget_ms);
   // A tuner that measures nothing: every choice is the provider's heuristic, recorded as such.
   Tuner();
-  // The measuring tuner a session makes: timings cached in $KILN_CACHE_DIR/tactics.
+  // The measuring tuner a session makes: timings cached in timing_cache().
   static std::shared_ptr<Tuner> from_environment(std::string target_key, double budget_ms);
+  // The timing cache: $KILN_CACHE_DIR/tactics, entries KEY.json, bounded at 1/64 of the kernel
+  // cache's bound (kiln cache stats|clear show and empty it too).
+  static codegen::ObjectCache timing_cache();
 
   // The name of the candidate to run for `node`: the cached winner for `problem`, else the fastest
   // measured now while the budget lasts, else `heuristic` (one of the candidates' names). A
