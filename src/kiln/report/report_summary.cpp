@@ -40,6 +40,13 @@ std::string to_summary(const Report& r) {
     << r.partition.fallback_flops_share() * 100 << "% of FLOPs; " << r.partition.layout_boundaries << " layout reorders + "
     << r.memory.kernel_reorders << " in kernels\n";
   s << "kernels    " << r.kernels.size() << " distinct (op, provider) kernels\n";
+  s << "target     " << r.target.level << (r.target.isa.empty() ? "" : " (--isa)") << ", " << r.target.vector_bits
+    << "-bit; layouts";
+  for (const std::string& layout : r.target.activation_layouts) s << " " << layout;
+  if (r.target.activation_layouts.empty()) s << " NCHW";
+  s << (r.target.winograd ? "; Winograd" : "") << "; " << r.tuning.choices.size() << " tuned choice(s), "
+    << (r.tuning.enabled ? std::to_string(r.tuning.measured) + " measured in " + ms(r.stages.tuning_ms) : std::string("heuristic"))
+    << "\n";
   s << "memory     arena " << mib(r.memory.arena_bytes) << " planned peak vs " << mib(r.memory.naive_bytes)
     << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "
     << r.memory.dynamic_values << " dynamic\n";
