@@ -138,6 +138,36 @@ TEST(Cli, VerifySaysWhenAnArtifactWasCompiledForAnotherTarget) {
   EXPECT_EQ(capped.output.find("note"), std::string::npos) << capped.output;
 }
 
+// x[1,16,8,8] -> MaxPool 2x2 -> y: a region with no weights, so an artifact of it needs no CPU
+// feature, only its layout.
+std::string pool_model(const ScratchDir& dir) {
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  onnx::NodeProto& pool = b.node("MaxPool", {"x"}, {"y"}, "pool");
+  for (const char* name : {"kernel_shape", "strides"}) {
+    onnx::AttributeProto* window = pool.add_attribute();
+    window->set_name(name);
+    window->set_type(onnx::AttributeProto::INTS);
+    window->add_ints(2);
+    window->add_ints(2);
+  }
+  return b.save(dir.file("pool.onnx"));
+}
+
+TEST(Cli, AnArtifactInALayoutTheTargetLacksIsRefusedOrFallsBackByPolicy) {
+  if (target::host_target().vector_bits < 512) GTEST_SKIP() << "this machine compiles NCHW8c, which every level runs";
+  ScratchDir dir("cli");
+  const std::string artifact = dir.file("pool16.kiln");
+  ASSERT_EQ(run_kiln("compile " + pool_model(dir) + " -o " + artifact).exit_code, 0);  // NCHW16c here
+  const CommandResult refused = run_kiln("run " + artifact + " --input x=random --isa avx2");
+  EXPECT_EQ(refused.exit_code, 12) << refused.output;  // unsupported_operator: fail closed
+  EXPECT_NE(refused.output.find("NCHW16c activations on this target"), std::string::npos) << refused.output;
+  const CommandResult fallback = run_kiln("run " + artifact + " --input x=random --isa avx2 --allow-fallback cpu_ref");
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.output;
+  EXPECT_NE(fallback.output.find("fallback 1 nodes"), std::string::npos) << fallback.output;
+}
+
 TEST(Cli, CompileStoresAssetsAndRefusesMissingOnes) {
   ScratchDir dir("cli");
   const std::string model = small_model(dir);
