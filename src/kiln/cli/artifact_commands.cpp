@@ -46,10 +46,11 @@ struct VerifyArgs {
   bool require_signature = false;
 };
 
-// Whether this machine (capped at `isa`) has the CPU features the artifact's kernels need.
-Status check_machine(const artifact::Decoded& d, const std::string& isa) {
-  KILN_ASSIGN_OR_RETURN(const target::Target target, target::make_target(isa));
-  return artifact::check_target(d.manifest, {std::nullopt, false, target.features, isa});
+// This machine's target (capped at `isa`), when it has the CPU features the artifact's kernels need.
+Result<target::Target> check_machine(const artifact::Decoded& d, const std::string& isa) {
+  KILN_ASSIGN_OR_RETURN(target::Target target, target::make_target(isa));
+  KILN_RETURN_IF_ERROR(artifact::check_target(d.manifest, {std::nullopt, false, target.features, isa}));
+  return target;
 }
 
 int run_verify(const VerifyArgs& args) {
@@ -78,10 +79,10 @@ int run_verify(const VerifyArgs& args) {
     return report_error(signature.status().with_context(args.path));
   }
   std::cout << "signature  ok: " << signature.value() << (trusted ? " (the given public key)" : "") << "\n";
-  const Status target = check_machine(d, args.isa);
+  const Result<target::Target> target = check_machine(d, args.isa);
   if (!target.is_ok()) {
     std::cout << "target     FAILED\n";
-    return report_error(target.with_context(args.path));
+    return report_error(target.status().with_context(args.path));
   }
   std::string features;
   for (const nlohmann::json& f : d.manifest["target"]["required_features"]) features += " " + f.get<std::string>();
@@ -89,7 +90,7 @@ int run_verify(const VerifyArgs& args) {
             << (features.empty() ? " (none)" : features) << "\n";
   // Layouts and kernels were chosen for the compiling target: say so when this one differs.
   const std::string compiled_for = d.manifest["target"].value("level", "");
-  const std::string here = target::make_target(args.isa).value().level;
+  const std::string& here = target.value().level;
   if (!compiled_for.empty() && compiled_for != here)
     std::cout << "note       compiled for " << compiled_for << ", this target is " << here
               << ": its layouts and kernels were chosen for the other target (layouts the cpu provider runs no vector "

@@ -42,6 +42,20 @@ TuningStats Tuner::stats() const {
   return stats_;
 }
 
+std::optional<nlohmann::json> Tuner::cached(const std::string& key, const std::string& text) {
+  bool corrupted = false;
+  const std::optional<std::string> path = cache_.find(key, &corrupted);
+  stats_.cache_corrupted += corrupted;
+  if (!path) return std::nullopt;
+  const Result<std::string> bytes = io::read_file(*path);
+  nlohmann::json entry = nlohmann::json::parse(bytes.is_ok() ? *bytes : "", nullptr, false);
+  const bool ours = entry.is_object() && entry.value("key", "") == text && entry.contains("chosen") &&
+                    entry["chosen"].is_string() && entry.contains("candidate_ms") && entry["candidate_ms"].is_object();
+  if (ours) return entry;
+  stats_.cache_foreign += 1;
+  return std::nullopt;
+}
+
 std::string Tuner::choose(const std::string& node, const std::string& problem, const std::vector<TacticCandidate>& candidates,
                           const std::string& heuristic) {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -49,18 +63,7 @@ std::string Tuner::choose(const std::string& node, const std::string& problem, c
   if (enabled_ && candidates.size() > 1) {
     const std::string text = key_text(problem);
     const std::string key = io::sha256_hex(text).value();
-    bool corrupted = false;
-    const std::optional<std::string> path = cache_.find(key, &corrupted);
-    stats_.cache_corrupted += corrupted;
-    std::optional<nlohmann::json> entry;
-    if (path) {
-      const Result<std::string> bytes = io::read_file(*path);
-      nlohmann::json parsed = nlohmann::json::parse(bytes.is_ok() ? *bytes : "", nullptr, false);
-      const bool ours = parsed.is_object() && parsed.value("key", "") == text && parsed.contains("chosen") &&
-                        parsed["chosen"].is_string() && parsed.contains("candidate_ms") && parsed["candidate_ms"].is_object();
-      if (ours) entry = std::move(parsed);
-      else stats_.cache_foreign += 1;
-    }
+    const std::optional<nlohmann::json> entry = cached(key, text);
     bool known = false;
     if (entry) {
       for (const TacticCandidate& c : candidates) known = known || c.name == (*entry)["chosen"];

@@ -13,8 +13,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/codegen/object_cache.h"
 #include "kiln/status.h"
@@ -67,6 +70,9 @@ class Tuner {
 
  private:
   std::string key_text(const std::string& problem) const;
+  // The cache's entry under `key` when its digest holds and it records `text` as its key (a
+  // corrupt or foreign one is counted and ignored). The caller holds mutex_.
+  std::optional<nlohmann::json> cached(const std::string& key, const std::string& text);
 
   std::string target_key_;
   codegen::ObjectCache cache_;

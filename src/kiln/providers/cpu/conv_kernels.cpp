@@ -165,8 +165,9 @@ struct ConvKernelState {
   }
 };
 
-// The best of a few runs of the convolution `state` (its primitive set) on placeholder data, in ms:
-// how the tuner times a candidate, reorders included.
+// The best of a few runs of the convolution `state` (its primitive set), in ms, on buffers of its
+// shapes filled with a constant (the time does not depend on the values): how the tuner times a
+// candidate, reorders included.
 Result<double> time_convolution(ConvKernelState& state, const memory::desc& weights) {
   memory src(state.src, cpu_engine()), dst(state.dst, cpu_engine()), w(weights, cpu_engine()), bias(state.bias, cpu_engine());
   for (memory* m : {&src, &w, &bias}) {
