@@ -41,6 +41,16 @@ inline std::vector<OpCase> standard_op_cases() {
                     {"nearest_mode", A::of_string("floor")}}});
   cases.push_back({"Resize", 13, {{DType::kFloat, {2, 3, 9, 8}}, no_roi, no_roi, {DType::kInt64, {4}, true, {2, 3, 4, 13}}},
                    {{"mode", A::of_string("nearest")}}});
+  // Linear and cubic Resize: upsampling by scales, downsampling to sizes, corner alignment,
+  // exclude_outside, and a map large enough to be spread over threads.
+  cases.push_back({"Resize", 13, {{DType::kFloat, {1, 3, 5, 7}}, no_roi, {DType::kFloat, {4}, true, {1, 1, 2, 2}}},
+                   {{"mode", A::of_string("linear")}}});
+  cases.push_back({"Resize", 13, {{DType::kFloat, {2, 3, 9, 8}}, no_roi, no_roi, {DType::kInt64, {4}, true, {2, 3, 4, 13}}},
+                   {{"mode", A::of_string("linear")}, {"coordinate_transformation_mode", A::of_string("align_corners")}}});
+  cases.push_back({"Resize", 13, {{DType::kFloat, {1, 2, 6, 6}}, no_roi, {DType::kFloat, {4}, true, {1, 1, 1.5, 0.75}}},
+                   {{"mode", A::of_string("cubic")}, {"exclude_outside", A::of_int(1)}, {"cubic_coeff_a", A::of_float(-0.5f)}}});
+  cases.push_back({"Resize", 13, {{DType::kFloat, {1, 64, 40, 40}}, no_roi, no_roi, {DType::kInt64, {4}, true, {1, 64, 80, 80}}},
+                   {{"mode", A::of_string("linear")}, {"coordinate_transformation_mode", A::of_string("pytorch_half_pixel")}}});
   cases.push_back({"Expand", 13, {{DType::kFloat, {3, 1}}, {DType::kInt64, {3}, true, {2, 3, 4}}}});
   cases.push_back({"Expand", 13, {{DType::kFloat, {1, 1, 5}}, {DType::kInt64, {3}, true, {4, 1, 5}}}});
   cases.push_back({"Expand", 13, {{DType::kInt32, {2, 1, 3}}, {DType::kInt64, {4}, true, {2, 2, 5, 1}}}});
@@ -233,6 +243,52 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"LogSoftmax", 13, {{DType::kFloat, {3, 37}}}});
   cases.push_back({"Softmax", 11, {{DType::kFloat, {2, 3, 5}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});
+  // Comparisons, logic, Where, PRelu, Cast, Pad and Split over several dtypes, broadcasts both
+  // ways, and tensors large enough to be spread over threads. Small integers make ties.
+  const auto small_ints = [](size_t n, int modulo) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(static_cast<double>(static_cast<int>(i * 7 % static_cast<size_t>(modulo)) - modulo / 2));
+    return v;
+  };
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
+    cases.push_back({op, 16, {{DType::kFloat, {2, 3, 4}, false, small_ints(24, 5)}, {DType::kFloat, {4}, false, small_ints(4, 3)}}});
+    cases.push_back({op, 16, {{DType::kInt64, {3, 1, 5}, false, small_ints(15, 4)}, {DType::kInt64, {1, 4, 1}, false, small_ints(4, 4)}}});
+    cases.push_back({op, 16, {{DType::kFloat16, {6, 7}}, {DType::kFloat16, {}, true, {0.25}}}});
+    cases.push_back({op, 16, {{DType::kFloat, {1, 160, 160, 1}, false, small_ints(25600, 9)}, {DType::kFloat, {1, 160, 160, 1}, false, small_ints(25600, 7)}}});
+  }
+  cases.push_back({"Equal", 13, {{DType::kBool, {2, 5}}, {DType::kBool, {5}}}});
+  for (const char* op : {"And", "Or", "Xor"}) cases.push_back({op, 7, {{DType::kBool, {2, 3, 4}}, {DType::kBool, {3, 1}}}});
+  cases.push_back({"Not", 1, {{DType::kBool, {7, 9}}}});
+  cases.push_back({"Where", 16, {{DType::kBool, {2, 1, 4}}, {DType::kFloat, {3, 1}}, {DType::kFloat, {2, 3, 4}}}});
+  cases.push_back({"Where", 16, {{DType::kBool, {64, 1024}}, {DType::kInt64, {64, 1024}}, {DType::kInt64, {}, true, {-1}}}});
+  cases.push_back({"PRelu", 16, {{DType::kFloat, {2, 4, 9, 9}}, {DType::kFloat, {4, 1, 1}, true}}});
+  cases.push_back({"PRelu", 16, {{DType::kFloat, {1, 64, 56, 56}}, {DType::kFloat, {64, 1, 1}, true}}});
+  cases.push_back({"PRelu", 16, {{DType::kFloat, {3, 5}}, {DType::kFloat, {5}}}});
+  cases.push_back({"PRelu", 16, {{DType::kInt32, {2, 5}, false, small_ints(10, 9)}, {DType::kInt32, {}, true, {3}}}});
+  const auto cast = [&](DType from, DType to, std::vector<int64_t> shape, std::vector<double> values = {}) {
+    cases.push_back({"Cast", 13, {{from, std::move(shape), false, std::move(values)}}, {{"to", A::of_int(static_cast<int64_t>(to))}}});
+  };
+  cast(DType::kFloat, DType::kInt32, {2, 6}, {-2.7, -0.5, 0.5, 1.5, 2.5, 3e9, -3e9, 7.99, -7.99, 0, 1e-9, 100.25});
+  cast(DType::kFloat, DType::kFloat16, {1, 64, 32, 32});
+  cast(DType::kFloat16, DType::kFloat, {3, 33});
+  cast(DType::kInt64, DType::kFloat, {5, 7});
+  cast(DType::kBool, DType::kFloat, {4, 4});
+  cast(DType::kFloat, DType::kBool, {2, 4}, {0, -0.0, 1e-30, -2, 0.5, 0, 3, 0});
+  cast(DType::kDouble, DType::kFloat, {9});
+  cast(DType::kInt64, DType::kInt32, {4}, {1, -1, 4294967297.0, -4294967297.0});
+  cast(DType::kUInt8, DType::kInt64, {3, 5});
+  const auto pads = [](std::vector<double> p) { return TensorSpec{DType::kInt64, {static_cast<int64_t>(p.size())}, true, std::move(p)}; };
+  cases.push_back({"Pad", 13, {{DType::kFloat, {2, 3, 5, 7}}, pads({0, 0, 1, 2, 0, 0, 2, 1}), {DType::kFloat, {}, true, {1.5}}}});
+  cases.push_back({"Pad", 13, {{DType::kFloat, {3, 5}}, pads({1, 2, 1, 2})}, {{"mode", A::of_string("reflect")}}});
+  cases.push_back({"Pad", 13, {{DType::kFloat, {2, 16, 40, 40}}, pads({0, 0, 3, 3, 0, 0, 3, 3})}, {{"mode", A::of_string("reflect")}}});
+  cases.push_back({"Pad", 13, {{DType::kFloat, {2, 3, 4}}, pads({0, 1, 2, 0, 1, 0})}, {{"mode", A::of_string("edge")}}});
+  cases.push_back({"Pad", 13, {{DType::kFloat, {2, 3, 5, 7}}, pads({0, 0, -1, 1, 0, 0, 1, -2})}});
+  cases.push_back({"Pad", 13, {{DType::kInt64, {3, 4}}, {DType::kInt64, {4}, false, {1, 0, 0, 2}}, {DType::kInt64, {}, true, {-7}}}});
+  cases.push_back({"Pad", 2, {{DType::kFloat, {3, 4}}}, {{"pads", A::of_ints({0, 1, 2, 0})}, {"value", A::of_float(2.5f)}}});
+  cases.push_back({"Split", 13, {{DType::kFloat, {2, 6, 5}}, {DType::kInt64, {3}, true, {1, 2, 3}}}, {{"axis", A::of_int(1)}}, 3});
+  cases.push_back({"Split", 13, {{DType::kInt64, {4, 6}}}, {{"axis", A::of_int(-1)}}, 2});
+  cases.push_back({"Split", 11, {{DType::kFloat, {4, 3}}}, {{"split", A::of_ints({3, 1})}}, 2});
+  cases.push_back({"Split", 13, {{DType::kFloat, {1, 116, 28, 28}}}, {{"axis", A::of_int(1)}}, 2});
   return cases;
 }
 

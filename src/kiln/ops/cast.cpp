@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/ops/cast.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -104,28 +105,6 @@ bool from_text(const std::string& s, T& out) {
   else if constexpr (std::is_integral_v<T>) out = saturating_cast<T>(d);
   else out = store<T>(d);
   return true;
-}
-
-BFloat16 truncate_to_bfloat16(float f) {
-  BFloat16 b;
-  b.bits = std::isnan(f) ? uint16_t{0x7fc0} : static_cast<uint16_t>(ir::float_to_bits(f) >> 16);
-  return b;
-}
-
-// One element From -> To (neither a string).
-template <class To, class From>
-To convert_number(const From& v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return load(v) != 0;
-  } else if constexpr (std::is_same_v<To, BFloat16>) {
-    return truncate_to_bfloat16(static_cast<float>(load(v)));
-  } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<Compute<From>>) {
-    return saturating_cast<To>(static_cast<double>(load(v)));
-  } else {
-    return store<To>(load(v));  // integer -> integer wraps, as numpy's astype does
-  }
 }
 
 // Casts every element of `in` into `out` (already of the target type and shape).

@@ -651,7 +651,7 @@ Status tile_kernel(KernelContext& ctx) {
 
 // ---- Pad ----
 
-enum class PadMode { kConstant, kReflect, kEdge };
+}  // namespace
 
 Result<PadMode> pad_mode(const ir::Node& node) {
   const std::string m = node.attr_string("mode", "constant");
@@ -661,12 +661,46 @@ Result<PadMode> pad_mode(const ir::Node& node) {
   return invalid_model(node.describe() + ": unknown pad mode '" + m + "'");
 }
 
+int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode) {
+  int64_t x = o - begin;
+  if (x >= 0 && x < n) return x;
+  if (mode == PadMode::kConstant || n == 0) return -1;
+  if (mode == PadMode::kEdge || n == 1) return std::clamp<int64_t>(x, 0, n - 1);
+  const int64_t period = 2 * (n - 1);
+  x = ((x % period) + period) % period;
+  return x < n ? x : period - x;
+}
+
+namespace {
+
 Status check_pads(const std::vector<int64_t>& pads, size_t rank, const ir::Node& node) {
   if (pads.size() != 2 * rank)
     return invalid_model(node.describe() + ": pads has " + std::to_string(pads.size()) + " entries, expected " +
                          std::to_string(2 * rank) + " for rank " + std::to_string(rank));
   return Status::ok();
 }
+
+}  // namespace
+
+Result<std::vector<int64_t>> run_time_pads(const KernelContext& ctx, PadMode mode) {
+  const Tensor& in = *ctx.input(0);
+  const Tensor& out = *ctx.output(0);
+  std::vector<int64_t> pads = ctx.node().attr_ints("pads");
+  if (ctx.opset() >= 11) {
+    KILN_ASSIGN_OR_RETURN(pads, read_int64s(*ctx.input(1), "pads"));
+  }
+  const size_t rank = in.shape().size();
+  KILN_RETURN_IF_ERROR(check_pads(pads, rank, ctx.node()));
+  for (size_t d = 0; d < rank; ++d) {
+    if (in.shape()[d] + pads[d] + pads[d + rank] != out.shape()[d])
+      return ctx.error("pads give axis " + std::to_string(d) + " size " + std::to_string(in.shape()[d] + pads[d] + pads[d + rank]) +
+                       ", the planned output has " + std::to_string(out.shape()[d]));
+    if (mode != PadMode::kConstant && in.shape()[d] == 0 && out.shape()[d] > 0) return ctx.error("cannot pad an empty axis in this mode");
+  }
+  return pads;
+}
+
+namespace {
 
 Status pad_infer(InferenceContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
@@ -702,31 +736,12 @@ Status pad_infer(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// Input coordinate for output coordinate `o` on an axis of size `n` padded by `begin`; -1 when the
-// position takes the constant.
-int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode) {
-  int64_t x = o - begin;
-  if (x >= 0 && x < n) return x;
-  if (mode == PadMode::kConstant || n == 0) return -1;
-  if (mode == PadMode::kEdge || n == 1) return std::clamp<int64_t>(x, 0, n - 1);
-  const int64_t period = 2 * (n - 1);
-  x = ((x % period) + period) % period;
-  return x < n ? x : period - x;
-}
-
 Status pad_kernel(KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   Tensor& out = *ctx.output(0);
   KILN_ASSIGN_OR_RETURN(PadMode mode, pad_mode(ctx.node()));
-  std::vector<int64_t> pads = ctx.node().attr_ints("pads");
-  if (ctx.opset() >= 11) {
-    KILN_ASSIGN_OR_RETURN(pads, read_int64s(*ctx.input(1), "pads"));
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> pads, run_time_pads(ctx, mode));
   const size_t rank = in.shape().size();
-  KILN_RETURN_IF_ERROR(check_pads(pads, rank, ctx.node()));
-  if (mode != PadMode::kConstant)
-    for (size_t d = 0; d < rank; ++d)
-      if (in.shape()[d] == 0 && out.shape()[d] > 0) return ctx.error("cannot pad an empty axis in this mode");
   const std::vector<int64_t> strides = contiguous_strides(in.shape());
   std::vector<int64_t> offsets(static_cast<size_t>(out.element_count()));
   for_each_index(out.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
@@ -737,18 +752,18 @@ Status pad_kernel(KernelContext& ctx) {
     }
     offsets[i] = off;
   });
-  const Tensor* value = ctx.opset() >= 11 ? ctx.input(2) : nullptr;
-  if (value && value->element_count() < 1) return ctx.error("constant_value is empty");
+  Status status = Status::ok();
   visit_dtype(in.dtype(), [&]<class T>() {
-    T fill{};
-    if (value) fill = value->data<T>()[0];
-    if constexpr (!std::is_same_v<T, std::string>)
-      if (!value) fill = from_double<T>(ctx.node().attr_float("value", 0.0f));
+    Result<T> fill = pad_constant<T>(ctx);
+    if (!fill.is_ok()) {
+      status = fill.status();
+      return;
+    }
     const T* src = in.data<T>();
     T* dst = out.data<T>();
-    for (size_t i = 0; i < offsets.size(); ++i) dst[i] = offsets[i] < 0 ? fill : src[offsets[i]];
+    for (size_t i = 0; i < offsets.size(); ++i) dst[i] = offsets[i] < 0 ? fill.value() : src[offsets[i]];
   });
-  return Status::ok();
+  return status;
 }
 
 // ---- Trilu ----

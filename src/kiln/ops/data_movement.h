@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/ir/shape.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
@@ -84,6 +85,27 @@ Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank);
 
 // Offsets of the elements of a row-major tensor of `in_shape` transposed by `perm`, in output order.
 std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
+
+// Pad, shared by the reference and cpu kernels. Pad's mode attribute (InvalidModel naming the node
+// when unknown); "wrap" (opset 19) is not among them yet.
+enum class PadMode { kConstant, kReflect, kEdge };
+Result<PadMode> pad_mode(const ir::Node& node);
+// Input coordinate for output coordinate `o` on an axis of size `n` padded by `begin` (negative:
+// cropped); -1 where the position takes the constant.
+int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode);
+// A Pad kernel's pads (begins then ends, 2 x rank), from the attribute (< 11) or input 1, checked
+// against the rank and the output's shape.
+Result<std::vector<int64_t>> run_time_pads(const KernelContext& ctx, PadMode mode);
+// The value constant-mode Pad writes, of the input's storage type T: input 2 (opset 11 on; a
+// string pads with its string), else the `value` attribute, else zero.
+template <class T>
+Result<T> pad_constant(const KernelContext& ctx) {
+  const Tensor* value = ctx.opset() >= 11 ? ctx.input(2) : nullptr;
+  if (value && value->element_count() < 1) return ctx.error("constant_value is empty");
+  if (value) return value->data<T>()[0];
+  if constexpr (std::is_same_v<T, std::string>) return T{};
+  else return from_double<T>(ctx.node().attr_float("value", 0.0f));
+}
 
 // Product of dims [begin, end) of a static shape.
 int64_t dims_product(const std::vector<int64_t>& dims, size_t begin, size_t end);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/compare_select.h"
 #include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
@@ -124,12 +125,6 @@ void add_binary(OpRegistry& r, const char* op, std::initializer_list<int> versio
   for (int v : versions) r.add(OpDef{"", op, v, rule, kernel});
 }
 
-template <class V>
-bool is_negative(V v) {
-  if constexpr (std::is_unsigned_v<V> || std::is_same_v<V, bool>) return false;
-  else return v < 0;
-}
-
 // C division (truncating toward zero for integers, as numpy's ONNX reference does by casting a
 // float quotient back); the most negative integer divided by -1 wraps instead of trapping.
 template <class V>
@@ -176,14 +171,14 @@ void register_arithmetic(OpRegistry& r) {
 }
 
 void register_comparisons_and_logic(OpRegistry& r) {
-  add_binary<NumericOrBoolTypes, bool>(r, "Equal", {1, 7, 11, 13}, pure([](auto a, auto b) { return a == b; }));
-  add_binary<ComparableTypes, bool>(r, "Less", {1, 7, 9, 13}, pure([](auto a, auto b) { return a < b; }));
-  add_binary<ComparableTypes, bool>(r, "Greater", {1, 7, 9, 13}, pure([](auto a, auto b) { return a > b; }));
-  add_binary<ComparableTypes, bool>(r, "LessOrEqual", {12, 16}, pure([](auto a, auto b) { return a <= b; }));
-  add_binary<ComparableTypes, bool>(r, "GreaterOrEqual", {12, 16}, pure([](auto a, auto b) { return a >= b; }));
-  add_binary<BoolTypes>(r, "And", {1, 7}, pure([](bool a, bool b) { return a && b; }));
-  add_binary<BoolTypes>(r, "Or", {1, 7}, pure([](bool a, bool b) { return a || b; }));
-  add_binary<BoolTypes>(r, "Xor", {1, 7}, pure([](bool a, bool b) { return a != b; }));
+  add_binary<NumericOrBoolTypes, bool>(r, "Equal", {1, 7, 11, 13}, pure(EqualFn{}));
+  add_binary<ComparableTypes, bool>(r, "Less", {1, 7, 9, 13}, pure(LessFn{}));
+  add_binary<ComparableTypes, bool>(r, "Greater", {1, 7, 9, 13}, pure(GreaterFn{}));
+  add_binary<ComparableTypes, bool>(r, "LessOrEqual", {12, 16}, pure(LessOrEqualFn{}));
+  add_binary<ComparableTypes, bool>(r, "GreaterOrEqual", {12, 16}, pure(GreaterOrEqualFn{}));
+  add_binary<BoolTypes>(r, "And", {1, 7}, pure(AndFn{}));
+  add_binary<BoolTypes>(r, "Or", {1, 7}, pure(OrFn{}));
+  add_binary<BoolTypes>(r, "Xor", {1, 7}, pure(XorFn{}));
   add_binary<UnsignedIntTypes>(r, "BitShift", {11}, [](const ir::Node& n) {
     const bool left = n.attr_string("direction") == "LEFT";
     return [left](auto x, auto by) { return shift(x, by, left); };
@@ -266,7 +261,7 @@ Status prelu_kernel(KernelContext& ctx) {
   const Tensor& slope = *ctx.input(1);
   auto aligned = slope_shape(ctx.node(), ir::Shape::from_static(x.shape()), ir::Shape::from_static(slope.shape()));
   if (!aligned.is_ok()) return ctx.error(aligned.status().message());
-  auto fn = [](auto v, auto s) { return is_negative(v) ? s * v : v; };
+  PReluFn fn;
   const bool ok = dispatch<NumericTypes>(x.dtype(), [&]<class T>() {
     binary_loop<T, T, T>(x, slope, aligned.value().static_dims(), *ctx.output(0), fn);
   });

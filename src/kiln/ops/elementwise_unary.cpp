@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/compare_select.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -132,7 +133,7 @@ void register_predicates_and_bits(OpRegistry& r) {
     const bool negative = n.attr_int("detect_negative", 1) != 0, positive = n.attr_int("detect_positive", 1) != 0;
     return [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
   });
-  add_unary<BoolTypes>(r, "Not", {1}, pure([](bool x) { return !x; }));
+  add_unary<BoolTypes>(r, "Not", {1}, pure(NotFn{}));
 }
 
 // Clip bounds: attributes `min`/`max` before opset 11, optional scalar inputs from 11 on.

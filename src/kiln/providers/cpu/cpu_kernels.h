@@ -41,6 +41,9 @@ void add_resize_kernels(CpuKernelTable& table);
 void add_conv_transpose_kernels(CpuKernelTable& table);
 void add_relayout_kernels(CpuKernelTable& table);
 void add_reduce_kernels(CpuKernelTable& table);
+void add_compare_select_kernels(CpuKernelTable& table);
+void add_cast_kernels(CpuKernelTable& table);
+void add_pad_kernels(CpuKernelTable& table);
 
 // `library`, whose kernels are generated from loop IR instead when the build collects generated
 // kernels (jit mode) and the node has a lowering (generated_kernels.cpp).

@@ -29,6 +29,9 @@ const cpu::CpuKernelTable& table() {
     cpu::add_conv_transpose_kernels(t);
     cpu::add_relayout_kernels(t);
     cpu::add_reduce_kernels(t);
+    cpu::add_compare_select_kernels(t);
+    cpu::add_cast_kernels(t);
+    cpu::add_pad_kernels(t);
     return t;
   }();
   return kernels;
@@ -49,6 +52,12 @@ std::vector<std::string> computing_layouts(const ir::Node& node) {
 }
 
 }  // namespace
+
+std::vector<std::string> CpuProvider::op_types() {
+  std::vector<std::string> ops;
+  for (const auto& [op, kernel] : table()) ops.push_back(op);
+  return ops;
+}
 
 Capability CpuProvider::supports(const ir::Node& node) const {
   if (cpu::is_shape_arithmetic(node)) return Capability::yes();

@@ -15,6 +15,9 @@ class CpuProvider final : public Provider {
   // UnsupportedTarget when kernels are to be generated and no host compiler runs.
   static Result<std::shared_ptr<const Provider>> create(const ProviderConfig& config);
 
+  // The op types the cpu provider has kernels for: ai.onnx op types, "<domain>.<op>" for others.
+  static std::vector<std::string> op_types();
+
   std::string name() const override { return "cpu"; }
   GraphPreferences graph_preferences() const override { return preferences_; }
 

@@ -1,6 +1,9 @@
-// cpu kernels for Slice and Concat. Slice with constant arguments and positive steps is a oneDNN
-// reorder that reads the input through the slice's offset and strides; Concat is oneDNN's concat
-// primitive along any axis.
+// cpu kernels for Slice, Concat and Split. Slice with constant arguments and positive steps is a
+// oneDNN reorder that reads the input through the slice's offset and strides; Concat is oneDNN's
+// concat primitive along any axis; Split copies each output's block of every outer row with one
+// memcpy, the copies spread over OpenMP threads, for any fixed-size dtype.
+#include <cstring>
+
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -70,11 +73,58 @@ Result<ops::Kernel> build_concat(const ir::Node& node) {
                           });
 }
 
+Capability split_supports(const ir::Node& node) {
+  const Capability c = fixed_size_tensor(node, 0);
+  if (!c.supported) return c;
+  if (!node.input(0)->type.shape) return Capability::no("Split of a value of unknown rank");
+  return Capability::yes();
+}
+
+// The pieces' sizes along the axis are the outputs' own (the plan's shapes); an omitted output
+// keeps its slot.
+Result<ops::Kernel> build_split(const ir::Node& node) {
+  const int64_t rank = static_cast<int64_t>(node.input(0)->type.shape->rank());
+  KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", 0), rank));
+  return ops::Kernel([axis](ops::KernelContext& ctx) -> Status {
+    const Tensor& in = *ctx.input(0);
+    const std::vector<int64_t>& shape = in.shape();
+    const auto a = static_cast<size_t>(axis);
+    const int64_t outer = ops::dims_product(shape, 0, a), inner = ops::dims_product(shape, a + 1, shape.size());
+    const int64_t element = static_cast<int64_t>(dtype_size(in.dtype()));
+    std::vector<int64_t> start, size;  // along the axis, per output
+    int64_t sum = 0;
+    for (size_t k = 0; k < ctx.output_count(); ++k) {
+      const Tensor* piece = ctx.output(k);
+      const int64_t n = piece ? piece->shape()[a] : 0;
+      if (piece && piece->element_count() != outer * n * inner) return ctx.error("output " + std::to_string(k) + " does not fit the split");
+      start.push_back(sum);
+      size.push_back(n);
+      sum += n;
+    }
+    if (sum > shape[a]) return ctx.error("the outputs take " + std::to_string(sum) + " along an axis of " + std::to_string(shape[a]));
+    const auto* src = static_cast<const char*>(in.raw_data());
+    const int64_t pieces = static_cast<int64_t>(size.size()), copies = outer * pieces;
+    const bool parallel = copies > 1 && in.byte_size() >= (1 << 16);
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t c = 0; c < copies; ++c) {
+      const int64_t o = c / pieces;
+      const auto k = static_cast<size_t>(c % pieces);
+      Tensor* piece = ctx.output(k);
+      if (!piece || size[k] == 0) continue;
+      const int64_t bytes = size[k] * inner * element;
+      std::memcpy(static_cast<char*>(piece->raw_data()) + o * bytes, src + ((o * shape[a] + start[k]) * inner) * element,
+                  static_cast<size_t>(bytes));
+    }
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_slice_concat_kernels(CpuKernelTable& table) {
   table["Slice"] = node_only(slice_supports, build_slice);
   table["Concat"] = node_only(concat_supports, build_concat);
+  table["Split"] = node_only(split_supports, build_split);
 }
 
 }  // namespace kiln::providers::cpu
