@@ -261,5 +261,37 @@ TEST(Session, DeclaredOutputShapeContradictingInferenceIsInvalidModel) {
   EXPECT_NE(session.status().message().find("relu_bad_decl"), std::string::npos) << session.status().message();
 }
 
+// A signal model whose symbolic length cannot be 1 (a window of 5 samples): with no shapes given,
+// the load does not refuse it for the guessed length; the first run plans for its own shape. A
+// length the user gives is planned at load, and refused there when the model cannot take it.
+TEST(Session, AGuessedDimThatDoesNotFitDefersThePlanToTheFirstRun) {
+  ScratchDir dir("deferred_plan");
+  ModelBuilder b(13);
+  b.input("x", kFloat, {int64_t{1}, int64_t{1}, std::string("samples")});
+  b.output("y", kFloat, {int64_t{1}, int64_t{2}, std::string("frames")});
+  b.float_initializer("w", {2, 1, 5}, {1, 1, 1, 1, 1, 0, 0, 1, 0, 0});
+  b.node("Conv", {"x", "w"}, {"y"}, "window");
+  const std::string model = b.save(dir.file("window.onnx"));
+  auto session = Session::load(model, SessionOptions{});
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_NE(report["execution"]["deferred_load_plan"].get<std::string>().find("window"), std::string::npos) << report["execution"];
+  std::vector<float> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 1, 12}, x)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const Tensor& y = out.value().at("y");
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, 2, 8}));
+  EXPECT_EQ(y.data<float>()[0], 0 + 1 + 2 + 3 + 4);
+  EXPECT_EQ(y.data<float>()[8], 2);
+  SessionOptions given;
+  given.input_shapes = {{"x", {1, 1, 3}}};
+  EXPECT_EQ(Session::load(model, given).status().code(), StatusCode::kInvalidModel);
+  given.input_shapes = {{"x", {1, 1, 7}}};
+  auto planned = Session::load(model, given);
+  ASSERT_TRUE(planned.is_ok()) << planned.status().to_string();
+  EXPECT_TRUE(nlohmann::json::parse(planned.value()->report_json())["execution"]["deferred_load_plan"].is_null());
+}
+
 }  // namespace
 }  // namespace kiln

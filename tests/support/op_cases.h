@@ -257,6 +257,9 @@ inline std::vector<OpCase> standard_op_cases() {
     cases.push_back({op, 16, {{DType::kFloat, {1, 160, 160, 1}, false, small_ints(25600, 9)}, {DType::kFloat, {1, 160, 160, 1}, false, small_ints(25600, 7)}}});
   }
   cases.push_back({"Equal", 13, {{DType::kBool, {2, 5}}, {DType::kBool, {5}}}});
+  // Clip whose bounds the graph computes (no constant for oneDNN): both bounds, then a minimum only.
+  cases.push_back({"Clip", 13, {{DType::kFloat, {2, 3, 17}}, {DType::kFloat, {}, false, {-0.3}}, {DType::kFloat, {}, false, {0.4}}}});
+  cases.push_back({"Clip", 13, {{DType::kFloat, {1, 64, 32, 32}}, {DType::kFloat, {}, false, {0.1}}}});
   for (const char* op : {"And", "Or", "Xor"}) cases.push_back({op, 7, {{DType::kBool, {2, 3, 4}}, {DType::kBool, {3, 1}}}});
   cases.push_back({"Not", 1, {{DType::kBool, {7, 9}}}});
   cases.push_back({"Where", 16, {{DType::kBool, {2, 1, 4}}, {DType::kFloat, {3, 1}}, {DType::kFloat, {2, 3, 4}}}});

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/clip.h"
 #include "kiln/ops/compare_select.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
@@ -136,31 +137,6 @@ void register_predicates_and_bits(OpRegistry& r) {
   add_unary<BoolTypes>(r, "Not", {1}, pure(NotFn{}));
 }
 
-// Clip bounds: attributes `min`/`max` before opset 11, optional scalar inputs from 11 on.
-template <class T>
-Result<std::pair<Compute<T>, Compute<T>>> clip_bounds(const KernelContext& ctx) {
-  using C = Compute<T>;
-  C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
-  if (ctx.opset() < 11) {
-    if constexpr (std::is_floating_point_v<C>) {
-      // Clip-6 defaults to the float range, Clip-1 to no bound.
-      const float limit = ctx.opset() >= 6 ? std::numeric_limits<float>::max() : std::numeric_limits<float>::infinity();
-      lo = static_cast<C>(ctx.node().attr_float("min", -limit));
-      hi = static_cast<C>(ctx.node().attr_float("max", limit));
-      return std::pair{lo, hi};
-    }
-    return ctx.error("Clip before opset 11 takes floating-point inputs only");
-  }
-  for (size_t i = 1; i <= 2; ++i) {
-    const Tensor* bound = ctx.input(i);
-    if (!bound) continue;
-    if (bound->element_count() != 1 || bound->dtype() != dtype_of<T>())
-      return ctx.error("Clip bound input " + std::to_string(i) + " must be a scalar of the input's type");
-    (i == 1 ? lo : hi) = load(bound->data<T>()[0]);
-  }
-  return std::pair{lo, hi};
-}
-
 Status clip_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, ctx.opset() < 11 ? 1 : 3));
   KILN_RETURN_IF_ERROR(check_input_dtype<NumericTypes>(ctx, 0));
@@ -188,11 +164,7 @@ Status clip_kernel(KernelContext& ctx) {
     const auto [lo, hi] = bounds.value();
     const T* in = x.data<T>();
     T* out = y.data<T>();
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      Compute<T> v = load(in[i]);
-      v = v < lo ? lo : v;  // comparisons keep NaN as NaN
-      out[i] = store<T>(v > hi ? hi : v);
-    }
+    for (int64_t i = 0; i < x.element_count(); ++i) out[i] = store<T>(clip_value(load(in[i]), lo, hi));
   });
   if (!ok) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
   return status;

@@ -75,6 +75,9 @@ struct ExecutionSection {
   // With a bounding shape profile: the arena the profile's max shapes need, reserved at load.
   int64_t profile_max_arena_bytes = 0;
   std::vector<Variant> recent;  // the last kRecentVariants built, oldest first
+  // Why no plan was made at load: the guessed input shapes (symbolic dims as 1) do not fit the
+  // model; the first run plans for its own shapes. Empty when the load planned.
+  std::string deferred_load_plan;
   // jit: kernels generated from loop IR (codegen/kernel_generator.h).
   struct Generated {
     std::string compiler, cache_folder;

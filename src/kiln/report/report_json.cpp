@@ -154,6 +154,7 @@ json execution_json(const ExecutionSection& e) {
           {"packed_weight_bytes", e.packed_weight_bytes},
           {"packed_in_place_bytes", e.packed_in_place_bytes},
           {"profile_max_arena_bytes", e.profile_max_arena_bytes},
+          {"deferred_load_plan", e.deferred_load_plan.empty() ? json() : json(e.deferred_load_plan)},
           {"recent_variants", recent},
           {"generated", generated}};
 }

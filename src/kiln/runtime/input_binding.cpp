@@ -126,4 +126,14 @@ Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& grap
   return shapes;
 }
 
+bool has_guessed_dims(const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& given,
+                      const std::map<std::string, int64_t>& symbol_values) {
+  for (const ir::Value* in : graph.inputs) {
+    if (given.count(in->name) || !in->type.is_tensor() || !in->type.shape) continue;
+    for (const ir::Dim& d : in->type.shape->dims())
+      if (!d.is_static() && !(d.is_symbol() && symbol_values.count(d.symbol_name()))) return true;
+  }
+  return false;
+}
+
 }  // namespace kiln::runtime

@@ -22,5 +22,9 @@ Result<std::vector<Value>> bind_inputs(const ir::Graph& graph, const std::map<st
 Result<std::vector<std::vector<int64_t>>> load_time_shapes(const ir::Graph& graph,
                                                            const std::map<std::string, std::vector<int64_t>>& given,
                                                            const std::map<std::string, int64_t>& symbol_values = {});
+// Whether load_time_shapes guesses a dim: some tensor input's dim is symbolic or unknown and
+// neither `given` nor `symbol_values` fixes it (it is planned as 1, which the model may not take).
+bool has_guessed_dims(const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& given,
+                      const std::map<std::string, int64_t>& symbol_values);
 
 }  // namespace kiln::runtime

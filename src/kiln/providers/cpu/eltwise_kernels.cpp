@@ -5,15 +5,18 @@
 // kiln.ElementwiseChain as one binary primitive whose post-ops are the chain's steps (oneDNN's
 // JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
-// broadcast-copied into the run scratch first, so the primitive reads it whole.
+// broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
+// computed by the graph runs Kiln's own loop.
 #include <cmath>
 #include <limits>
 #include <set>
 #include <tuple>
 
 #include "kiln/ops/activation.h"
+#include "kiln/ops/clip.h"
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/providers/cpu/broadcast_copy.h"
+#include "kiln/providers/cpu/broadcast_loop.h"
 #include "kiln/providers/cpu/broadcast_view.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
@@ -235,11 +238,31 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
   });
 }
 
+// Clip with bounds that are inputs computed by the graph (no constant for oneDNN's eltwise): Kiln's
+// own loop reads them when it runs, through the reference's bounds and element function.
+Capability clip_supports(const ir::Node& node) {
+  if (eltwise_spec(node)) return eltwise_supports(node);
+  return float_tensors(node, {0});
+}
+
+Result<ops::Kernel> build_clip(const ir::Node& node) {
+  if (eltwise_spec(node)) return build_eltwise(node);
+  return ops::Kernel([](ops::KernelContext& ctx) -> Status {
+    KILN_ASSIGN_OR_RETURN(const auto bounds, ops::clip_bounds<float>(ctx));
+    const auto [lo, hi] = bounds;
+    Tensor& y = *ctx.output(0);
+    broadcast_loop(y.data<float>(), y.shape(), [lo, hi](float v) { return ops::clip_value(v, lo, hi); },
+                   Operand<float>{ctx.input(0)->data<float>(), y.shape()});
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
   table["kiln.ElementwiseChain"] = generated_or(node_only(chain_supports, build_chain));
-  for (const char* op : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
+  table["Clip"] = node_only(clip_supports, build_clip);
+  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
                          "Neg", "Softplus", "Pow", "kiln.Gelu"})
     table[op] = node_only(eltwise_supports, build_eltwise);
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
