@@ -9,7 +9,8 @@ namespace kiln::analysis {
 namespace {
 
 // "Same": output type = input type. "ShapeOf": int64 [rank], value known when the shape is static.
-// "Twice": doubles an int64 tensor (a kernel, so propagation runs it).
+// "Twice": doubles an int64 tensor (a kernel, so propagation runs it). "Fill": float of the shape
+// its input's known value gives (rank unknown otherwise). "Branch": the type of its "body" output.
 ops::OpRegistry test_registry() {
   ops::OpRegistry r;
   r.add({"", "Same", 1,
@@ -41,6 +42,24 @@ ops::OpRegistry test_registry() {
              ctx.output(0)->data<int64_t>()[i] = 2 * in->data<int64_t>()[i];
            return Status::ok();
          }});
+  r.add({"", "Fill", 1,
+         [](ops::InferenceContext& ctx) {
+           const Tensor* shape = ctx.input_value(0);
+           if (!shape) {
+             ctx.set_output_type(0, ir::TensorType{DType::kFloat, std::nullopt});
+             return Status::ok();
+           }
+           const int64_t* dims = shape->data<int64_t>();
+           ctx.set_output_type(0, ir::make_type(DType::kFloat, std::vector<int64_t>(dims, dims + shape->element_count())));
+           return Status::ok();
+         },
+         [](ops::KernelContext&) { return Status::ok(); }});
+  r.add({"", "Branch", 1,
+         [](ops::InferenceContext& ctx) {
+           ctx.set_output_type(0, ctx.node().attr("body")->g->outputs[0]->type);
+           return Status::ok();
+         },
+         [](ops::KernelContext&) { return Status::ok(); }});
   return r;
 }
 
@@ -73,6 +92,33 @@ TEST(TypeInference, KnownValuesPropagateThroughKernels) {
   ASSERT_TRUE(ev.is_ok());
   EXPECT_EQ(ev.value().values_propagated, 2);
   EXPECT_EQ(d->type.to_string(), "int64[2]");
+}
+
+// s = ShapeOf(x) is read two subgraphs down, where no graph between holds it: its type and its
+// value reach Fill there, so Fill's shape is known.
+TEST(TypeInference, NestedSubgraphsSeeEnclosingTypesAndValues) {
+  ops::OpRegistry reg = test_registry();
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 5}));
+  ir::Value* s = g.add_value("s");
+  ir::Value* y = g.add_value("y");
+  g.inputs = {x};
+  g.add_node("ShapeOf", {x}, {s}, "shape", "", 1);
+  ir::Node* branch = g.add_node("Branch", {}, {y}, "branch", "", 1);
+  g.outputs = {y};
+  auto outer = std::make_shared<ir::Graph>("outer", &g);
+  auto inner = std::make_shared<ir::Graph>("inner", outer.get());
+  ir::Value* filled = inner->add_value("filled");
+  inner->add_node("Fill", {inner->add_value("s")}, {filled}, "fill", "", 1);
+  inner->outputs = {filled};
+  ir::Value* nested_out = outer->add_value("nested_out");
+  outer->add_node("Branch", {}, {nested_out}, "nested", "", 1)->attributes["body"] = ir::Attribute::of_graph(inner);
+  outer->outputs = {nested_out};
+  branch->attributes["body"] = ir::Attribute::of_graph(outer);
+  auto ev = infer_types(g, reg);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(inner->find_value("s")->type.to_string(), "int64[2]");
+  EXPECT_EQ(y->type.to_string(), "float[2,5]");
 }
 
 TEST(TypeInference, DeclaredTypeContradictionNamesNode) {

@@ -23,6 +23,35 @@ TEST(Graph, TopologicalSortOrdersProducersFirst) {
   EXPECT_TRUE(verify(g).is_ok());
 }
 
+// The If reads `r` only by name, two subgraphs down: the sort still places it after r's producer.
+TEST(Graph, TopologicalSortOrdersProducersOfCapturedValuesFirst) {
+  Graph g;
+  Value* x = g.add_value("x", make_type(DType::kFloat, {2}));
+  Value* c = g.add_value("c", make_type(DType::kBool, {}));
+  Value* a = g.add_value("a");
+  Value* r = g.add_value("r");
+  Value* y = g.add_value("y");
+  g.inputs = {x, c};
+  Node* reader = g.add_node("If", {c}, {y}, "reader");
+  g.add_node("Abs", {x}, {a}, "abs");
+  g.add_node("Neg", {a}, {r}, "neg");
+  g.outputs = {y};
+  auto branch = std::make_shared<Graph>("branch", &g);
+  auto inner = std::make_shared<Graph>("inner", branch.get());
+  Value* inner_out = inner->add_value("inner_out");
+  inner->add_node("Identity", {inner->add_value("r")}, {inner_out});
+  inner->outputs = {inner_out};
+  Value* branch_out = branch->add_value("branch_out");
+  Node* nested = branch->add_node("If", {branch->add_value("c")}, {branch_out}, "nested");
+  nested->attributes["then_branch"] = Attribute::of_graph(inner);
+  branch->outputs = {branch_out};
+  reader->attributes["then_branch"] = Attribute::of_graph(branch);
+  EXPECT_FALSE(verify(g).is_ok());
+  ASSERT_TRUE(g.topological_sort().is_ok());
+  EXPECT_EQ(g.nodes().back()->name, "reader");
+  EXPECT_TRUE(verify(g).is_ok()) << verify(g).to_string();
+}
+
 TEST(Graph, CycleIsInvalidModel) {
   Graph g;
   Value* a = g.add_value("a");

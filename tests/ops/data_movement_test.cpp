@@ -177,6 +177,33 @@ TEST(DataMovement, PadModes) {
             "float[batch,5]");
 }
 
+// Opset 18 pads only the listed axes; opset 19 adds wrap.
+TEST(DataMovement, PadAxesFromOpset18AndWrapFromOpset19) {
+  Tensor x = iota_f32({2, 3});
+  Tensor seven = f32({}, {7});
+  Tensor rows = i64({1, 0}), first_axis = i64({0});
+  EXPECT_EQ(elements<float>(eval("Pad", {&x, &rows, &seven, &first_axis}, {}, 18)[0]),
+            (std::vector<float>{7, 7, 7, 0, 1, 2, 3, 4, 5}));
+  // np.pad(np.arange(6).reshape(2, 3), ((0, 0), (2, 1)), mode='wrap')
+  Tensor columns = i64({2, 1}), last_axis = i64({-1});
+  EXPECT_EQ(elements<float>(eval("Pad", {&x, &columns, &seven, &last_axis}, {{"mode", str("wrap")}}, 19)[0]),
+            (std::vector<float>{1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3}));
+  EXPECT_NE(rule_error("Pad", {RuleInput{ir::make_type(DType::kFloat, {2, 3})}, known(columns), std::nullopt, known(last_axis)},
+                       {{"mode", str("wrap")}}, 18).find("wrap"), std::string::npos);
+  EXPECT_NE(rule_error("Pad", {RuleInput{ir::make_type(DType::kFloat, {2, 3})}, known(i64({1, 1, 0, 0})), std::nullopt,
+                               known(i64({1, 1}))}, {}, 18).find("repeated"), std::string::npos);
+}
+
+// Opset 18's num_outputs: equal parts of ceil(n / parts), the last one smaller.
+TEST(DataMovement, SplitNumOutputsFromOpset18) {
+  Tensor x = iota_f32({7});
+  std::vector<Tensor> parts = eval("Split", {&x}, {{"num_outputs", int_attr(3)}}, 18, 3);
+  EXPECT_EQ(elements<float>(parts[0]), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(elements<float>(parts[2]), (std::vector<float>{6}));
+  EXPECT_FALSE(run_rule("Split", {RuleInput{ir::make_type(DType::kFloat, {7})}}, {{"num_outputs", int_attr(2)}}, 18, 3).is_ok());
+  EXPECT_FALSE(run_rule("Split", {RuleInput{ir::make_type(DType::kFloat, {7})}}, {}, 13, 3).is_ok());
+}
+
 TEST(DataMovement, Trilu) {
   // np.triu(np.arange(1, 10).reshape(3, 3), k=1) and np.tril(..., k=-1)
   Tensor x = f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});

@@ -195,6 +195,62 @@ TEST(Session, IfBranchesReadEnclosingValues) {
   }
 }
 
+// y = If(c) then (If(d) then t + r else t - r) else x, where r = Neg(Abs(x)) is made in the main
+// graph and t = Neg(Relu(x)) in the outer then-branch: the nested branches read values of both
+// enclosing scopes, whose producers an order blind to those reads would put after the readers.
+TEST(Session, NestedIfReadsValuesOfEveryEnclosingScope) {
+  ScratchDir dir("session");
+  constexpr int kBool = onnx::TensorProto::BOOL;
+  ModelBuilder b(16);
+  b.input("x", kFloat, {int64_t{3}}).input("c", kBool, {}).input("d", kBool, {});
+  b.output("y", kFloat, {int64_t{3}});
+  b.node("Abs", {"x"}, {"a"}, "abs");
+  b.node("Neg", {"a"}, {"r"}, "neg");
+  onnx::NodeProto& outer = b.node("If", {"c"}, {"y"}, "outer");
+  auto branch = [](onnx::NodeProto& if_node, const std::string& name, const std::string& output) {
+    onnx::AttributeProto* a = if_node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(if_node.name() + "_" + name);
+    auto* out = g->add_output();
+    out->set_name(output);
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+    return g;
+  };
+  auto node = [](onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& inputs,
+                 const std::string& output) -> onnx::NodeProto& {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(output + "_op");
+    for (const auto& i : inputs) n->add_input(i);
+    n->add_output(output);
+    return *n;
+  };
+  onnx::GraphProto* then_branch = branch(outer, "then_branch", "z");
+  node(then_branch, "Relu", {"x"}, "p");
+  node(then_branch, "Neg", {"p"}, "t");
+  onnx::NodeProto& nested = node(then_branch, "If", {"d"}, "z");
+  node(branch(nested, "then_branch", "sum"), "Add", {"t", "r"}, "sum");
+  node(branch(nested, "else_branch", "difference"), "Sub", {"t", "r"}, "difference");
+  node(branch(outer, "else_branch", "same"), "Identity", {"x"}, "same");
+  auto session = Session::load(b.save(dir.file("nested_if.onnx")), reference_provider());
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {3}, {-1, 2, -3});
+  auto flag = [](bool v) { return Tensor::from_vector<bool>(DType::kBool, {}, {v}); };
+  struct Case {
+    bool c, d;
+    std::vector<float> y;
+  };
+  for (const Case& k : {Case{true, true, {-1, -4, -3}}, Case{true, false, {1, 0, 3}}, Case{false, true, {-1, 2, -3}}}) {
+    auto out = session.value()->run({{"x", x}, {"c", flag(k.c)}, {"d", flag(k.d)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    const Tensor& y = out.value().at("y");
+    EXPECT_EQ(std::vector<float>(y.data<float>(), y.data<float>() + y.element_count()), k.y) << k.c << k.d;
+  }
+}
+
 // seq_out = SequenceInsert(seq_in, x): sequences in and out through run_values; run() refuses.
 TEST(Session, SequencesFlowThroughRunValues) {
   ScratchDir dir("session");

@@ -23,19 +23,24 @@ Result<ir::Dim> merge_dim(const ir::Dim& declared, const ir::Dim& inferred, cons
   return inferred.is_symbol() ? inferred : declared;
 }
 
-// Known values of a graph: initializers plus values propagated during inference.
+// Known values of a graph: initializers plus values propagated during inference, over those of
+// the enclosing graphs (a subgraph's own values are distinct from the enclosing values it reads).
 class KnownValues {
  public:
+  explicit KnownValues(const KnownValues* enclosing = nullptr) : enclosing_(enclosing) {}
+
   const Tensor* find(const ir::Value* v) const {
     if (!v) return nullptr;
     if (v->is_constant()) return &*v->initializer;
     auto it = propagated_.find(v);
-    return it == propagated_.end() ? nullptr : &it->second;
+    if (it != propagated_.end()) return &it->second;
+    return enclosing_ ? enclosing_->find(v) : nullptr;
   }
   void set(const ir::Value* v, Tensor t) { propagated_[v] = std::move(t); }
   size_t propagated_count() const { return propagated_.size(); }
 
  private:
+  const KnownValues* enclosing_;
   std::map<const ir::Value*, Tensor> propagated_;
 };
 
@@ -83,26 +88,30 @@ ir::TensorType body_input_type(const ir::Node& node, size_t i) {
 }
 
 // Types inside the node's subgraphs first (the node's rule reads its bodies' output types): values
-// a subgraph reads from the enclosing scope take their types from there.
-Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const ops::OpRegistry& registry) {
+// a subgraph reads from the enclosing scopes take their types and known values from there. A name
+// only a nested subgraph reads has no value here: that subgraph takes it in its turn.
+Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const KnownValues& known,
+                       const ops::OpRegistry& registry) {
   Status status;
   ir::for_each_subgraph(node, [&](ir::Graph& sub) {
     if (!status.is_ok()) return;
     for (size_t i = 0; i < sub.inputs.size(); ++i)
       if (!sub.inputs[i]->type.is_known()) sub.inputs[i]->type = body_input_type(node, i);
+    KnownValues sub_known(&known);
     for (const std::string& name : sub.outer_scope_reads()) {
       ir::Value* captured = sub.find_value(name);
       const ir::Value* outer = enclosing.find_value_in_scope(name);
-      if (captured && outer && outer->type.is_known()) captured->type = outer->type;
+      if (!captured || !outer) continue;
+      if (outer->type.is_known()) captured->type = outer->type;
+      if (const Tensor* value = known.find(outer)) sub_known.set(captured, *value);
     }
-    KnownValues sub_known;
     status = infer_graph(sub, registry, sub_known).with_context(node.describe() + " subgraph '" + sub.name() + "'");
   });
   return status;
 }
 
 Status infer_node(ir::Node& node, const ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known) {
-  if (node.has_subgraph()) KILN_RETURN_IF_ERROR(infer_subgraphs(node, graph, registry));
+  if (node.has_subgraph()) KILN_RETURN_IF_ERROR(infer_subgraphs(node, graph, known, registry));
   KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(registry, node));
   std::vector<const ir::TensorType*> types;
   std::vector<const Tensor*> values;

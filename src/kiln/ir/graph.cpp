@@ -223,8 +223,11 @@ Status Graph::topological_sort() {
   std::unordered_map<const Node*, size_t> pending;  // producers not yet placed
   std::unordered_map<const Node*, std::vector<Node*>> successors;
   for (const auto& node : nodes_) {
+    // A node reads its inputs, and by name every value of this graph its subgraphs read.
+    std::vector<const Value*> reads(node->inputs.begin(), node->inputs.end());
+    for (const std::string& name : names_captured_by(*node)) reads.push_back(find_value(name));
     std::set<Node*> producers;
-    for (const Value* in : node->inputs) {
+    for (const Value* in : reads) {
       if (!in || !in->producer) continue;
       if (in->producer == node.get())
         return invalid_model("graph '" + name_ + "' has a cycle: " + node->describe() + " reads its own output '" +

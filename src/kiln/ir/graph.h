@@ -95,7 +95,8 @@ class Graph {
   // Redirects every use of `from` (node inputs, including nodes of nested subgraphs reading it from
   // scope, and graph outputs) to `to`.
   void replace_all_uses(Value* from, Value* to);
-  // Orders nodes so every producer precedes its consumers; InvalidModel if there is a cycle.
+  // Orders nodes so every producer precedes its consumers, including nodes whose subgraphs read
+  // the value from this scope at any depth; InvalidModel if there is a cycle.
   Status topological_sort();
 
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }

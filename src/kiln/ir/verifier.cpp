@@ -41,7 +41,8 @@ Status verify_producers(const Graph& graph) {
   return Status::ok();
 }
 
-// Checks that nodes are ordered so every input is available when the node runs.
+// Checks that nodes are ordered so every input, and every value of this graph their subgraphs
+// read, is available when the node runs.
 Status verify_order(const Graph& graph) {
   std::set<const Value*> available(graph.inputs.begin(), graph.inputs.end());
   for (const auto& v : graph.values())
@@ -55,6 +56,12 @@ Status verify_order(const Graph& graph) {
       if (!graph.parent() || !graph.parent()->find_value_in_scope(in->name))
         return invalid_model(node->describe() + " reads '" + in->name +
                              "', which is not a graph input, an initializer or any node's output");
+    }
+    for (const std::string& name : names_captured_by(*node)) {
+      const Value* captured = graph.find_value(name);
+      if (captured && captured->producer && !available.count(captured))
+        return invalid_model(node->describe() + "'s subgraph reads '" + name + "' before " +
+                             captured->producer->describe() + " produces it (a cycle or an unordered graph)");
     }
     for (const Value* out : node->outputs)
       if (out) available.insert(out);

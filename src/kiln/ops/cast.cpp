@@ -154,8 +154,10 @@ Status cast_kernel(KernelContext& ctx) { return cast_tensor(ctx, *ctx.input(0), 
 }  // namespace
 
 void register_cast_ops(OpRegistry& r) {
-  for (int v : {1, 6, 9, 13}) r.add(OpDef{"", "Cast", v, cast_rule, cast_kernel});
-  r.add(OpDef{"", "CastLike", 15, cast_like_rule, cast_kernel});
+  // 19 and 21 add float8 and 4-bit types (and saturate, which only they read), which Kiln's tensors
+  // do not hold: a model with them is refused at import.
+  for (int v : {1, 6, 9, 13, 19, 21}) r.add(OpDef{"", "Cast", v, cast_rule, cast_kernel});
+  for (int v : {15, 19, 21}) r.add(OpDef{"", "CastLike", v, cast_like_rule, cast_kernel});
 }
 
 }  // namespace kiln::ops

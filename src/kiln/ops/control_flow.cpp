@@ -275,9 +275,9 @@ Status scan_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& r) {
-  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "If", v, if_infer, if_kernel, true, true});
-  for (int v : {1, 11, 13, 16}) r.add(OpDef{"", "Loop", v, loop_infer, loop_kernel, true, true});
-  for (int v : {8, 9, 11, 16}) r.add(OpDef{"", "Scan", v, scan_infer, scan_kernel, true});
+  for (int v : {1, 11, 13, 16, 19, 21}) r.add(OpDef{"", "If", v, if_infer, if_kernel, true, true});
+  for (int v : {1, 11, 13, 16, 19, 21}) r.add(OpDef{"", "Loop", v, loop_infer, loop_kernel, true, true});
+  for (int v : {8, 9, 11, 16, 19, 21}) r.add(OpDef{"", "Scan", v, scan_infer, scan_kernel, true});
 }
 
 }  // namespace kiln::ops

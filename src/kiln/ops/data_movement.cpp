@@ -244,6 +244,26 @@ Result<std::optional<std::vector<int64_t>>> split_sizes(const InferenceContext& 
   return known_int64s(ctx, 1, "split");
 }
 
+// Sizes of Split's `n` outputs when none are given: equal parts; from opset 18 (num_outputs) the
+// last part may be smaller, before that the axis must divide evenly.
+Result<std::vector<int64_t>> equal_split(int64_t dim, size_t n, const ir::Node& node) {
+  const auto parts = static_cast<int64_t>(n);
+  if (node.opset_version >= 18) {
+    if (node.has_attr("num_outputs") && node.attr_int("num_outputs", parts) != parts)
+      return invalid_model(node.describe() + ": num_outputs is " + std::to_string(node.attr_int("num_outputs", parts)) + " but the node has " +
+                           std::to_string(n) + " outputs");
+    if (parts == 0) return invalid_model(node.describe() + ": no outputs to split into");
+    const int64_t chunk = (dim + parts - 1) / parts;
+    std::vector<int64_t> sizes;
+    for (int64_t k = 0, left = dim; k < parts; ++k, left -= chunk) sizes.push_back(std::clamp<int64_t>(left, 0, chunk));
+    return sizes;
+  }
+  if (parts == 0 || dim % parts != 0)
+    return invalid_model(node.describe() + ": axis of size " + std::to_string(dim) + " cannot be split into " + std::to_string(n) +
+                         " equal parts");
+  return std::vector<int64_t>(n, dim / parts);
+}
+
 Status split_infer(InferenceContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
   const size_t n = ctx.output_count();
@@ -266,10 +286,10 @@ Status split_infer(InferenceContext& ctx) {
     if (dim.is_static() && sum != dim.value())
       return ctx.error("split sizes sum to " + std::to_string(sum) + " but the axis has " + dim.to_string());
   } else if (!sizes_given && dim.is_static()) {
-    if (n == 0 || dim.value() % static_cast<int64_t>(n) != 0)
-      return ctx.error("axis of size " + dim.to_string() + " cannot be split into " + std::to_string(n) + " equal parts");
-    sizes = std::vector<int64_t>(n, dim.value() / static_cast<int64_t>(n));
+    KILN_ASSIGN_OR_RETURN(sizes, equal_split(dim.value(), n, ctx.node()));
   }
+  if (sizes_given && ctx.opset() >= 18 && ctx.node().has_attr("num_outputs"))
+    return ctx.error("takes either the split input or num_outputs, not both");
   for (size_t k = 0; k < n; ++k) {
     ir::Shape s = *in.shape;
     s.dims()[static_cast<size_t>(axis)] = sizes ? ir::Dim((*sizes)[k]) : ir::Dim::unknown();
@@ -287,7 +307,9 @@ Status split_kernel(KernelContext& ctx) {
   if (ctx.opset() >= 13 && ctx.input(1)) {
     KILN_ASSIGN_OR_RETURN(sizes, read_int64s(*ctx.input(1), "split"));
   }
-  if (sizes.empty()) sizes.assign(pieces.size(), in.shape()[axis] / static_cast<int64_t>(pieces.size()));
+  if (sizes.empty()) {
+    KILN_ASSIGN_OR_RETURN(sizes, equal_split(in.shape()[axis], pieces.size(), ctx.node()));
+  }
   move_axis_pieces(&in, nullptr, std::vector<const Tensor*>(pieces.size()), pieces, sizes, axis, in.shape());
   return Status::ok();
 }
@@ -658,6 +680,7 @@ Result<PadMode> pad_mode(const ir::Node& node) {
   if (m == "constant") return PadMode::kConstant;
   if (m == "reflect") return PadMode::kReflect;
   if (m == "edge") return PadMode::kEdge;
+  if (m == "wrap" && node.opset_version >= 19) return PadMode::kWrap;
   return invalid_model(node.describe() + ": unknown pad mode '" + m + "'");
 }
 
@@ -665,6 +688,7 @@ int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode) {
   int64_t x = o - begin;
   if (x >= 0 && x < n) return x;
   if (mode == PadMode::kConstant || n == 0) return -1;
+  if (mode == PadMode::kWrap) return ((x % n) + n) % n;
   if (mode == PadMode::kEdge || n == 1) return std::clamp<int64_t>(x, 0, n - 1);
   const int64_t period = 2 * (n - 1);
   x = ((x % period) + period) % period;
@@ -673,11 +697,26 @@ int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode) {
 
 namespace {
 
-Status check_pads(const std::vector<int64_t>& pads, size_t rank, const ir::Node& node) {
-  if (pads.size() != 2 * rank)
+// Pads over every axis (begins then ends, 2 x rank) from `pads` over the listed `axes` (opset 18's
+// input 3; all axes in order when absent), checked: InvalidModel naming the node.
+Result<std::vector<int64_t>> pads_over_all_axes(const std::vector<int64_t>& pads, const std::optional<std::vector<int64_t>>& axes,
+                                                size_t rank, const ir::Node& node) {
+  const size_t listed = axes ? axes->size() : rank;
+  if (pads.size() != 2 * listed)
     return invalid_model(node.describe() + ": pads has " + std::to_string(pads.size()) + " entries, expected " +
-                         std::to_string(2 * rank) + " for rank " + std::to_string(rank));
-  return Status::ok();
+                         std::to_string(2 * listed) + (axes ? " for " + std::to_string(listed) + " axes" : " for rank " + std::to_string(rank)));
+  if (!axes) return pads;
+  std::vector<int64_t> all(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < listed; ++i) {
+    KILN_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis((*axes)[i], static_cast<int64_t>(rank), "axes"));
+    const auto a = static_cast<size_t>(axis);
+    if (seen[a]) return invalid_model(node.describe() + ": axis " + std::to_string((*axes)[i]) + " is repeated in axes");
+    seen[a] = true;
+    all[a] = pads[i];
+    all[rank + a] = pads[listed + i];
+  }
+  return all;
 }
 
 }  // namespace
@@ -685,12 +724,16 @@ Status check_pads(const std::vector<int64_t>& pads, size_t rank, const ir::Node&
 Result<std::vector<int64_t>> run_time_pads(const KernelContext& ctx, PadMode mode) {
   const Tensor& in = *ctx.input(0);
   const Tensor& out = *ctx.output(0);
-  std::vector<int64_t> pads = ctx.node().attr_ints("pads");
+  std::vector<int64_t> given = ctx.node().attr_ints("pads");
   if (ctx.opset() >= 11) {
-    KILN_ASSIGN_OR_RETURN(pads, read_int64s(*ctx.input(1), "pads"));
+    KILN_ASSIGN_OR_RETURN(given, read_int64s(*ctx.input(1), "pads"));
+  }
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.opset() >= 18 && ctx.input(3)) {
+    KILN_ASSIGN_OR_RETURN(axes, read_int64s(*ctx.input(3), "axes"));
   }
   const size_t rank = in.shape().size();
-  KILN_RETURN_IF_ERROR(check_pads(pads, rank, ctx.node()));
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, pads_over_all_axes(given, axes, rank, ctx.node()));
   for (size_t d = 0; d < rank; ++d) {
     if (in.shape()[d] + pads[d] + pads[d + rank] != out.shape()[d])
       return ctx.error("pads give axis " + std::to_string(d) + " size " + std::to_string(in.shape()[d] + pads[d] + pads[d + rank]) +
@@ -705,11 +748,15 @@ namespace {
 Status pad_infer(InferenceContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
   KILN_RETURN_IF_ERROR(pad_mode(ctx.node()).status());
-  std::optional<std::vector<int64_t>> pads;
+  std::optional<std::vector<int64_t>> pads, axes;
   if (ctx.opset() < 11) {
     pads = ctx.node().attr_ints("pads");
   } else {
     KILN_ASSIGN_OR_RETURN(pads, known_int64s(ctx, 1, "pads"));
+  }
+  const bool axes_given = ctx.opset() >= 18 && ctx.has_input(3);
+  if (axes_given) {
+    KILN_ASSIGN_OR_RETURN(axes, known_int64s(ctx, 3, "axes"));
   }
   if (!in.shape) {
     ctx.set_output_type(0, typed_like(in, std::nullopt));
@@ -717,11 +764,11 @@ Status pad_infer(InferenceContext& ctx) {
   }
   ir::Shape out = *in.shape;
   const size_t rank = out.rank();
-  if (!pads) {
+  if (!pads || (axes_given && !axes)) {
     ctx.set_output_type(0, typed_like(in, unknown_shape(rank)));
     return Status::ok();
   }
-  KILN_RETURN_IF_ERROR(check_pads(*pads, rank, ctx.node()));
+  KILN_ASSIGN_OR_RETURN(pads, pads_over_all_axes(*pads, axes, rank, ctx.node()));
   for (size_t d = 0; d < rank; ++d) {
     ir::Dim& dim = out.dims()[d];
     const int64_t total = (*pads)[d] + (*pads)[d + rank];
@@ -875,9 +922,9 @@ Result<StridedView> slice_view(const ir::Node& node, const std::vector<int64_t>&
 }
 
 void register_data_movement_ops(OpRegistry& r) {
-  for (int v : {1, 13}) r.add({"", "Transpose", v, with_required_inputs(1, transpose_infer), transpose_kernel});
+  for (int v : {1, 13, 21}) r.add({"", "Transpose", v, with_required_inputs(1, transpose_infer), transpose_kernel});
   for (int v : {1, 4, 11, 13}) r.add({"", "Concat", v, with_required_inputs(1, concat_infer), concat_kernel});
-  for (int v : {2, 11, 13}) r.add({"", "Split", v, with_required_inputs(1, split_infer), split_kernel});
+  for (int v : {2, 11, 13, 18}) r.add({"", "Split", v, with_required_inputs(1, split_infer), split_kernel});
   for (int v : {1, 10, 11, 13}) r.add({"", "Slice", v, with_required_inputs(1, slice_infer), slice_kernel});
   for (int v : {1, 11, 13}) r.add({"", "Gather", v, with_required_inputs(2, gather_infer), gather_kernel});
   for (int v : {11, 13}) r.add({"", "GatherElements", v, with_required_inputs(2, gather_elements_infer), gather_elements_kernel});
@@ -886,7 +933,7 @@ void register_data_movement_ops(OpRegistry& r) {
   for (int v : {11, 13, 16}) r.add({"", "ScatterElements", v, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
   for (int v : {11, 13, 16}) r.add({"", "ScatterND", v, with_required_inputs(3, scatter_infer), scatter_nd_kernel});
   for (int v : {6, 13}) r.add({"", "Tile", v, with_required_inputs(2, tile_infer), tile_kernel});
-  for (int v : {2, 11, 13}) r.add({"", "Pad", v, with_required_inputs(v < 11 ? 1 : 2, pad_infer), pad_kernel});
+  for (int v : {2, 11, 13, 18, 19, 21}) r.add({"", "Pad", v, with_required_inputs(v < 11 ? 1 : 2, pad_infer), pad_kernel});
   r.add({"", "Trilu", 14, with_required_inputs(1, trilu_infer), trilu_kernel});
   for (int v : {1, 11, 13}) r.add({"", "DepthToSpace", v, with_required_inputs(1, block_infer<true>), block_kernel<true>});
   for (int v : {1, 13}) r.add({"", "SpaceToDepth", v, with_required_inputs(1, block_infer<false>), block_kernel<false>});

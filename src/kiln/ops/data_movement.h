@@ -87,14 +87,14 @@ Result<std::vector<int64_t>> transpose_perm(const ir::Node& node, size_t rank);
 std::vector<int64_t> permuted_offsets(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 
 // Pad, shared by the reference and cpu kernels. Pad's mode attribute (InvalidModel naming the node
-// when unknown); "wrap" (opset 19) is not among them yet.
-enum class PadMode { kConstant, kReflect, kEdge };
+// when unknown; "wrap" from opset 19).
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 Result<PadMode> pad_mode(const ir::Node& node);
 // Input coordinate for output coordinate `o` on an axis of size `n` padded by `begin` (negative:
 // cropped); -1 where the position takes the constant.
 int64_t pad_source(int64_t o, int64_t begin, int64_t n, PadMode mode);
-// A Pad kernel's pads (begins then ends, 2 x rank), from the attribute (< 11) or input 1, checked
-// against the rank and the output's shape.
+// A Pad kernel's pads over every axis (begins then ends, 2 x rank), from the attribute (< 11) or
+// input 1, over the axes of input 3 (opset 18) when given, checked against the output's shape.
 Result<std::vector<int64_t>> run_time_pads(const KernelContext& ctx, PadMode mode);
 // The value constant-mode Pad writes, of the input's storage type T: input 2 (opset 11 on; a
 // string pads with its string), else the `value` attribute, else zero.

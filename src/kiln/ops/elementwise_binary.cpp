@@ -171,7 +171,7 @@ void register_arithmetic(OpRegistry& r) {
 }
 
 void register_comparisons_and_logic(OpRegistry& r) {
-  add_binary<NumericOrBoolTypes, bool>(r, "Equal", {1, 7, 11, 13}, pure(EqualFn{}));
+  add_binary<NumericOrBoolTypes, bool>(r, "Equal", {1, 7, 11, 13, 19}, pure(EqualFn{}));  // 19 adds strings: refused by type
   add_binary<ComparableTypes, bool>(r, "Less", {1, 7, 9, 13}, pure(LessFn{}));
   add_binary<ComparableTypes, bool>(r, "Greater", {1, 7, 9, 13}, pure(GreaterFn{}));
   add_binary<ComparableTypes, bool>(r, "LessOrEqual", {12, 16}, pure(LessOrEqualFn{}));

@@ -129,8 +129,8 @@ void register_math(OpRegistry& r) {
 }
 
 void register_predicates_and_bits(OpRegistry& r) {
-  add_unary<FloatTypes, bool>(r, "IsNaN", {9, 13}, pure([](auto x) { return std::isnan(x); }));
-  add_unary<FloatTypes, bool>(r, "IsInf", {10}, [](const ir::Node& n) {
+  add_unary<FloatTypes, bool>(r, "IsNaN", {9, 13, 20}, pure([](auto x) { return std::isnan(x); }));
+  add_unary<FloatTypes, bool>(r, "IsInf", {10, 20}, [](const ir::Node& n) {
     const bool negative = n.attr_int("detect_negative", 1) != 0, positive = n.attr_int("detect_positive", 1) != 0;
     return [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
   });

@@ -164,8 +164,8 @@ Status eye_like_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_generator_ops(OpRegistry& r) {
-  for (int v : {1, 9, 11, 12, 13}) r.add({"", "Constant", v, constant_infer, constant_kernel});
-  r.add({"", "ConstantOfShape", 9, with_required_inputs(1, constant_of_shape_infer), constant_of_shape_kernel});
+  for (int v : {1, 9, 11, 12, 13, 19, 21}) r.add({"", "Constant", v, constant_infer, constant_kernel});
+  for (int v : {9, 20, 21}) r.add({"", "ConstantOfShape", v, with_required_inputs(1, constant_of_shape_infer), constant_of_shape_kernel});
   r.add({"", "Range", 11, with_required_inputs(3, range_infer), range_kernel});
   r.add({"", "EyeLike", 9, with_required_inputs(1, eye_like_infer), eye_like_kernel});
 }

@@ -76,7 +76,7 @@ bool is_nondeterministic(const ir::Node& node) {
 }
 
 int newest_supported_opset(const std::string& domain) {
-  if (domain.empty() || domain == "ai.onnx") return 17;
+  if (domain.empty() || domain == "ai.onnx") return 21;
   return 1000;  // other domains version their ops individually
 }
 

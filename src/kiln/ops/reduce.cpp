@@ -221,8 +221,13 @@ void register_reduce_ops(OpRegistry& r) {
       {"ReduceSumSquare", Reducer::kSumSquare}, {"ReduceL1", Reducer::kL1}, {"ReduceL2", Reducer::kL2},
       {"ReduceLogSum", Reducer::kLogSum}, {"ReduceLogSumExp", Reducer::kLogSumExp},
       {"ReduceMax", Reducer::kMax},       {"ReduceMin", Reducer::kMin}};
-  for (const auto& [name, kind] : reducers)
-    for (int v : {1, 11, 13}) r.add(OpDef{"", name, v, reduce_rule, reduce_kernel(kind)});
+  for (const auto& [name, kind] : reducers) {
+    const std::string op = name;
+    for (int v : {1, 11, 13, 18, 20}) {
+      if ((v == 18 && op == "ReduceSum") || (v == 20 && op != "ReduceMax" && op != "ReduceMin")) continue;
+      r.add(OpDef{"", name, v, reduce_rule, reduce_kernel(kind)});
+    }
+  }
   for (int v : {1, 11, 12, 13}) {
     r.add(OpDef{"", "ArgMax", v, arg_rule, arg_kernel(true)});
     r.add(OpDef{"", "ArgMin", v, arg_rule, arg_kernel(false)});

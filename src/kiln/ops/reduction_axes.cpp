@@ -8,7 +8,9 @@
 
 namespace kiln::ops {
 
-bool reduction_axes_from_input(const ir::Node& node) { return node.op_type == "ReduceSum" && node.opset_version >= 13; }
+bool reduction_axes_from_input(const ir::Node& node) {
+  return node.opset_version >= 18 || (node.op_type == "ReduceSum" && node.opset_version >= 13);
+}
 
 Result<ReductionAxes> reduction_axes(const ir::Node& node, bool has_axes_input, const Tensor* axes_value) {
   ReductionAxes spec;

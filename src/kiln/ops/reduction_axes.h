@@ -1,7 +1,7 @@
-// Which dims a Reduce* node reduces: its axes come from the `axes` attribute, or for ReduceSum
-// from opset 13 from input 1 (the other reductions move there at opset 18, beyond what Kiln
-// supports), where noop_with_empty_axes makes an empty list an identity. Shared by the ops'
-// shape rule and reference kernel and by the providers' kernels.
+// Which dims a Reduce* node reduces: its axes come from the `axes` attribute, or from input 1 for
+// ReduceSum from opset 13 and every other reduction from opset 18, where noop_with_empty_axes makes
+// an empty list an identity. Shared by the ops' shape rule and reference kernel and by the
+// providers' kernels.
 #pragma once
 
 #include <cstdint>

@@ -297,20 +297,20 @@ Status identity_infer(InferenceContext& ctx) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  for (int v : {1, 13, 15}) r.add({"", "Shape", v, with_required_inputs(1, shape_infer), shape_kernel});
-  for (int v : {1, 13}) r.add({"", "Size", v, with_required_inputs(1, size_infer), size_kernel});
+  for (int v : {1, 13, 15, 19, 21}) r.add({"", "Shape", v, with_required_inputs(1, shape_infer), shape_kernel});
+  for (int v : {1, 13, 19, 21}) r.add({"", "Size", v, with_required_inputs(1, size_infer), size_kernel});
   // The shape relabellings copy their input, or nothing when the planner gives both one buffer.
   auto relabel = [&r](const char* op, int v, ShapeRule rule) {
     OpDef def{"", op, v, std::move(rule), copy_kernel};
     def.in_place_input = 0;
     r.add(std::move(def));
   };
-  for (int v : {1, 5, 13, 14}) relabel("Reshape", v, with_required_inputs(v < 5 ? 1 : 2, reshape_infer));
-  for (int v : {1, 9, 11, 13}) relabel("Flatten", v, with_required_inputs(1, flatten_infer));
-  for (int v : {1, 11, 13}) relabel("Squeeze", v, with_required_inputs(1, squeeze_infer));
-  for (int v : {1, 11, 13}) relabel("Unsqueeze", v, with_required_inputs(1, unsqueeze_infer));
+  for (int v : {1, 5, 13, 14, 19, 21}) relabel("Reshape", v, with_required_inputs(v < 5 ? 1 : 2, reshape_infer));
+  for (int v : {1, 9, 11, 13, 21}) relabel("Flatten", v, with_required_inputs(1, flatten_infer));
+  for (int v : {1, 11, 13, 21}) relabel("Squeeze", v, with_required_inputs(1, squeeze_infer));
+  for (int v : {1, 11, 13, 21}) relabel("Unsqueeze", v, with_required_inputs(1, unsqueeze_infer));
   for (int v : {8, 13}) r.add({"", "Expand", v, with_required_inputs(2, expand_infer), expand_kernel});
-  for (int v : {1, 13, 14, 16})
+  for (int v : {1, 13, 14, 16, 19, 21})
     r.add({"", "Identity", v, with_required_inputs(1, identity_infer), identity_kernel, false, v >= 14});
 }
 

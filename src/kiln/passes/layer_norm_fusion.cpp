@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/reduction_axes.h"
 #include "kiln/passes/rewrite_helpers.h"
 
 namespace kiln::passes {
@@ -19,8 +20,11 @@ bool is_scalar(const ir::Value* v, double* value = nullptr) {
 int64_t trailing_mean_axis(const ir::Node& n, const ir::Value* x) {
   if (!is_onnx_op(n, "ReduceMean") || n.inputs[0] != x || n.attr_int("keepdims", 1) != 1 || !x->type.shape) return -1;
   const auto rank = static_cast<int64_t>(x->type.shape->rank());
-  std::vector<int64_t> axes = n.attr_ints("axes");
-  if (axes.empty()) return -1;
+  const ir::Value* axes_input = n.input(1);
+  const auto spec = ops::reduction_axes(n, axes_input != nullptr,
+                                        axes_input && axes_input->initializer ? &*axes_input->initializer : nullptr);
+  if (!spec.is_ok() || !spec->axes || spec->axes->empty() || spec->noop) return -1;
+  std::vector<int64_t> axes = *spec->axes;
   for (int64_t& a : axes) a = a < 0 ? a + rank : a;
   std::sort(axes.begin(), axes.end());
   for (size_t i = 0; i < axes.size(); ++i)
