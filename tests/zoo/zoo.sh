@@ -35,7 +35,7 @@ fi
 if [ $have_node = 1 ]; then
   log=$(mktemp)
   if ! "$HERE/fetch.sh" "$ZOO/models" 2> >(tee "$log" >&2); then
-    problem "fetch failed: $(grep -E '^fetch( failed|: .*(failed|mismatch))' "$log" | tail -1)"
+    problem "$(grep -E '^fetch( failed|: .*(failed|mismatch))' "$log" | tail -1)"
   fi
   rm -f "$log"
 fi
