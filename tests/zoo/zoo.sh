@@ -34,7 +34,8 @@ fi
 # 1. Models.
 if [ $have_node = 1 ]; then
   log=$(mktemp)
-  if ! "$HERE/fetch.sh" "$ZOO/models" 2> >(tee "$log" >&2); then
+  "$HERE/fetch.sh" "$ZOO/models" 2>&1 | tee "$log" >&2
+  if [ "${PIPESTATUS[0]}" -ne 0 ]; then
     problem "$(grep -E '^fetch( failed|: .*(failed|mismatch))' "$log" | tail -1)"
   fi
   rm -f "$log"
