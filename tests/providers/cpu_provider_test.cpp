@@ -27,11 +27,11 @@ const std::set<std::string> kAccelerated = {
     "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax",
     "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose",
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
-    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip"};
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
-                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split"};
+                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -147,7 +147,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
       {"Compress", "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "Tile",
        "Trilu", "ReverseSequence", "OneHot", "EyeLike", "NonZero", "Unique", "TopK", "CumSum"});
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
-      {"Constant", "ConstantOfShape", "Shape", "Size", "Range"});
+      {"Constant", "Shape", "Size", "Range"});
   add("signal processing not yet on cpu", {"DFT", "STFT", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
   add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "Einsum", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});

@@ -292,6 +292,11 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Split", 13, {{DType::kInt64, {4, 6}}}, {{"axis", A::of_int(-1)}}, 2});
   cases.push_back({"Split", 11, {{DType::kFloat, {4, 3}}}, {{"split", A::of_ints({3, 1})}}, 2});
   cases.push_back({"Split", 13, {{DType::kFloat, {1, 116, 28, 28}}}, {{"axis", A::of_int(1)}}, 2});
+  cases.push_back({"ConstantOfShape", 20, {{DType::kInt64, {4}, false, {1, 16, 40, 40}}},
+                   {{"value", A::of_tensor(Tensor::from_vector<float>(DType::kFloat, {1}, {0.5f}))}}});
+  cases.push_back({"ConstantOfShape", 9, {{DType::kInt64, {2}, true, {3, 5}}},
+                   {{"value", A::of_tensor(Tensor::from_vector<int32_t>(DType::kInt32, {1}, {-3}))}}});
+  cases.push_back({"ConstantOfShape", 9, {{DType::kInt64, {0}, true}}});
   return cases;
 }
 

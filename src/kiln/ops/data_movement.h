@@ -107,6 +107,10 @@ Result<T> pad_constant(const KernelContext& ctx) {
   else return from_double<T>(ctx.node().attr_float("value", 0.0f));
 }
 
+// ConstantOfShape's fill value: its one-element tensor attribute, float 0 by default; InvalidModel
+// naming the node when the tensor holds another count.
+Result<Tensor> fill_value(const ir::Node& node);
+
 // Product of dims [begin, end) of a static shape.
 int64_t dims_product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 // Product of (possibly symbolic) dims: static when all are static, the symbol when exactly one dim

@@ -8,6 +8,14 @@
 #include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
+
+Result<Tensor> fill_value(const ir::Node& node) {
+  const Tensor* t = node.attr_tensor("value");
+  if (!t) return Tensor::from_vector<float>(DType::kFloat, {1}, {0.0f});
+  if (t->element_count() != 1) return invalid_model(node.describe() + ": value must hold exactly one element");
+  return *t;
+}
+
 namespace {
 
 // ---- Constant ----
@@ -51,13 +59,6 @@ Status constant_kernel(KernelContext& ctx) {
 
 // ---- ConstantOfShape ----
 
-// The fill value: a one-element tensor attribute, float 0 by default.
-Result<Tensor> fill_value(const ir::Node& node) {
-  const Tensor* t = node.attr_tensor("value");
-  if (!t) return Tensor::from_vector<float>(DType::kFloat, {1}, {0.0f});
-  if (t->element_count() != 1) return invalid_model(node.describe() + ": value must hold exactly one element");
-  return *t;
-}
 
 Status constant_of_shape_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor value, fill_value(ctx.node()));

@@ -32,6 +32,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_compare_select_kernels(t);
     cpu::add_cast_kernels(t);
     cpu::add_pad_kernels(t);
+    cpu::add_fill_kernels(t);
     return t;
   }();
   return kernels;
