@@ -3,7 +3,7 @@
 
 namespace kiln::ir {
 
-TensorType type_of(const Value& value) {
+TensorType type_of(const kiln::Value& value) {
   switch (value.kind()) {
     case Value::Kind::kTensor: return TensorType{value.tensor().dtype(), Shape::from_static(value.tensor().shape())};
     case Value::Kind::kSequence: return TensorType::sequence_of(TensorType{value.element_dtype()});

@@ -7,6 +7,6 @@
 
 namespace kiln::ir {
 
-TensorType type_of(const Value& value);
+TensorType type_of(const kiln::Value& value);
 
 }  // namespace kiln::ir

@@ -1,6 +1,7 @@
-// Control flow: If, Loop and Scan. Their bodies run eagerly through run_subgraph, once per branch
-// or iteration; output shapes depend on the branch taken or the trip count, so their kernels
-// allocate their outputs (OpDef::kernel_allocates_outputs) and the rules give what the bodies declare.
+// Control flow: If, Loop and Scan. Their bodies run through the context's body runner, once per
+// branch or iteration: run_subgraph node by node on cpu_ref, plans of the policy's providers on
+// cpu. Output shapes depend on the branch taken or the trip count, so their kernels allocate their
+// outputs (OpDef::kernel_allocates_outputs) and the rules give what the bodies declare.
 #include <algorithm>
 #include <limits>
 
@@ -70,7 +71,7 @@ Status if_kernel(KernelContext& ctx) {
     return ctx.error("cond must be a single bool");
   const bool take_then = cond->data<bool>()[0];
   KILN_ASSIGN_OR_RETURN(const ir::Graph* branch, subgraph_attribute(ctx.node(), take_then ? "then_branch" : "else_branch"));
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, run_subgraph(*branch, {}, ctx.scope()));
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, ctx.run_body(*branch, {}));
   for (size_t i = 0; i < ctx.output_count(); ++i) KILN_RETURN_IF_ERROR(ctx.set_output(i, std::move(results[i])));
   return Status::ok();
 }
@@ -128,7 +129,7 @@ Status loop_kernel(KernelContext& ctx) {
     std::vector<Value> body_inputs = {Tensor::from_vector<int64_t>(DType::kInt64, {}, {i}),
                                       Tensor::from_vector<bool>(DType::kBool, {}, {cond})};
     body_inputs.insert(body_inputs.end(), state.begin(), state.end());
-    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, run_subgraph(*body, body_inputs, ctx.scope()));
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_body(*body, body_inputs));
     const Tensor& cond_out = out[0].tensor();
     if (!out[0].is_tensor() || cond_out.dtype() != DType::kBool || cond_out.element_count() != 1)
       return ctx.error("body's cond output must be a single bool");
@@ -201,7 +202,7 @@ Status scan_once(const ir::Graph& body, const ScanLayout& l, std::vector<Tensor>
     std::vector<Value> body_inputs(states.begin(), states.end());
     for (size_t j = 0; j < l.scan_inputs; ++j)
       body_inputs.push_back(take_along(scan_inputs[j], axes[j], l.input_directions[j] ? length - 1 - t : t));
-    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, run_subgraph(body, body_inputs, ctx.scope()));
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_body(body, body_inputs));
     for (const Value& v : out)
       if (!v.is_tensor()) return ctx.error("Scan bodies must produce tensors");
     for (size_t k = 0; k < l.states; ++k) states[k] = out[k].tensor();

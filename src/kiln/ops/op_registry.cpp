@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kiln/ops/op_families.h"
+#include "kiln/ops/subgraph_runner.h"
 
 namespace kiln::ops {
 
@@ -13,6 +14,10 @@ KernelContext::KernelContext(const ir::Node& node, std::vector<const Value*> inp
     : node_(node), input_values_(std::move(inputs)), output_values_(std::move(outputs)), scope_(scope) {
   for (const Value* v : input_values_) inputs_.push_back(v && v->is_tensor() ? &v->tensor() : nullptr);
   for (Value* v : output_values_) outputs_.push_back(v ? &v->tensor() : nullptr);
+}
+
+Result<std::vector<Value>> KernelContext::run_body(const ir::Graph& body, const std::vector<Value>& inputs) const {
+  return body_runner_ ? (*body_runner_)(body, inputs, scope()) : run_subgraph(body, inputs, scope());
 }
 
 Status KernelContext::set_output(size_t i, Value value) const {

@@ -55,6 +55,12 @@ class InferenceContext {
 // Values visible by name to the subgraphs of a node (If/Loop/Scan bodies read enclosing values).
 using ValueScope = std::map<std::string, const Value*>;
 
+// Runs a body of a control-flow node on `inputs` (bound by position), reading enclosing values
+// from `scope`; returns the body's outputs. The reference runs bodies node by node (run_subgraph);
+// a provider may run them through plans of the policy's providers.
+using SubgraphRunner =
+    std::function<Result<std::vector<Value>>(const ir::Graph& body, const std::vector<Value>& inputs, const ValueScope& scope)>;
+
 // What a kernel sees: input tensors (nullptr for omitted optional inputs) and output tensors already
 // allocated with the shapes the rule inferred for these inputs. Kernels never allocate outputs,
 // except those of ops declared with OpDef::kernel_allocates_outputs, which assign their outputs
@@ -88,6 +94,9 @@ class KernelContext {
     static const ValueScope kEmpty;
     return scope_ ? *scope_ : kEmpty;
   }
+  // Runs one of the node's bodies with the runner set for this run, else the reference's.
+  Result<std::vector<Value>> run_body(const ir::Graph& body, const std::vector<Value>& inputs) const;
+  void set_body_runner(const SubgraphRunner* runner) { body_runner_ = runner; }
 
   Status error(const std::string& message) const { return invalid_argument(node_.describe() + ": " + message); }
 
@@ -98,6 +107,7 @@ class KernelContext {
   std::vector<const Value*> input_values_;
   std::vector<Value*> output_values_;
   const ValueScope* scope_;
+  const SubgraphRunner* body_runner_ = nullptr;
 };
 
 using ShapeRule = std::function<Status(InferenceContext&)>;

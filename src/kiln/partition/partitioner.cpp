@@ -88,6 +88,20 @@ Result<PartitionMap> partition_graph(const ir::Graph& graph, const FallbackPolic
   map.policy = policy.describe();
   map.placement = policy;
   for (const auto& node : graph.nodes()) {
+    // A control-flow node's bodies are placed under the same policy first: a body node no
+    // provider may run refuses the whole node, naming it.
+    Status bodies = Status::ok();
+    ir::for_each_subgraph(*node, [&](ir::Graph& body) {
+      if (!bodies.is_ok()) return;
+      Result<PartitionMap> placed = partition_graph(body, policy, available);
+      if (!placed.is_ok()) {
+        bodies = placed.status().with_context(node->describe() + " subgraph '" + body.name() + "'");
+        return;
+      }
+      for (Assignment& a : placed.value().assignments) map.body_assignments.push_back(std::move(a));
+      for (Assignment& a : placed.value().body_assignments) map.body_assignments.push_back(std::move(a));
+    });
+    KILN_RETURN_IF_ERROR(bodies);
     Assignment a;
     a.node = node.get();
     a.node_name = node->name;

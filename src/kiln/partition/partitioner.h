@@ -40,6 +40,9 @@ struct PartitionMap {
   std::string policy;
   FallbackPolicy placement;  // the policy itself: a plan may re-place a node by it (late declines)
   std::vector<Assignment> assignments;  // one per node, in graph order
+  // The nodes of control-flow bodies (at any depth), placed under the same policy; a body runs on
+  // them when a fast provider holds its control-flow node (runtime/body_plans.h).
+  std::vector<Assignment> body_assignments;
   std::vector<Partition> partitions;
   int64_t fallback_nodes = 0;
   int64_t boundary_edges = 0;  // values produced on one provider and read on another

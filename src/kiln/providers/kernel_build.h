@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/op_registry.h"
 #include "kiln/status.h"
 
 namespace kiln::codegen {
@@ -90,6 +91,11 @@ class KernelBuild {
   // having taken it packed (another provider, or a kernel that wants another layout here).
   Status check_packed_only_readers(const ir::Graph& graph) const;
 
+  // How the plan runs the bodies of its control-flow nodes: through plans of the policy's
+  // providers (runtime/body_plans.h), set by the plan builder; empty in a bare build.
+  void set_body_runner(ops::SubgraphRunner runner) { body_runner_ = std::move(runner); }
+  const ops::SubgraphRunner& body_runner() const { return body_runner_; }
+
   // The tuner that chooses among a kernel's candidates (tuning.h); null: providers' heuristics.
   void set_tuner(std::shared_ptr<Tuner> tuner) { tuner_ = std::move(tuner); }
   Tuner* tuner() const { return tuner_.get(); }
@@ -123,6 +129,7 @@ class KernelBuild {
   std::set<std::string> in_place_candidates_;
   std::shared_ptr<InPlaceLedger> ledger_;
   std::shared_ptr<codegen::ModuleBuilder> generated_;
+  ops::SubgraphRunner body_runner_;
   std::shared_ptr<Tuner> tuner_;
   bool generated_allowed_ = true;
 };

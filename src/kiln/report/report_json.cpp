@@ -64,13 +64,16 @@ json partition_json(const partition::PartitionMap& p) {
     for (const auto& d : a.declined)
       declined.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", d.provider}, {"reason", d.reason}});
   }
+  json body_nodes = json::array();
+  for (const auto& a : p.body_assignments)
+    body_nodes.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", a.provider}, {"fallback", a.fallback}});
   json parts = json::array();
   for (const auto& part : p.partitions)
     parts.push_back({{"provider", part.provider}, {"first_node", part.first_node}, {"nodes", part.node_count}});
   json late = json::array();
   for (const auto& d : p.late_declines)
     late.push_back({{"node", d.node}, {"op", d.op_type}, {"provider", d.provider}, {"reason", d.reason}, {"placed_on", d.placed_on}});
-  return {{"policy", p.policy},          {"nodes", nodes},          {"late_declines", late},
+  return {{"policy", p.policy},          {"nodes", nodes},          {"body_nodes", body_nodes}, {"late_declines", late},
           {"declined", declined},        {"partitions", parts},
           {"fallback_nodes", p.fallback_nodes}, {"fallback_share", p.fallback_share()},
           {"flops", p.total_flops}, {"fallback_flops", p.fallback_flops}, {"fallback_flops_share", p.fallback_flops_share()},

@@ -1,6 +1,8 @@
 // Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
 #include "kiln/runtime/execution_plan.h"
 
+#include "kiln/runtime/body_plans.h"
+
 
 #include <algorithm>
 
@@ -209,6 +211,8 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
                                                   providers::KernelBuild kernel_build) {
   auto plan = std::make_unique<ExecutionPlan>();
   plan->kernel_build = std::move(kernel_build);
+  if (!plan->kernel_build.body_runner())
+    plan->kernel_build.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(partition.placement, providers, registry)));
   plan->graph = compiled.clone();
   plan->input_shapes = input_shapes;
   KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes));

@@ -33,6 +33,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_cast_kernels(t);
     cpu::add_pad_kernels(t);
     cpu::add_fill_kernels(t);
+    cpu::add_control_flow_kernels(t);
     return t;
   }();
   return kernels;

@@ -1,0 +1,57 @@
+// BodyPlans: how a plan runs the bodies of its control-flow nodes (If branches, Loop and Scan
+// bodies) when a fast provider holds the node: each body is compiled like a graph of its own
+// (the values it reads from enclosing scopes become extra inputs), placed under the session's
+// fallback policy and planned per input-shape signature, so its convolutions and products run on
+// the same providers as the main graph's. Plans are kept per body and shapes (a bounded number);
+// each has its own executor, so nested bodies run while their enclosing one does.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/op_registry.h"
+#include "kiln/partition/partitioner.h"
+#include "kiln/runtime/execution_plan.h"
+#include "kiln/runtime/executor.h"
+
+namespace kiln::runtime {
+
+class BodyPlans {
+ public:
+  BodyPlans(partition::FallbackPolicy policy, partition::ProviderList providers, const ops::OpRegistry& registry)
+      : policy_(std::move(policy)), providers_(std::move(providers)), registry_(registry) {}
+
+  // Runs `body` on `inputs` (by position), reading the values it captures from `scope`.
+  Result<std::vector<Value>> run(const ir::Graph& body, const std::vector<Value>& inputs, const ops::ValueScope& scope);
+
+  // A runner for KernelBuild::set_body_runner sharing ownership of `plans`.
+  static ops::SubgraphRunner runner(std::shared_ptr<BodyPlans> plans);
+
+ private:
+  // A body as a graph of its own: its inputs, then the enclosing values it reads, by name.
+  struct Compiled {
+    std::unique_ptr<ir::Graph> graph;
+    std::vector<std::string> captured;
+    partition::PartitionMap placed;
+  };
+  struct Planned {
+    std::unique_ptr<ExecutionPlan> plan;
+    Executor executor;
+  };
+  static constexpr size_t kMaxPlansPerBody = 16;
+
+  Result<Compiled*> compiled(const ir::Graph& body, const ops::ValueScope& scope);
+
+  partition::FallbackPolicy policy_;
+  partition::ProviderList providers_;
+  const ops::OpRegistry& registry_;
+  std::mutex mutex_;
+  std::map<const ir::Graph*, Compiled> bodies_;
+  std::map<std::pair<const ir::Graph*, std::vector<std::vector<int64_t>>>, std::unique_ptr<Planned>> plans_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,140 @@
+// Tests of control flow on the cpu provider: bodies placed under the session's policy (the report's
+// partition.body_nodes), planned and run through BodyPlans, with the reference's results; a body
+// node no allowed provider runs refuses the model, naming it.
+#include "kiln/runtime/body_plans.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/session.h"
+#include "support/model_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+constexpr int kBool = onnx::TensorProto::BOOL;
+constexpr int kInt64 = onnx::TensorProto::INT64;
+
+onnx::GraphProto* body(onnx::NodeProto& node, const std::string& attribute) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(attribute);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(node.name() + "_" + attribute);
+  return a->mutable_g();
+}
+
+void typed(onnx::ValueInfoProto* v, const std::string& name, int elem_type, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem_type);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(g->name() + "/" + output);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+}
+
+// y = If(c) then Relu(MatMul(x, w)) else `op`(x): w is an initializer of the main graph.
+std::string if_model(const ScratchDir& dir, const std::string& else_op) {
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}}).input("c", kBool, {});
+  b.output("y", kFloat, {int64_t{2}, int64_t{3}});
+  b.float_initializer("w", {3, 3}, {1, 0, 0, 0, -1, 0, 0, 0, 2});
+  onnx::NodeProto& node = b.node("If", {"c"}, {"y"}, "choose");
+  onnx::GraphProto* then_branch = body(node, "then_branch");
+  add(then_branch, "MatMul", {"x", "w"}, "product");
+  add(then_branch, "Relu", {"product"}, "positive");
+  typed(then_branch->add_output(), "positive", kFloat, {2, 3});
+  onnx::GraphProto* else_branch = body(node, "else_branch");
+  add(else_branch, else_op, {"x"}, "other");
+  typed(else_branch->add_output(), "other", kFloat, {2, 3});
+  return b.save(dir.file("if_" + else_op + ".onnx"));
+}
+
+Tensor flag(bool v) { return Tensor::from_vector<bool>(DType::kBool, {}, {v}); }
+
+std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count()); }
+
+TEST(BodyPlans, IfBranchesRunOnCpuWithTheReferenceResults) {
+  ScratchDir dir("body_plans");
+  const std::string model = if_model(dir, "Neg");
+  auto session = Session::load(model, SessionOptions{});
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {2, 3}, {1, 2, 3, -4, -5, 6});
+  auto taken = session.value()->run({{"x", x}, {"c", flag(true)}});
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  EXPECT_EQ(values(taken.value().at("y")), (std::vector<float>{1, 0, 6, 0, 5, 12}));
+  auto other = session.value()->run({{"x", x}, {"c", flag(false)}});
+  ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+  EXPECT_EQ(values(other.value().at("y")), (std::vector<float>{-1, -2, -3, 4, 5, -6}));
+  const nlohmann::json partition = nlohmann::json::parse(session.value()->report_json())["partition"];
+  ASSERT_EQ(partition["nodes"].size(), 1u);
+  EXPECT_EQ(partition["nodes"][0]["provider"], "cpu");
+  ASSERT_EQ(partition["body_nodes"].size(), 3u) << partition["body_nodes"];
+  for (const auto& n : partition["body_nodes"]) EXPECT_EQ(n["provider"], "cpu") << n;
+}
+
+TEST(BodyPlans, ABodyNodeNoAllowedProviderRunsRefusesTheModelNamingIt) {
+  ScratchDir dir("body_plans");
+  const std::string model = if_model(dir, "Sin");
+  auto refused = Session::load(model, SessionOptions{});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupportedOperator);
+  EXPECT_NE(refused.status().message().find("choose_else_branch/other"), std::string::npos) << refused.status().message();
+  SessionOptions fallback;
+  fallback.allow_fallback = {"cpu_ref"};
+  auto session = Session::load(model, fallback);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 3}, {0, 0, 0, 0, 0, 0})}, {"c", flag(false)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(values(out.value().at("y")), (std::vector<float>(6, 0.0f)));
+  const nlohmann::json bodies = nlohmann::json::parse(session.value()->report_json())["partition"]["body_nodes"];
+  bool sin_on_reference = false;
+  for (const auto& n : bodies) sin_on_reference = sin_on_reference || (n["op"] == "Sin" && n["provider"] == "cpu_ref" && n["fallback"]);
+  EXPECT_TRUE(sin_on_reference) << bodies;
+}
+
+// y = x; repeat 3 times: y = MatMul(y, w) + 1. The body reads w from the main graph, and each
+// iteration's plan is the one planned for the first (same shapes).
+TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
+  ScratchDir dir("body_plans");
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{1}, int64_t{2}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{2}});
+  b.float_initializer("w", {2, 2}, {0, 1, 1, 0});
+  b.float_initializer("one", {}, {1});
+  onnx::TensorProto* trips = b.graph().add_initializer();
+  trips->set_name("trips");
+  trips->set_data_type(kInt64);
+  trips->add_int64_data(3);
+  onnx::NodeProto& loop = b.node("Loop", {"trips", "", "x"}, {"y"}, "repeat");
+  onnx::GraphProto* g = body(loop, "body");
+  typed(g->add_input(), "i", kInt64, {});
+  typed(g->add_input(), "cond_in", kBool, {});
+  typed(g->add_input(), "y_in", kFloat, {1, 2});
+  add(g, "Identity", {"cond_in"}, "cond_out");
+  add(g, "MatMul", {"y_in", "w"}, "swapped");
+  add(g, "Add", {"swapped", "one"}, "y_out");
+  typed(g->add_output(), "cond_out", kBool, {});
+  typed(g->add_output(), "y_out", kFloat, {1, 2});
+  auto session = Session::load(b.save(dir.file("loop.onnx")), SessionOptions{});
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 2}, {10, 20})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  // (10, 20) -> (21, 11) -> (12, 22) -> (23, 13)
+  EXPECT_EQ(values(out.value().at("y")), (std::vector<float>{23, 13}));
+  const nlohmann::json partition = nlohmann::json::parse(session.value()->report_json())["partition"];
+  EXPECT_EQ(partition["nodes"][0]["provider"], "cpu");
+  for (const auto& n : partition["body_nodes"]) EXPECT_EQ(n["provider"], "cpu") << n;
+}
+
+}  // namespace
+}  // namespace kiln
