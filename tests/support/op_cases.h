@@ -96,6 +96,13 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
                     {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
   cases.push_back({"Slice", 13, {{DType::kFloat, {3, 8}}, {DType::kInt64, {1}, true, {1}}, {DType::kInt64, {1}, true, {2}}}});
+  // Slices Kiln copies itself: arguments computed by the graph, negative steps, other dtypes.
+  cases.push_back({"Slice", 13, {{DType::kFloat, {4, 9, 5}}, {DType::kInt64, {2}, false, {1, -2}}, {DType::kInt64, {2}, false, {4, -9}},
+                                 {DType::kInt64, {2}, false, {0, 1}}, {DType::kInt64, {2}, false, {1, -3}}}});
+  cases.push_back({"Slice", 13, {{DType::kInt64, {6, 7}}, {DType::kInt64, {1}, true, {5}}, {DType::kInt64, {1}, true, {-100}},
+                                 {DType::kInt64, {1}, true, {0}}, {DType::kInt64, {1}, true, {-2}}}});
+  cases.push_back({"Slice", 13, {{DType::kFloat, {2, 64, 40, 40}}, {DType::kInt64, {1}, false, {3}}, {DType::kInt64, {1}, false, {60}},
+                                 {DType::kInt64, {1}, false, {1}}}});
   // kiln.Attention: scale only; bool mask [B,1,1,T]; additive bias [S,T]; 3-d with V of other width.
   cases.push_back({"kiln.Attention", 1,
                    {{DType::kFloat, {2, 3, 7, 8}}, {DType::kFloat, {2, 3, 8, 7}}, {DType::kFloat, {2, 3, 7, 8}}},
@@ -260,6 +267,9 @@ inline std::vector<OpCase> standard_op_cases() {
   // Clip whose bounds the graph computes (no constant for oneDNN): both bounds, then a minimum only.
   cases.push_back({"Clip", 13, {{DType::kFloat, {2, 3, 17}}, {DType::kFloat, {}, false, {-0.3}}, {DType::kFloat, {}, false, {0.4}}}});
   cases.push_back({"Clip", 13, {{DType::kFloat, {1, 64, 32, 32}}, {DType::kFloat, {}, false, {0.1}}}});
+  // Pow with an exponent tensor (no constant for oneDNN): float, and an integer base.
+  cases.push_back({"Pow", 15, {{DType::kFloat, {2, 3, 5}, false, small_ints(30, 7)}, {DType::kFloat, {5}, false, {0, 1, 2, 3, -1}}}});
+  cases.push_back({"Pow", 15, {{DType::kInt64, {3, 4}, false, small_ints(12, 5)}, {DType::kInt64, {4}, false, {0, 1, 2, 5}}}});
   for (const char* op : {"And", "Or", "Xor"}) cases.push_back({op, 7, {{DType::kBool, {2, 3, 4}}, {DType::kBool, {3, 1}}}});
   cases.push_back({"Not", 1, {{DType::kBool, {7, 9}}}});
   cases.push_back({"Where", 16, {{DType::kBool, {2, 1, 4}}, {DType::kFloat, {3, 1}}, {DType::kFloat, {2, 3, 4}}}});

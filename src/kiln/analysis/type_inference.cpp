@@ -87,6 +87,8 @@ ir::TensorType body_input_type(const ir::Node& node, size_t i) {
   return {};
 }
 
+constexpr int64_t kCopiedConstantBytes = 4096;
+
 // Types inside the node's subgraphs first (the node's rule reads its bodies' output types): values
 // a subgraph reads from the enclosing scopes take their types and known values from there. A name
 // only a nested subgraph reads has no value here: that subgraph takes it in its turn.
@@ -103,6 +105,10 @@ Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const KnownVa
       const ir::Value* outer = enclosing.find_value_in_scope(name);
       if (!captured || !outer) continue;
       if (outer->type.is_known()) captured->type = outer->type;
+      // A small enclosing constant (axes, shapes, exponents) becomes the body's own copy, so the
+      // body's kernels take it as a constant; weights stay read from the enclosing scope.
+      if (outer->is_constant() && !captured->is_constant() && outer->initializer->byte_size() <= kCopiedConstantBytes)
+        captured->initializer = outer->initializer->clone();
       if (const Tensor* value = known.find(outer)) sub_known.set(captured, *value);
     }
     status = infer_graph(sub, registry, sub_known).with_context(node.describe() + " subgraph '" + sub.name() + "'");

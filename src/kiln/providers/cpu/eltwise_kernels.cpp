@@ -6,7 +6,7 @@
 // JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
 // broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
-// computed by the graph runs Kiln's own loop.
+// computed by the graph and Pow with an exponent tensor run Kiln's own loop.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -15,6 +15,7 @@
 #include "kiln/ops/activation.h"
 #include "kiln/ops/clip.h"
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/power.h"
 #include "kiln/providers/cpu/broadcast_copy.h"
 #include "kiln/providers/cpu/broadcast_loop.h"
 #include "kiln/providers/cpu/broadcast_view.h"
@@ -257,13 +258,42 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
   });
 }
 
+// Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own
+// loop over the broadcast, with the reference's element function for every base and exponent type.
+Capability pow_supports(const ir::Node& node) {
+  if (eltwise_spec(node)) return eltwise_supports(node);
+  if (node.opset_version < 7) return Capability::no("Pow-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
+  for (const ir::Value* v : {node.input(0), node.input(1)})
+    if (!v || !v->type.is_tensor() || !v->type.shape) return Capability::no("Pow of a value of unknown rank");
+  if (!ops::list_has(ops::PowBaseTypes{}, node.input(0)->type.dtype) || !ops::list_has(ops::NumericTypes{}, node.input(1)->type.dtype))
+    return Capability::no(std::string("Pow of ") + dtype_name(node.input(0)->type.dtype) + " to " + dtype_name(node.input(1)->type.dtype));
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_pow(const ir::Node& node) {
+  if (eltwise_spec(node)) return build_eltwise(node);
+  ops::Kernel kernel;
+  ops::dispatch<ops::PowBaseTypes>(node.input(0)->type.dtype, [&]<class X>() {
+    ops::dispatch<ops::NumericTypes>(node.input(1)->type.dtype, [&]<class Y>() {
+      kernel = [](ops::KernelContext& ctx) {
+        Tensor& z = *ctx.output(0);
+        broadcast_loop(z.data<X>(), z.shape(), [](X x, Y y) { return ops::store<X>(ops::power<X, Y>(ops::load(x), ops::load(y))); },
+                       Operand<X>{ctx.input(0)->data<X>(), ctx.input(0)->shape()}, Operand<Y>{ctx.input(1)->data<Y>(), ctx.input(1)->shape()});
+        return Status::ok();
+      };
+    });
+  });
+  return kernel;
+}
+
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
   table["kiln.ElementwiseChain"] = generated_or(node_only(chain_supports, build_chain));
   table["Clip"] = node_only(clip_supports, build_clip);
+  table["Pow"] = node_only(pow_supports, build_pow);
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
-                         "Neg", "Softplus", "Pow", "kiln.Gelu"})
+                         "Neg", "Softplus", "kiln.Gelu"})
     table[op] = node_only(eltwise_supports, build_eltwise);
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
 }

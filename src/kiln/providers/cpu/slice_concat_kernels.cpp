@@ -1,7 +1,9 @@
-// cpu kernels for Slice, Concat and Split. Slice with constant arguments and positive steps is a
-// oneDNN reorder that reads the input through the slice's offset and strides; Concat is oneDNN's
-// concat primitive along any axis; Split copies each output's block of every outer row with one
-// memcpy, the copies spread over OpenMP threads, for any fixed-size dtype.
+// cpu kernels for Slice, Concat and Split. Slice of float32 with constant arguments and positive
+// steps is a oneDNN reorder that reads the input through the slice's offset and strides; any other
+// Slice (arguments computed by the graph, negative steps, other dtypes) is Kiln's strided copy of
+// output rows over OpenMP threads, the view computed when it runs by the reference's own rule.
+// Concat is oneDNN's concat primitive along any axis; Split copies each output's block of every
+// outer row with one memcpy, the copies spread over OpenMP threads, for any fixed-size dtype.
 #include <cstring>
 
 #include "kiln/ops/data_movement.h"
@@ -20,18 +22,66 @@ std::vector<const Tensor*> slice_arguments(const ir::Node& node) {
   return args;
 }
 
-Capability slice_supports(const ir::Node& node) {
-  Capability c = float_tensors(node, {0});
-  if (!c.supported) return c;
+// Whether oneDNN's reorder runs the Slice: float32, constant arguments, positive steps.
+bool slice_by_reorder(const ir::Node& node) {
+  if (!float_tensors(node, {0}).supported) return false;
   for (size_t i = 1; i < node.inputs.size(); ++i)
-    if (node.inputs[i] && !constant_input(node, i)) return Capability::no("Slice with run-time starts, ends, axes or steps");
+    if (node.inputs[i] && !constant_input(node, i)) return false;
   if (const Tensor* steps = node.inputs.size() > 4 ? constant_input(node, 4) : nullptr)
     for (int64_t i = 0; i < steps->element_count(); ++i)
-      if (element_as_double(*steps, i) <= 0) return Capability::no("Slice with negative steps");
+      if (element_as_double(*steps, i) <= 0) return false;
+  return true;
+}
+
+Capability slice_supports(const ir::Node& node) {
+  const Capability c = fixed_size_tensor(node, 0);
+  if (!c.supported) return c;
+  if (!node.input(0)->type.shape) return Capability::no("Slice of a value of unknown rank");
   return Capability::yes();
 }
 
+// out[o] = in[base + sum(o_d * strides_d)], one output row of the innermost dim at a time.
+void strided_copy(const Tensor& in, const ops::StridedView& view, Tensor& out) {
+  const std::vector<int64_t>& shape = out.shape();
+  const int64_t element = static_cast<int64_t>(dtype_size(out.dtype()));
+  if (out.element_count() == 0) return;
+  if (shape.empty()) {
+    std::memcpy(out.raw_data(), static_cast<const char*>(in.raw_data()) + view.base * element, static_cast<size_t>(element));
+    return;
+  }
+  const size_t rank = shape.size();
+  const int64_t inner = shape[rank - 1], step = view.strides[rank - 1], rows = out.element_count() / inner;
+  const auto* src = static_cast<const char*>(in.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+#pragma omp parallel for schedule(static) if (out.byte_size() >= (1 << 16) && rows > 1)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = view.base;
+    for (int64_t rest = row, d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+      offset += (rest % shape[static_cast<size_t>(d)]) * view.strides[static_cast<size_t>(d)];
+      rest /= shape[static_cast<size_t>(d)];
+    }
+    char* o = dst + row * inner * element;
+    if (step == 1) {
+      std::memcpy(o, src + offset * element, static_cast<size_t>(inner * element));
+      continue;
+    }
+    for (int64_t j = 0; j < inner; ++j)
+      std::memcpy(o + j * element, src + (offset + j * step) * element, static_cast<size_t>(element));
+  }
+}
+
+Result<ops::Kernel> build_strided_slice() {
+  return ops::Kernel([](ops::KernelContext& ctx) -> Status {
+    std::vector<const Tensor*> args;
+    for (size_t i = 1; i < ctx.input_count(); ++i) args.push_back(ctx.input(i));
+    KILN_ASSIGN_OR_RETURN(const ops::StridedView view, ops::slice_view(ctx.node(), ctx.input(0)->shape(), args));
+    strided_copy(*ctx.input(0), view, *ctx.output(0));
+    return Status::ok();
+  });
+}
+
 Result<ops::Kernel> build_slice(const ir::Node& node) {
+  if (!slice_by_reorder(node)) return build_strided_slice();
   KILN_ASSIGN_OR_RETURN(const ops::StridedView view, ops::slice_view(node, input_dims(node, 0), slice_arguments(node)));
   const std::vector<int64_t> y = output_dims(node, 0);
   const memory::desc src = strided_desc(y, view.strides), dst = row_major_desc(y);
