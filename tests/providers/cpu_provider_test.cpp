@@ -27,11 +27,11 @@ const std::set<std::string> kAccelerated = {
     "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax",
     "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose",
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
-    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape"};
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape", "Pow", "LSTM"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
-                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow"};
+                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -140,7 +140,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("a sequence map: its body runs by the reference's subgraph runner", {"SequenceMap"});
   add("quantized arithmetic not yet on cpu",
       {"ConvInteger", "MatMulInteger", "QLinearConv", "QLinearMatMul", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"});
-  add("recurrent layers not yet on cpu", {"GRU", "LSTM", "RNN"});
+  add("recurrent layers not yet on cpu", {"GRU", "RNN"});
   add("normalizations not yet on cpu", {"InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});
   add("data movement not yet on cpu",

@@ -92,6 +92,7 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Concat", 13, {{DType::kFloat, {1, 3, 5, 4}}, {DType::kFloat, {1, 3, 5, 7}}, {DType::kFloat, {1, 3, 5, 1}}},
                    {{"axis", A::of_int(-1)}}});
   cases.push_back({"Concat", 13, {{DType::kFloat, {2, 16, 3, 3}}, {DType::kFloat, {2, 8, 3, 3}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"Concat", 13, {{DType::kInt64, {2, 3}}, {DType::kInt64, {2, 1}}, {DType::kInt64, {2, 4}}}, {{"axis", A::of_int(-1)}}});
   cases.push_back({"Slice", 13,
                    {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
                     {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
@@ -307,6 +308,22 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"ConstantOfShape", 9, {{DType::kInt64, {2}, true, {3, 5}}},
                    {{"value", A::of_tensor(Tensor::from_vector<int32_t>(DType::kInt32, {1}, {-3}))}}});
   cases.push_back({"ConstantOfShape", 9, {{DType::kInt64, {0}, true}}});
+  // LSTM on oneDNN: forward with biases and initial states, reverse without, bidirectional with
+  // its output regrouped, and weights computed by the graph (packed on each run).
+  const TensorSpec none{DType::kUndefined, {}};
+  cases.push_back({"LSTM", 14,
+                   {{DType::kFloat, {5, 2, 3}}, {DType::kFloat, {1, 16, 3}, true}, {DType::kFloat, {1, 16, 4}, true},
+                    {DType::kFloat, {1, 32}, true}, none, {DType::kFloat, {1, 2, 4}}, {DType::kFloat, {1, 2, 4}}},
+                   {{"hidden_size", A::of_int(4)}}, 3});
+  cases.push_back({"LSTM", 14, {{DType::kFloat, {4, 3, 5}}, {DType::kFloat, {1, 24, 5}, true}, {DType::kFloat, {1, 24, 6}, true}},
+                   {{"hidden_size", A::of_int(6)}, {"direction", A::of_string("reverse")}}, 3});
+  cases.push_back({"LSTM", 14,
+                   {{DType::kFloat, {3, 2, 4}}, {DType::kFloat, {2, 20, 4}, true}, {DType::kFloat, {2, 20, 5}, true},
+                    {DType::kFloat, {2, 40}, true}},
+                   {{"hidden_size", A::of_int(5)}, {"direction", A::of_string("bidirectional")}}, 3});
+  cases.push_back({"LSTM", 14,
+                   {{DType::kFloat, {2, 1, 3}}, {DType::kFloat, {1, 8, 3}}, {DType::kFloat, {1, 8, 2}}, {DType::kFloat, {1, 16}}},
+                   {{"hidden_size", A::of_int(2)}}, 3});
   return cases;
 }
 

@@ -59,7 +59,16 @@ Status if_infer(InferenceContext& ctx) {
     ir::TensorType t = then_branch->outputs[i]->type;
     const ir::TensorType& e = else_branch->outputs[i]->type;
     if (t.dtype == DType::kUndefined) t.dtype = e.dtype;
-    if (t.shape != e.shape) t.shape.reset();  // the branches disagree: known only at run time
+    // Where the branches disagree, known only at run time: the rank when theirs agree, each dim
+    // they agree on.
+    if (t.shape != e.shape) {
+      if (t.shape && e.shape && t.shape->rank() == e.shape->rank()) {
+        for (size_t d = 0; d < t.shape->rank(); ++d)
+          if (!((*t.shape)[d] == (*e.shape)[d])) t.shape->dims()[d] = ir::Dim::unknown();
+      } else {
+        t.shape.reset();
+      }
+    }
     ctx.set_output_type(i, t);
   }
   return Status::ok();

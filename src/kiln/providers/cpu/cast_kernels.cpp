@@ -10,8 +10,7 @@ namespace {
 Capability cast_supports(const ir::Node& node) {
   const ir::Value* in = node.input(0);
   const ir::Value* out = node.outputs.empty() ? nullptr : node.outputs[0];
-  if (!in || !out || !in->type.is_tensor() || !out->type.is_tensor() || !in->type.shape)
-    return Capability::no(node.op_type + " of a value of unknown rank");
+  if (!in || !out || !in->type.is_tensor() || !out->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
   for (const ir::Value* v : {in, out})
     if (!ops::list_has(ops::NumericOrBoolTypes{}, v->type.dtype))
       return Capability::no(node.op_type + " from or to " + dtype_name(v->type.dtype) + " (cpu casts numbers and bools)");

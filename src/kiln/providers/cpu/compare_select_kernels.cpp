@@ -10,15 +10,16 @@
 namespace kiln::providers::cpu {
 namespace {
 
-// Every input and output is a tensor of known rank; the first input's dtype is in List.
+// Every input and output is a tensor (of any rank: the loops read shapes when they run); the
+// first input's dtype is in List.
 template <class List>
 Capability typed_tensors(const ir::Node& node, size_t typed_input = 0) {
   if (node.opset_version < 7 && node.op_type != "Not")
     return Capability::no(node.op_type + "-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
   for (const ir::Value* v : node.inputs)
-    if (!v || !v->type.is_tensor() || !v->type.shape) return Capability::no(node.op_type + " of a value of unknown rank");
+    if (!v || !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
   for (const ir::Value* v : node.outputs)
-    if (v && (!v->type.is_tensor() || !v->type.shape)) return Capability::no(node.op_type + " of a value of unknown rank");
+    if (v && !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
   const DType d = node.input(typed_input)->type.dtype;
   if (!ops::list_has(List{}, d)) return Capability::no(node.op_type + " of " + dtype_name(d));
   return Capability::yes();

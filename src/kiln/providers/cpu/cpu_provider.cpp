@@ -34,6 +34,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_pad_kernels(t);
     cpu::add_fill_kernels(t);
     cpu::add_control_flow_kernels(t);
+    cpu::add_recurrent_kernels(t);
     return t;
   }();
   return kernels;

@@ -243,7 +243,9 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 // own loop reads them when it runs, through the reference's bounds and element function.
 Capability clip_supports(const ir::Node& node) {
   if (eltwise_spec(node)) return eltwise_supports(node);
-  return float_tensors(node, {0});
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.is_tensor() || x->type.dtype != DType::kFloat) return Capability::no("Clip of a value that is not float32");
+  return Capability::yes();
 }
 
 Result<ops::Kernel> build_clip(const ir::Node& node) {
@@ -264,7 +266,7 @@ Capability pow_supports(const ir::Node& node) {
   if (eltwise_spec(node)) return eltwise_supports(node);
   if (node.opset_version < 7) return Capability::no("Pow-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
   for (const ir::Value* v : {node.input(0), node.input(1)})
-    if (!v || !v->type.is_tensor() || !v->type.shape) return Capability::no("Pow of a value of unknown rank");
+    if (!v || !v->type.is_tensor()) return Capability::no("Pow of a value that is not a tensor");
   if (!ops::list_has(ops::PowBaseTypes{}, node.input(0)->type.dtype) || !ops::list_has(ops::NumericTypes{}, node.input(1)->type.dtype))
     return Capability::no(std::string("Pow of ") + dtype_name(node.input(0)->type.dtype) + " to " + dtype_name(node.input(1)->type.dtype));
   return Capability::yes();

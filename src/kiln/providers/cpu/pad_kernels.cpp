@@ -63,7 +63,7 @@ void pad_rows(const T* src, const std::vector<int64_t>& in_shape, T* dst, const 
 
 Capability pad_supports(const ir::Node& node) {
   const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor() || !x->type.shape) return Capability::no("Pad of a value of unknown rank");
+  if (!x || !x->type.is_tensor()) return Capability::no("Pad of a value that is not a tensor");
   if (!ops::list_has(ops::NumericOrBoolTypes{}, x->type.dtype)) return Capability::no(std::string("Pad of ") + dtype_name(x->type.dtype));
   if (!ops::pad_mode(node).is_ok()) return Capability::no("Pad mode '" + node.attr_string("mode") + "'");
   return Capability::yes();

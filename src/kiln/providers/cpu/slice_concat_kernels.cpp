@@ -2,7 +2,8 @@
 // steps is a oneDNN reorder that reads the input through the slice's offset and strides; any other
 // Slice (arguments computed by the graph, negative steps, other dtypes) is Kiln's strided copy of
 // output rows over OpenMP threads, the view computed when it runs by the reference's own rule.
-// Concat is oneDNN's concat primitive along any axis; Split copies each output's block of every
+// Concat is oneDNN's concat primitive along any axis for float32 of dims known at plan time, else
+// one memcpy per input and outer row; Split copies each output's block of every
 // outer row with one memcpy, the copies spread over OpenMP threads, for any fixed-size dtype.
 #include <cstring>
 
@@ -34,10 +35,7 @@ bool slice_by_reorder(const ir::Node& node) {
 }
 
 Capability slice_supports(const ir::Node& node) {
-  const Capability c = fixed_size_tensor(node, 0);
-  if (!c.supported) return c;
-  if (!node.input(0)->type.shape) return Capability::no("Slice of a value of unknown rank");
-  return Capability::yes();
+  return fixed_size_tensor(node, 0);
 }
 
 // out[o] = in[base + sum(o_d * strides_d)], one output row of the innermost dim at a time.
@@ -95,13 +93,56 @@ Result<ops::Kernel> build_slice(const ir::Node& node) {
                           });
 }
 
-Capability concat_supports(const ir::Node& node) {
+// Whether oneDNN's concat runs the node: float32 inputs of dims known when the plan is built.
+bool concat_by_primitive(const ir::Node& node) {
   std::vector<size_t> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(i);
-  return float_tensors(node, inputs);
+  if (!float_tensors(node, inputs).supported) return false;
+  for (const ir::Value* v : node.inputs)
+    if (!v->type.shape->is_static()) return false;
+  return true;
+}
+
+Capability concat_supports(const ir::Node& node) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Capability c = fixed_size_tensor(node, i);
+    if (!c.supported) return c;
+  }
+  return Capability::yes();
+}
+
+// Concat of other dtypes, or of shapes known only when it runs: each input's block of every outer
+// row is one memcpy, the copies spread over OpenMP threads.
+Result<ops::Kernel> build_copied_concat(const ir::Node& node) {
+  return ops::Kernel([given_axis = node.attr_int("axis", 0)](ops::KernelContext& ctx) -> Status {
+    Tensor& out = *ctx.output(0);
+    KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(given_axis, static_cast<int64_t>(out.rank())));
+    const auto a = static_cast<size_t>(axis);
+    const int64_t outer = ops::dims_product(out.shape(), 0, a), row = ops::dims_product(out.shape(), a, out.rank());
+    const int64_t element = static_cast<int64_t>(dtype_size(out.dtype()));
+    std::vector<int64_t> start, width;  // each input's bytes within an output row
+    for (size_t k = 0, sum = 0; k < ctx.input_count(); ++k) {
+      const Tensor& in = *ctx.input(k);
+      const int64_t w = outer == 0 ? 0 : in.element_count() / outer * element;
+      start.push_back(static_cast<int64_t>(sum));
+      width.push_back(w);
+      sum += static_cast<size_t>(w);
+    }
+    const auto pieces = static_cast<int64_t>(ctx.input_count()), copies = outer * pieces;
+#pragma omp parallel for schedule(static) if (out.byte_size() >= (1 << 16) && copies > 1)
+    for (int64_t c = 0; c < copies; ++c) {
+      const int64_t o = c / pieces;
+      const auto k = static_cast<size_t>(c % pieces);
+      if (width[k] == 0) continue;
+      std::memcpy(static_cast<char*>(out.raw_data()) + o * row * element + start[k],
+                  static_cast<const char*>(ctx.input(k)->raw_data()) + o * width[k], static_cast<size_t>(width[k]));
+    }
+    return Status::ok();
+  });
 }
 
 Result<ops::Kernel> build_concat(const ir::Node& node) {
+  if (!concat_by_primitive(node)) return build_copied_concat(node);
   const std::vector<int64_t> y = output_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", 0), static_cast<int64_t>(y.size())));
   std::vector<memory::desc> sources;
@@ -123,20 +164,14 @@ Result<ops::Kernel> build_concat(const ir::Node& node) {
                           });
 }
 
-Capability split_supports(const ir::Node& node) {
-  const Capability c = fixed_size_tensor(node, 0);
-  if (!c.supported) return c;
-  if (!node.input(0)->type.shape) return Capability::no("Split of a value of unknown rank");
-  return Capability::yes();
-}
+Capability split_supports(const ir::Node& node) { return fixed_size_tensor(node, 0); }
 
 // The pieces' sizes along the axis are the outputs' own (the plan's shapes); an omitted output
 // keeps its slot.
 Result<ops::Kernel> build_split(const ir::Node& node) {
-  const int64_t rank = static_cast<int64_t>(node.input(0)->type.shape->rank());
-  KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", 0), rank));
-  return ops::Kernel([axis](ops::KernelContext& ctx) -> Status {
+  return ops::Kernel([given_axis = node.attr_int("axis", 0)](ops::KernelContext& ctx) -> Status {
     const Tensor& in = *ctx.input(0);
+    KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(given_axis, static_cast<int64_t>(in.rank())));
     const std::vector<int64_t>& shape = in.shape();
     const auto a = static_cast<size_t>(axis);
     const int64_t outer = ops::dims_product(shape, 0, a), inner = ops::dims_product(shape, a + 1, shape.size());
