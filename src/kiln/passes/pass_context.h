@@ -30,6 +30,9 @@ struct PassContext {
   // The target runs a fused element-wise chain in one pass (the cpu provider): the
   // elementwise_chain_fusion pass builds them. Off for cpu_ref, whose chain kernel is step by step.
   bool elementwise_chains = false;
+  // The session's preferred provider has no float16 kernels and computes float16 ops in float32
+  // (the cpu provider): the half_in_float pass converts them before partition.
+  bool half_in_float = false;
   // Set when the passes lower a partitioned graph for one provider (the three fields above are its
   // preferences): whether that provider runs `node`, or this lowering made it. The
   // provider-specific passes (activation_layout, elementwise_chain_fusion, winograd_selection)

@@ -12,6 +12,7 @@
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/elementwise_chain_fusion.h"
 #include "kiln/passes/gelu_fusion.h"
+#include "kiln/passes/half_in_float.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/product_fusion.h"
@@ -26,6 +27,8 @@ const std::vector<PassInfo>& pass_table() {
   static const std::vector<PassInfo> table = {
       {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code, kGraphStage | kLoweringStage},
       {"identity_elimination", "bypass Identity and inference-mode Dropout", eliminate_identities},
+      {"half_in_float", "compute float16 ops in float32 for providers without float16 kernels (cast at the edges)",
+       compute_half_in_float},
       {"shape_folding", "replace Shape and Size of statically shaped values by constants", fold_shapes},
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",

@@ -50,6 +50,8 @@ struct GraphPreferences {
   bool winograd = false;
   // It runs a fused chain of element-wise ops in one pass.
   bool elementwise_chains = false;
+  // It has no float16 kernels: float16 ops compute in float32, cast at the edges (half_in_float).
+  bool half_in_float = false;
 };
 
 class Provider {

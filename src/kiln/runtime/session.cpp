@@ -21,6 +21,7 @@
 #include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
+#include "kiln/passes/half_in_float.h"
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/providers/tuning.h"
@@ -207,9 +208,14 @@ Status Session::Impl::analyse() {
 
 Status Session::Impl::optimise(ir::Graph& graph) {
   const auto start = std::chrono::steady_clock::now();
+  passes::PassContext ctx{ops::OpRegistry::global()};
+  ctx.half_in_float = providers.front()->graph_preferences().half_in_float;  // the policy's first choice
   if (rewrites()) {
-    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_table_stage(graph, passes::PassContext{ops::OpRegistry::global()},
-                                                                 passes::kGraphStage, pipeline_options()));
+    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_table_stage(graph, ctx, passes::kGraphStage, pipeline_options()));
+  } else {
+    // Eager mode (or --no-optimize) rewrites nothing, but a provider without float16 kernels
+    // cannot place float16 ops: their types are lowered all the same.
+    KILN_RETURN_IF_ERROR(passes::compute_half_in_float(graph, ctx).status());
   }
   report.nodes_after_passes = ir::count_nodes(graph);
   report.stages.passes_ms = ms_since(start);

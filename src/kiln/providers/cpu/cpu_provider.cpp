@@ -159,6 +159,7 @@ Result<std::shared_ptr<const Provider>> CpuProvider::create(const ProviderConfig
   preferences.activation_layouts = cpu::preferred_activation_layouts();
   preferences.winograd = cpu::has_winograd_convolutions();
   preferences.elementwise_chains = true;
+  preferences.half_in_float = true;
   std::shared_ptr<codegen::KernelGenerator> generator;
   if (!config.embedded_code.empty()) {
     generator = codegen::KernelGenerator::for_embedded(config.target.features, config.embedded_code);
