@@ -91,7 +91,8 @@ inline std::string compare_outputs(const Tensor& got, const Tensor& want, size_t
 }  // namespace detail
 
 // Runs `c` through `provider` (twice) and through cpu_ref on the same inputs (random from `seed`)
-// and compares every output. kDeclined when the provider's capability query refuses the node.
+// and compares every output. kDeclined when the provider's capability query refuses the node, or
+// its kernel cannot be built here (UnsupportedTarget, a late decline).
 // With `generator`, the provider's kernels are generated from loop IR where it can (jit mode).
 inline DifferentialResult check_against_reference(const providers::Provider& provider, const OpCase& c, uint64_t seed,
                                                   std::shared_ptr<codegen::KernelGenerator> generator = nullptr) {
@@ -134,6 +135,9 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   auto module = generator ? std::make_shared<codegen::ModuleBuilder>(generator) : nullptr;
   build.set_generated_module(module);
   auto kernel = provider.kernel_for(*node, build);
+  // A kernel the provider cannot build for these shapes on this target is a late decline, as in a
+  // plan (the policy's next provider takes the node).
+  if (!kernel.is_ok() && kernel.status().code() == StatusCode::kUnsupportedTarget) return {Verdict::kDeclined, kernel.status().to_string()};
   if (!kernel.is_ok()) return {Verdict::kMismatch, kernel.status().to_string()};
   if (module) {
     const Status built = module->build();

@@ -279,6 +279,19 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"PRelu", 16, {{DType::kFloat, {1, 64, 56, 56}}, {DType::kFloat, {64, 1, 1}, true}}});
   cases.push_back({"PRelu", 16, {{DType::kFloat, {3, 5}}, {DType::kFloat, {5}}}});
   cases.push_back({"PRelu", 16, {{DType::kInt32, {2, 5}, false, small_ints(10, 9)}, {DType::kInt32, {}, true, {3}}}});
+  // Dynamic quantization: the range and rounding of DynamicQuantizeLinear; ConvInteger with uint8
+  // and int8 weights, per-tensor and per-channel weight zero points, padding, strides and groups.
+  cases.push_back({"DynamicQuantizeLinear", 11, {{DType::kFloat, {2, 3, 17}}}, {}, 3});
+  cases.push_back({"DynamicQuantizeLinear", 11, {{DType::kFloat, {1, 64, 32, 32}}}, {}, 3});
+  cases.push_back({"ConvInteger", 10,
+                   {{DType::kUInt8, {1, 8, 9, 9}}, {DType::kUInt8, {16, 8, 3, 3}, true}, {DType::kUInt8, {}, false, {120}},
+                    {DType::kUInt8, {}, true, {135}}},
+                   {{"pads", A::of_ints({1, 1, 1, 1})}}});
+  cases.push_back({"ConvInteger", 10,
+                   {{DType::kUInt8, {2, 16, 11, 10}}, {DType::kUInt8, {16, 8, 3, 3}, true}, {DType::kUInt8, {}, false, {3}},
+                    {DType::kUInt8, {16}, true, {0, 255, 128, 7, 90, 200, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}},
+                   {{"group", A::of_int(2)}, {"strides", A::of_ints({2, 2})}, {"pads", A::of_ints({1, 0, 1, 1})}}});
+  cases.push_back({"ConvInteger", 10, {{DType::kUInt8, {1, 3, 7, 7}}, {DType::kInt8, {5, 3, 1, 1}, true}}});
   const auto cast = [&](DType from, DType to, std::vector<int64_t> shape, std::vector<double> values = {}) {
     cases.push_back({"Cast", 13, {{from, std::move(shape), false, std::move(values)}}, {{"to", A::of_int(static_cast<int64_t>(to))}}});
   };

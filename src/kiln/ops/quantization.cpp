@@ -11,6 +11,7 @@
 #include "kiln/ops/matmul.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/quantization.h"
 
 namespace kiln::ops {
 namespace {
@@ -21,11 +22,6 @@ using ScaleTypes = TypeList<float>;
 
 // ---- shared pieces ----
 
-// round_half_to_even(v) + zero_point, saturated into Q (NaN gives 0).
-template <class Q, class V>
-Q round_and_saturate(V v, int64_t zero_point) {
-  return saturating_cast<Q>(static_cast<double>(std::nearbyint(v)) + static_cast<double>(zero_point));
-}
 
 // An int8/uint8/int32 tensor's elements as int64 (zeros of `count` when the tensor is omitted).
 std::vector<int64_t> integer_values(const Tensor* t, int64_t count = 1) {
@@ -179,12 +175,11 @@ Status dynamic_quantize_kernel(KernelContext& ctx) {
     lo = std::min(lo, in[e]);
     hi = std::max(hi, in[e]);
   }
-  const float scale = (hi - lo) / 255.0f;
-  const uint8_t zero_point = round_and_saturate<uint8_t>(0.0f - lo / scale, 0);
+  const DynamicQuantization q = dynamic_quantization(lo, hi);
   uint8_t* out = ctx.output(0)->data<uint8_t>();
-  for (int64_t e = 0; e < n; ++e) out[e] = round_and_saturate<uint8_t>(in[e] / scale, zero_point);
-  if (Tensor* s = ctx.output(1)) *s->data<float>() = scale;
-  if (Tensor* z = ctx.output(2)) *z->data<uint8_t>() = zero_point;
+  for (int64_t e = 0; e < n; ++e) out[e] = q.quantize(in[e]);
+  if (Tensor* s = ctx.output(1)) *s->data<float>() = q.scale;
+  if (Tensor* z = ctx.output(2)) *z->data<uint8_t>() = q.zero_point;
   return Status::ok();
 }
 

@@ -47,6 +47,7 @@ void add_pad_kernels(CpuKernelTable& table);
 void add_fill_kernels(CpuKernelTable& table);
 void add_control_flow_kernels(CpuKernelTable& table);
 void add_recurrent_kernels(CpuKernelTable& table);
+void add_quantization_kernels(CpuKernelTable& table);
 
 // `library`, whose kernels are generated from loop IR instead when the build collects generated
 // kernels (jit mode) and the node has a lowering (generated_kernels.cpp).

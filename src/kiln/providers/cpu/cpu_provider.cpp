@@ -35,6 +35,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_fill_kernels(t);
     cpu::add_control_flow_kernels(t);
     cpu::add_recurrent_kernels(t);
+    cpu::add_quantization_kernels(t);
     return t;
   }();
   return kernels;
