@@ -143,6 +143,40 @@ TEST(ProductFusion, MatMulAbsorbsBiasResidualAndActivation) {
   EXPECT_EQ(fused.attr_string("activation"), "Tanh");
 }
 
+// A plain Gemm (transB, bias row) and its Relu: one FusedMatMul reading B transposed once and the
+// bias as a vector; a Gemm with alpha != 1 stays.
+TEST(ProductFusion, AGemmThatIsAPlainProductFusesLikeAMatMul) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 3}));
+  ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {4, 3}, ramp(12, 0.1f)));
+  ir::Value* c = g.add_constant("c", Tensor::from_vector<float>(DType::kFloat, {1, 4}, {1, 2, 3, 4}));
+  ir::Value* m = g.add_value("m", ir::make_type(DType::kFloat, {2, 4}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 4}));
+  g.inputs = {x};
+  g.add_node("Gemm", {x, w, c}, {m}, "gemm", "", 13)->attributes["transB"] = ir::Attribute::of_int(1);
+  g.add_node("Relu", {m}, {y}, "relu", "", 14);
+  g.outputs = {y};
+  const ir::Node* fused = fuse_to_one_node(g);
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(fused->domain + "." + fused->op_type, "kiln.FusedMatMul");
+  EXPECT_EQ(fused->source_nodes(), (std::vector<std::string>{"gemm", "relu"}));
+  const Tensor& weights = *fused->input(1)->initializer;
+  EXPECT_EQ(weights.shape(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(weights.data<float>()[1], w->initializer->data<float>()[3]);  // B^T[0][1] = B[1][0]
+  EXPECT_EQ(fused->input(2)->initializer->shape(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(fused->attr_string("activation"), "Relu");
+
+  ir::Graph scaled;
+  ir::Value* sx = scaled.add_value("x", ir::make_type(DType::kFloat, {2, 3}));
+  ir::Value* sw = scaled.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {3, 4}, ramp(12, 0.1f)));
+  ir::Value* sy = scaled.add_value("y", ir::make_type(DType::kFloat, {2, 4}));
+  scaled.inputs = {sx};
+  scaled.add_node("Gemm", {sx, sw}, {sy}, "gemm", "", 13)->attributes["alpha"] = ir::Attribute::of_float(0.5f);
+  scaled.outputs = {sy};
+  EXPECT_FALSE(fuse_products(scaled, PassContext{ops::OpRegistry::global()}).value());
+  EXPECT_EQ(scaled.nodes()[0]->op_type, "Gemm");
+}
+
 // Conv -> Add(residual) over [batch, 1, 3, 3]: a named batch fuses; an unknown dim may broadcast,
 // so it does not.
 TEST(ProductFusion, ResidualWithSymbolicBatchFusesOnlyWhenTheSymbolIsNamed) {

@@ -1,4 +1,5 @@
-// product_fusion: Conv | MatMul [+ bias] [+ Add residual] [+ activation] -> kiln.FusedConv | FusedMatMul.
+// product_fusion: Conv | MatMul | plain Gemm [+ bias] [+ Add residual] [+ activation] -> kiln.FusedConv |
+// FusedMatMul.
 #include "kiln/passes/product_fusion.h"
 
 #include <algorithm>
@@ -49,6 +50,43 @@ ir::Value* bias_operand(const ir::Node& add, const ir::Value* y) {
   return fits ? other : nullptr;
 }
 
+// A Gemm that is a plain product plus an optional bias (alpha = beta = 1, A not transposed, B a 2-D
+// float constant, C absent or one constant row of N values) becomes kiln.FusedMatMul(A, B, bias),
+// B transposed once when transB says so: its Relu or residual can then be folded in like a
+// MatMul's (the wake-word heads' Gemm -> Relu pairs).
+bool gemm_as_product(ir::Graph& graph, ir::Node& gemm) {
+  if (!is_onnx_op(gemm, "Gemm") || gemm.opset_version < 9 || gemm.attr_float("alpha", 1.0f) != 1.0f ||
+      gemm.attr_int("transA", 0) != 0 || (gemm.input(2) && gemm.attr_float("beta", 1.0f) != 1.0f))
+    return false;
+  const ir::Value* a = gemm.input(0);
+  const ir::Value* b = gemm.input(1);
+  const ir::Value* c = gemm.input(2);
+  if (!a || !b || !b->initializer || b->initializer->rank() != 2 || b->type.dtype != DType::kFloat || a->type.dtype != DType::kFloat)
+    return false;
+  const bool transposed = gemm.attr_int("transB", 0) != 0;
+  const Tensor& given = *b->initializer;
+  const int64_t n = transposed ? given.shape()[0] : given.shape()[1], k = transposed ? given.shape()[1] : given.shape()[0];
+  if (c && (!c->initializer || c->type.dtype != DType::kFloat || c->initializer->element_count() != n ||
+            (c->initializer->rank() == 2 && c->initializer->shape()[0] != 1) || c->initializer->rank() > 2))
+    return false;
+  ir::Value* weights = gemm.inputs[1];
+  if (transposed) {
+    Tensor t = Tensor::allocate(DType::kFloat, {k, n});
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) t.data<float>()[i * n + j] = given.data<float>()[j * k + i];
+    weights = graph.add_constant(graph.unique_name(b->name + "_t"), std::move(t));
+  }
+  ir::Value* bias = nullptr;
+  if (c) bias = c->initializer->rank() == 1 ? gemm.inputs[2] : graph.add_constant(graph.unique_name(c->name + "_row"), c->initializer->reshaped({n}));
+  gemm.origins = gemm.source_nodes();
+  gemm.op_type = "FusedMatMul";
+  gemm.domain = "kiln";
+  gemm.opset_version = 1;
+  gemm.attributes.clear();
+  gemm.inputs = {gemm.inputs[0], weights, bias};
+  return true;
+}
+
 // Makes `product` a fused node that writes `consumer`'s output, and removes `consumer`.
 void absorb(ir::Graph& graph, ir::Node& product, const ir::Node& consumer) {
   if (product.domain != "kiln") {
@@ -96,8 +134,10 @@ Result<bool> fuse_products(ir::Graph& graph, const PassContext&) {
   const std::set<std::string> captured = names_captured_by_subgraphs(graph);
   bool changed = false;
   std::vector<ir::Node*> products;
-  for (const auto& n : graph.nodes())
+  for (const auto& n : graph.nodes()) {
+    if (gemm_as_product(graph, *n)) changed = true;
     if (is_conv(*n) || is_matmul(*n)) products.push_back(n.get());
+  }
   for (ir::Node* product : products)
     while (fuse_next(graph, *product, captured)) changed = true;
   return finish_rewrite(graph, changed);
