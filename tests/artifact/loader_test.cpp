@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/io/file.h"
@@ -67,6 +69,22 @@ TEST(ArtifactLoading, RunsTheOnnxPathsKernelsToTheBit) {
   for (int64_t i = 0; i < a.element_count(); ++i) EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
   const auto report = nlohmann::json::parse(artifact_session.value()->report_json());
   EXPECT_TRUE(report["passes"].empty()) << "passes ran again on an optimised graph";
+}
+
+// An artifact compiled for given shapes of a symbolic model (not specialised) is planned at load for
+// those shapes, the ones its weights were packed for, not for the symbolic dims guessed as 1.
+TEST(ArtifactLoading, ItIsPlannedAtLoadForTheShapesItWasCompiledFor) {
+  ScratchDir dir("loader");
+  SessionOptions compile;
+  compile.input_shapes = {{"x", {6, 4}}};
+  auto session = Session::load(gemm_model(dir), compile);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("six.kiln")).is_ok());
+  auto loaded = Session::load(dir.file("six.kiln"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  const nlohmann::json report = nlohmann::json::parse(loaded.value()->report_json());
+  EXPECT_EQ(report["memory"]["input_shapes"], nlohmann::json::parse("[[6, 4]]")) << report["memory"];
+  EXPECT_TRUE(loaded.value()->run({{"x", random_tensor(DType::kFloat, {6, 4}, 1)}}).is_ok());
 }
 
 TEST(ArtifactLoading, TheSignaturePolicyIsEnforced) {

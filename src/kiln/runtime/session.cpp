@@ -570,12 +570,17 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   KILN_RETURN_IF_ERROR(impl->set_up_profile());
   KILN_RETURN_IF_ERROR(impl->reserve_profile_max());
   const std::map<std::string, int64_t> symbol_values = runtime::profile_defaults(options.shape_profile);
-  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, options.input_shapes, symbol_values));
+  // An artifact is planned at load for the shapes it was compiled for (its warm-up fixtures'),
+  // which its packed weights were packed for, unless shapes are given.
+  std::map<std::string, std::vector<int64_t>> planned_shapes = options.input_shapes;
+  if (planned_shapes.empty())
+    for (const auto& [name, fixture] : impl->warmup_inputs) planned_shapes[name] = fixture.shape();
+  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, planned_shapes, symbol_values));
   // A guessed dim (a symbolic one planned as 1) may not fit the model (a Conv window over a
   // 1-sample signal): then the first run plans for its real shapes, as ONNX Runtime does.
   const Status planned = impl->plan_for(impl->load_shapes).status();
   if (!planned.is_ok()) {
-    if (planned.code() != StatusCode::kInvalidModel || !runtime::has_guessed_dims(*impl->model.graph, options.input_shapes, symbol_values))
+    if (planned.code() != StatusCode::kInvalidModel || !runtime::has_guessed_dims(*impl->model.graph, planned_shapes, symbol_values))
       return planned;
     impl->report.execution.deferred_load_plan = planned.message();
   }
