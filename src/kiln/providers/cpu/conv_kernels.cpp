@@ -41,14 +41,6 @@ Capability conv_supports(const ir::Node& node) {
   return epilogue_supported(node);
 }
 
-// oneDNN's right padding for an output of `out` positions: the smallest non-negative value that
-// gives the same output size (ONNX pads past the last window are not read).
-int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t left) {
-  const int64_t extent = (kernel - 1) * dilation + 1;
-  const int64_t pad = (out - 1) * stride + extent - in - left;
-  return pad < 0 && pad + stride - 1 >= 0 ? 0 : pad;
-}
-
 // Everything a oneDNN convolution descriptor needs besides the activation layouts.
 struct ConvGeometry {
   memory::dims strides, dilations, pad_left, pad_right;

@@ -82,6 +82,12 @@ void reorder_into(dnnl::memory source, dnnl::memory target) {
 
 }  // namespace
 
+int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t left) {
+  const int64_t extent = (kernel - 1) * dilation + 1;
+  const int64_t pad = (out - 1) * stride + extent - in - left;
+  return pad < 0 && pad + stride - 1 >= 0 ? 0 : pad;
+}
+
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted) {
   dnnl::memory target(wanted, cpu_engine());
   reorder_into(source, target);

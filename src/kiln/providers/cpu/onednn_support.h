@@ -83,6 +83,10 @@ float* run_scratch_floats(size_t count);
 // The constant value of node input i (an initializer), or nullptr.
 const Tensor* constant_input(const ir::Node& node, size_t i);
 
+// oneDNN's right padding of a convolution axis for an output of `out` positions: the smallest
+// non-negative value that gives the same output size (ONNX pads past the last window are not read).
+int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t left);
+
 // Concrete dims of node input/output i (the plan specialises shapes before kernels are built).
 std::vector<int64_t> input_dims(const ir::Node& node, size_t i);
 std::vector<int64_t> output_dims(const ir::Node& node, size_t i);

@@ -112,11 +112,8 @@ Result<ops::Kernel> build_conv_integer(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1), y = output_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));
   memory::dims pad_right;
-  for (size_t i = 0; i < 2; ++i) {
-    const int64_t extent = (p.grid.kernel[i] - 1) * p.grid.dilations[i] + 1;
-    const int64_t pad = (y[i + 2] - 1) * p.grid.strides[i] + extent - x[i + 2] - p.grid.pads_begin[i];
-    pad_right.push_back(pad < 0 && pad + p.grid.strides[i] - 1 >= 0 ? 0 : pad);  // ONNX pads past the last window go unread
-  }
+  for (size_t i = 0; i < 2; ++i)
+    pad_right.push_back(right_padding(x[i + 2], y[i + 2], p.grid.kernel[i], p.grid.strides[i], p.grid.dilations[i], p.grid.pads_begin[i]));
   const int64_t groups = p.group, out_per_group = w[0] / groups, in_per_group = w[1];
   auto dims_of = [&](int64_t outputs) {
     return groups > 1 ? memory::dims{groups, outputs, in_per_group, w[2], w[3]} : memory::dims{outputs, in_per_group, w[2], w[3]};
