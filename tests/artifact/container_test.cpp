@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kiln/io/file.h"
+
 namespace kiln::artifact {
 namespace {
 
@@ -72,6 +74,28 @@ TEST(ArtifactContainer, ANewerFormatVersionIsAnUnsupportedTarget) {
   EXPECT_NE(decoded.status().message().find("format version " + std::to_string(kFormatVersion + 1)), std::string::npos);
   file[8] = 1;
   EXPECT_EQ(decode(file).status().code(), StatusCode::kUnsupportedTarget) << "the development format is not read";
+}
+
+// Files of the oldest format still read (2: plans without subgraphs) decode, their version kept
+// (a signature covers it); a header and manifest that disagree on the version are corrupt.
+TEST(ArtifactContainer, TheOldestReadFormatVersionIsStillRead) {
+  std::string file = small_artifact();
+  const size_t manifest_at = file.find("{\"");
+  const std::string newest = "\"format_version\":" + std::to_string(kFormatVersion);
+  const size_t field = file.find(newest, manifest_at);
+  ASSERT_NE(field, std::string::npos);
+  file.replace(field, newest.size(), "\"format_version\":" + std::to_string(kOldestReadFormatVersion));
+  const std::string disagreeing = file;
+  file[8] = static_cast<char>(kOldestReadFormatVersion);
+  const std::string hash = io::sha256_hex(std::string_view(file).substr(manifest_at)).value();
+  file.replace(48, hash.size(), hash);
+  auto decoded = decode(file);
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded.value().format_version, kOldestReadFormatVersion);
+  EXPECT_EQ(decoded.value().sections[1].bytes, "cat\ndog\n");
+  file[8] = static_cast<char>(kFormatVersion);
+  EXPECT_EQ(decode(file).status().code(), StatusCode::kIntegrityFailure) << "header and manifest disagree";
+  EXPECT_EQ(decode(disagreeing).status().code(), StatusCode::kIntegrityFailure);
 }
 
 TEST(ArtifactContainer, LargeSectionsAreHashedInChunksAndTheMessageNamesTheChunk) {

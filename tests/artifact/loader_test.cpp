@@ -1,7 +1,7 @@
 // Tests of loading .kiln artifacts through Session::load: the outputs of the ONNX path exactly,
 // the caller's signature policy enforced, every flipped byte and truncation of a signed artifact
 // refused before anything runs, the CPU features of the chosen kernels required of the target,
-// weights bound in the kernels' layouts, and graphs the format cannot hold refused when writing.
+// weights bound in the kernels' layouts, and control-flow bodies stored and run.
 #include "kiln/artifact/loader.h"
 
 #include <gtest/gtest.h>
@@ -254,30 +254,69 @@ TEST(ArtifactLoading, EveryByteFlippedAndEveryTruncationOfASignedArtifactIsCaugh
         << "truncated to " << size;
 }
 
-TEST(ArtifactLoading, GraphsWithSubgraphsAreRefusedWhenWriting) {
-  ScratchDir dir("loader");
-  ModelBuilder body;
-  body.output("out", kFloat, {int64_t{2}});
-  body.node("Neg", {"x"}, {"out"}, "neg_in_body");
+// y = If(c1, then: x * k (k a constant of the branch), else: If(c2, then: -x, else: |x| + s)),
+// the inner branches reading x and s two levels up.
+std::string nested_if_model(const ScratchDir& dir) {
+  const auto branch = [](const char* op, std::vector<std::string> inputs, const std::string& out) {
+    ModelBuilder body;
+    body.output(out, kFloat, {int64_t{3}});
+    body.node(op, inputs, {out}, std::string(op) + "_" + out);
+    return body;
+  };
+  const auto set_branches = [](onnx::NodeProto& node, const onnx::GraphProto& then_graph, const onnx::GraphProto& else_graph) {
+    for (const auto& [name, graph] : {std::pair{"then_branch", &then_graph}, std::pair{"else_branch", &else_graph}}) {
+      auto* a = node.add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = *graph;
+    }
+  };
+  ModelBuilder scaled = branch("Mul", {"x", "k"}, "scaled");
+  scaled.float_initializer("k", {3}, {2.0f, -3.0f, 0.5f});
+  ModelBuilder shifted;
+  shifted.output("shifted", kFloat, {int64_t{3}});
+  shifted.node("Abs", {"x"}, {"abs_x"}, "abs");
+  shifted.node("Add", {"abs_x", "s"}, {"shifted"}, "shift");
+  ModelBuilder inner = branch("Identity", {"inner_y"}, "chosen");
+  onnx::NodeProto& inner_if = inner.node("If", {"c2"}, {"inner_y"}, "inner_if");
+  set_branches(inner_if, branch("Neg", {"x"}, "negated").graph(), shifted.graph());
   ModelBuilder b;
-  b.input("cond", onnx::TensorProto::BOOL, {});
-  b.input("x", kFloat, {int64_t{2}});
-  b.output("y", kFloat, {int64_t{2}});
-  onnx::NodeProto& node = b.node("If", {"cond"}, {"y"}, "branch");
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = node.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    *a->mutable_g() = body.graph();
+  b.input("c1", onnx::TensorProto::BOOL, {});
+  b.input("c2", onnx::TensorProto::BOOL, {});
+  b.input("x", kFloat, {int64_t{3}});
+  b.output("y", kFloat, {int64_t{3}});
+  b.float_initializer("s", {3}, {10.0f, 20.0f, 30.0f});
+  set_branches(b.node("If", {"c1"}, {"y"}, "outer_if"), scaled.graph(), inner.graph());
+  return b.save(dir.file("if.onnx"));
+}
+
+// Control-flow bodies (nested, with constants of their own, reading values of enclosing graphs)
+// are stored in the plan and run from the artifact as from the ONNX file, on every branch.
+TEST(ArtifactLoading, ControlFlowBodiesAreStoredAndRunAsFromTheOnnxFile) {
+  ScratchDir dir("loader");
+  auto onnx_session = Session::load(nested_if_model(dir));
+  ASSERT_TRUE(onnx_session.is_ok()) << onnx_session.status().to_string();
+  ASSERT_TRUE(onnx_session.value()->write_artifact(dir.file("if.kiln")).is_ok());
+  auto artifact_session = Session::load(dir.file("if.kiln"));
+  ASSERT_TRUE(artifact_session.is_ok()) << artifact_session.status().to_string();
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {3}, {1.5f, -2.0f, 4.0f});
+  const std::vector<std::pair<bool, bool>> conditions = {{true, false}, {false, true}, {false, false}};
+  const std::vector<std::vector<float>> expected = {{3.0f, 6.0f, 2.0f}, {-1.5f, 2.0f, -4.0f}, {11.5f, 22.0f, 34.0f}};
+  for (size_t i = 0; i < conditions.size(); ++i) {
+    std::map<std::string, Tensor> inputs = {{"c1", Tensor::from_vector<bool>(DType::kBool, {}, {conditions[i].first})},
+                                            {"c2", Tensor::from_vector<bool>(DType::kBool, {}, {conditions[i].second})},
+                                            {"x", x}};
+    auto want = onnx_session.value()->run(inputs);
+    auto got = artifact_session.value()->run(inputs);
+    ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+    const Tensor& a = want.value().at("y");
+    const Tensor& b = got.value().at("y");
+    ASSERT_EQ(b.shape(), std::vector<int64_t>{3});
+    for (int64_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(a.data<float>()[k], expected[i][static_cast<size_t>(k)]) << i << " " << k;
+      EXPECT_EQ(b.data<float>()[k], expected[i][static_cast<size_t>(k)]) << i << " " << k;
+    }
   }
-  SessionOptions reference;
-  reference.providers = {"cpu_ref"};
-  auto session = Session::load(b.save(dir.file("if.onnx")), reference);
-  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-  const Status s = session.value()->write_artifact(dir.file("if.kiln"));
-  EXPECT_EQ(s.code(), StatusCode::kUnsupportedOperator);
-  EXPECT_NE(s.message().find("branch"), std::string::npos) << s.message();
-  EXPECT_FALSE(std::filesystem::exists(dir.file("if.kiln")));
 }
 
 }  // namespace

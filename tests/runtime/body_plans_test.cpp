@@ -102,6 +102,96 @@ TEST(BodyPlans, ABodyNodeNoAllowedProviderRunsRefusesTheModelNamingIt) {
   EXPECT_TRUE(sin_on_reference) << bodies;
 }
 
+// r = Relu(If(c) then Squeeze(x, 0) else Identity(x)), x of shape [N, 4], y = r flattened. With
+// `from_shape`, c is N == 1 (as exporters write for a batch of one), else the input `c`: r has no
+// rank known when the model loads.
+std::string rank_changing_if_model(const ScratchDir& dir, bool from_shape) {
+  ModelBuilder b(17);
+  b.input("x", kFloat, {std::string("N"), int64_t{4}});
+  if (!from_shape) b.input("c", kBool, {});
+  b.output("y", kFloat, {std::string("M")});
+  b.int64_initializer("zero", {}, {0}).int64_initializer("one", {}, {1}).int64_initializer("axes", {1}, {0});
+  b.int64_initializer("flat", {1}, {-1});
+  if (from_shape) {
+    b.node("Shape", {"x"}, {"shape"}, "shape");
+    b.node("Gather", {"shape", "zero"}, {"n"}, "batch");
+    b.node("Equal", {"n", "one"}, {"c"}, "single");
+  }
+  onnx::NodeProto& node = b.node("If", {"c"}, {"chosen"}, "choose");
+  onnx::GraphProto* then_branch = body(node, "then_branch");
+  then_branch->add_node()->CopyFrom([] {
+    onnx::NodeProto n;
+    n.set_op_type("Squeeze");
+    n.set_name("squeeze");
+    n.add_input("x");
+    n.add_input("axes");
+    n.add_output("squeezed");
+    return n;
+  }());
+  then_branch->add_output()->set_name("squeezed");
+  then_branch->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  onnx::GraphProto* else_branch = body(node, "else_branch");
+  add(else_branch, "Identity", {"x"}, "same");
+  else_branch->add_output()->set_name("same");
+  else_branch->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  b.node("Relu", {"chosen"}, {"r"}, "relu");
+  b.node("Reshape", {"r", "flat"}, {"y"}, "flatten");
+  return b.save(dir.file(from_shape ? "squeeze_if_shape.onnx" : "squeeze_if_input.onnx"));
+}
+
+// The Relu after a rank-changing If is placed on cpu before its rank is known (partition.nodes'
+// `deferred`); each plan knows the condition from its shapes, takes the branch's types, and
+// builds the cpu kernel for them.
+TEST(BodyPlans, NodesAfterAnIfOfShapeDerivedConditionRunOnCpuByDefault) {
+  ScratchDir dir("body_plans");
+  auto session = Session::load(rank_changing_if_model(dir, true), SessionOptions{});
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto one = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 4}, {-1, 2, -3, 4})}});
+  ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+  EXPECT_EQ(one.value().at("y").shape(), std::vector<int64_t>{4});
+  EXPECT_EQ(values(one.value().at("y")), (std::vector<float>{0, 2, 0, 4}));
+  auto two = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 4}, {-1, 2, -3, 4, 5, -6, 7, -8})}});
+  ASSERT_TRUE(two.is_ok()) << two.status().to_string();
+  EXPECT_EQ(two.value().at("y").shape(), std::vector<int64_t>{8});
+  EXPECT_EQ(values(two.value().at("y")), (std::vector<float>{0, 2, 0, 4, 5, 0, 7, 0}));
+  const nlohmann::json report = nlohmann::json::parse(session.value()->report_json());
+  bool relu_deferred = false;
+  for (const auto& n : report["partition"]["nodes"]) {
+    EXPECT_EQ(n["provider"], "cpu") << n;
+    if (n["op"] == "Relu") relu_deferred = n["deferred"].is_string();
+  }
+  EXPECT_TRUE(relu_deferred) << report["partition"]["nodes"];
+  EXPECT_TRUE(report["partition"]["late_declines"].empty()) << report["partition"]["late_declines"];
+}
+
+// When the condition is an input's value, the plan does not know the rank either: the cpu provider
+// declines then, naming the node (a classified error when the load plans, not a wrong result), and
+// an allowed fallback runs it (a late decline).
+TEST(BodyPlans, NodesAfterAnIfOfValueDerivedConditionNeedAProviderOfRunTimeShapes) {
+  ScratchDir dir("body_plans");
+  const std::string model = rank_changing_if_model(dir, false);
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {1, 4}, {-1, 2, -3, 4});
+  auto refused = Session::load(model, SessionOptions{});  // its load plans for N = 1
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupportedTarget) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("relu"), std::string::npos) << refused.status().message();
+  SessionOptions fallback;
+  fallback.allow_fallback = {"cpu_ref"};
+  auto session = Session::load(model, fallback);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto squeezed = session.value()->run({{"x", x}, {"c", flag(true)}});
+  ASSERT_TRUE(squeezed.is_ok()) << squeezed.status().to_string();
+  EXPECT_EQ(squeezed.value().at("y").shape(), std::vector<int64_t>{4});
+  EXPECT_EQ(values(squeezed.value().at("y")), (std::vector<float>{0, 2, 0, 4}));
+  auto kept = session.value()->run({{"x", x}, {"c", flag(false)}});
+  ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+  EXPECT_EQ(kept.value().at("y").shape(), std::vector<int64_t>{4});
+  const nlohmann::json late = nlohmann::json::parse(session.value()->report_json())["partition"]["late_declines"];
+  ASSERT_EQ(late.size(), 1u) << late;  // the flattening Reshape copies any rank on cpu
+  EXPECT_EQ(late[0]["node"], "relu");
+  EXPECT_EQ(late[0]["placed_on"], "cpu_ref");
+}
+
 // y = x; repeat 3 times: y = MatMul(y, w) + 1. The body reads w from the main graph, and each
 // iteration's plan is the one planned for the first (same shapes).
 TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {

@@ -59,6 +59,15 @@ class ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return *this;
   }
+  ModelBuilder& int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                  const std::vector<int64_t>& values) {
+    onnx::TensorProto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
 
   // Serialises the model to `path` and returns it.
   std::string save(const std::string& path) const {

@@ -251,6 +251,13 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"LogSoftmax", 13, {{DType::kFloat, {3, 37}}}});
   cases.push_back({"Softmax", 11, {{DType::kFloat, {2, 3, 5}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});
+  // Other dtypes move as words: 8-byte elements as two 32-bit lanes, 2- and 1-byte ones as bytes.
+  cases.push_back({"Transpose", 13, {{DType::kInt64, {3, 1, 4}, false, {5, -6, 7, 1ll << 40, 9, 10, -11, 12, 13, 14, 15, -16}}},
+                   {{"perm", A::of_ints({2, 0, 1})}}});
+  cases.push_back({"Transpose", 13, {{DType::kDouble, {4, 5}}}});
+  cases.push_back({"Transpose", 13, {{DType::kFloat16, {2, 3, 5}}}, {{"perm", A::of_ints({1, 2, 0})}}});
+  cases.push_back({"Transpose", 13, {{DType::kBool, {6, 7}}}});
+  cases.push_back({"Transpose", 13, {{DType::kInt32, {2, 1, 3, 2, 2, 3}}}, {{"perm", A::of_ints({5, 3, 1, 0, 2, 4})}}});
   // Comparisons, logic, Where, PRelu, Cast, Pad and Split over several dtypes, broadcasts both
   // ways, and tensors large enough to be spread over threads. Small integers make ties.
   const auto small_ints = [](size_t n, int modulo) {

@@ -89,14 +89,26 @@ ir::TensorType body_input_type(const ir::Node& node, size_t i) {
 
 constexpr int64_t kCopiedConstantBytes = 4096;
 
+// The branch an If whose condition is known will not run, or null.
+const ir::Graph* untaken_branch(const ir::Node& node, const KnownValues& known) {
+  if (node.op_type != "If" || !node.domain.empty()) return nullptr;
+  const Tensor* cond = known.find(node.input(0));
+  if (!cond || cond->dtype() != DType::kBool || cond->element_count() != 1) return nullptr;
+  const auto branch = node.attributes.find(cond->data<bool>()[0] ? "else_branch" : "then_branch");
+  return branch == node.attributes.end() ? nullptr : branch->second.g.get();
+}
+
 // Types inside the node's subgraphs first (the node's rule reads its bodies' output types): values
 // a subgraph reads from the enclosing scopes take their types and known values from there. A name
-// only a nested subgraph reads has no value here: that subgraph takes it in its turn.
+// only a nested subgraph reads has no value here: that subgraph takes it in its turn. The branch
+// of an If that will not run (its condition known from the shapes a plan pins) is left as it is:
+// it need not fit these shapes (a batch-of-one branch squeezing a dim that is not one).
 Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const KnownValues& known,
                        const ops::OpRegistry& registry) {
   Status status;
+  const ir::Graph* untaken = untaken_branch(node, known);
   ir::for_each_subgraph(node, [&](ir::Graph& sub) {
-    if (!status.is_ok()) return;
+    if (!status.is_ok() || &sub == untaken) return;
     for (size_t i = 0; i < sub.inputs.size(); ++i)
       if (!sub.inputs[i]->type.is_known()) sub.inputs[i]->type = body_input_type(node, i);
     KnownValues sub_known(&known);

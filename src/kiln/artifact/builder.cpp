@@ -19,7 +19,8 @@
 namespace kiln::artifact {
 namespace {
 
-// Every initializer of the graph by name (sorted, so the layout never depends on graph order).
+// Every initializer of the graph by name (sorted, so the layout never depends on graph order); the
+// constants of its control-flow bodies are stored in the plan with their bodies.
 std::map<std::string, const Tensor*> weights_by_name(const ir::Graph& graph) {
   std::map<std::string, const Tensor*> weights;
   for (const auto& v : graph.values())
@@ -32,10 +33,6 @@ std::map<std::string, const Tensor*> weights_by_name(const ir::Graph& graph) {
 // with the index of their entry in `packed_index`.
 Result<TensorSection> weights_section(const ir::Graph& graph, const std::set<std::string>& packed_only,
                                       const nlohmann::json& packed_index) {
-  for (const auto& node : graph.nodes())
-    if (node->has_subgraph())
-      return unsupported_operator("artifact: node '" + node->name + "' (" + node->op_type +
-                                  ") has subgraphs, which this artifact format version does not store");
   const std::map<std::string, const Tensor*> by_name = weights_by_name(graph);
   std::vector<std::pair<std::string, const Tensor*>> plain;
   for (const auto& [name, tensor] : by_name)

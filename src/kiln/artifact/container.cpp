@@ -60,6 +60,7 @@ bool all_zero(std::string_view bytes) {
 
 // The header's fields, each checked; the manifest's range is inside the file and ends it.
 struct Header {
+  uint32_t format_version = 0;
   uint64_t manifest_offset = 0, manifest_size = 0, signature_offset = 0, signature_size = 0;
   std::string manifest_hash;
 };
@@ -75,9 +76,9 @@ Result<Header> read_header(std::string_view file) {
                               std::to_string(kFormatVersion) + ")");
   if (version == 1)
     return unsupported_target("artifact format version 1 (a development format) is no longer read; compile the model again");
-  if (version != kFormatVersion) return corrupt("header: format version " + std::to_string(version) + " is not valid");
+  if (version < kOldestReadFormatVersion) return corrupt("header: format version " + std::to_string(version) + " is not valid");
   if (get_u64(file, kHeaderSizeAt, 4) != kHeaderBytes) return corrupt("header: header size field is wrong");
-  Header h{get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), get_u64(file, kSignatureOffsetAt),
+  Header h{static_cast<uint32_t>(version), get_u64(file, kManifestOffsetAt), get_u64(file, kManifestSizeAt), get_u64(file, kSignatureOffsetAt),
            get_u64(file, kSignatureSizeAt), std::string(file.substr(kManifestHashAt, kHashChars))};
   if (!all_zero(file.substr(kReservedAt, kHeaderBytes - kReservedAt))) return corrupt("header: reserved bytes are not zero");
   const bool signed_file = h.signature_offset != 0 || h.signature_size != 0;
@@ -161,6 +162,7 @@ Result<Decoded> decode(std::string_view file) {
   const std::string_view text = file.substr(header.manifest_offset, header.manifest_size);
   if (hash_of(text) != header.manifest_hash) return corrupt("manifest: SHA-256 mismatch with the header");
   Decoded d;
+  d.format_version = header.format_version;
   d.manifest_sha256 = header.manifest_hash;
   d.unsigned_size = header.manifest_offset + header.manifest_size;
   if (header.signature_size != 0) {
@@ -170,9 +172,9 @@ Result<Decoded> decode(std::string_view file) {
     d.signature_block = std::string(file.substr(header.signature_offset, header.signature_size));
   }
   d.manifest = nlohmann::json::parse(text, nullptr, false);
-  if (!d.manifest.is_object() || d.manifest.value("format_version", 0u) != kFormatVersion || !d.manifest.contains("sections") ||
-      !d.manifest["sections"].is_array())
-    return corrupt("manifest: not a version " + std::to_string(kFormatVersion) + " manifest with a section list");
+  if (!d.manifest.is_object() || d.manifest.value("format_version", 0u) != header.format_version ||
+      !d.manifest.contains("sections") || !d.manifest["sections"].is_array())
+    return corrupt("manifest: not a version " + std::to_string(header.format_version) + " manifest with a section list");
   size_t cursor = kHeaderBytes;
   std::set<std::string> names;
   for (const nlohmann::json& entry : d.manifest["sections"]) {

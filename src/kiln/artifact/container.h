@@ -18,7 +18,9 @@
 
 namespace kiln::artifact {
 
-inline constexpr uint32_t kFormatVersion = 2;
+// The version this build writes (3: plans may hold control-flow subgraphs), and the oldest it reads.
+inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kOldestReadFormatVersion = 2;
 inline constexpr size_t kHeaderBytes = 128;
 inline constexpr size_t kSectionAlignment = 64;
 inline constexpr size_t kHashChunkBytes = size_t{4} << 20;
@@ -50,6 +52,7 @@ struct SectionView {
 };
 
 struct Decoded {
+  uint32_t format_version = 0;       // the file's (kOldestReadFormatVersion to kFormatVersion)
   nlohmann::json manifest;
   std::vector<SectionView> sections;  // in file order
   std::string manifest_sha256;    // hex, as the header records it

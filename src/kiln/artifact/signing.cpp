@@ -17,8 +17,10 @@ Status start_sodium() {
   return sodium_init() < 0 ? internal_error("libsodium failed to start") : Status::ok();
 }
 
-std::string message(const std::string& manifest_sha256) {
-  return std::string("KILN\r\n\x1a\n", 8) + "format " + std::to_string(kFormatVersion) + " manifest sha256 " + manifest_sha256;
+// What a signature covers: the file's format version and its manifest's SHA-256.
+std::string message(const Decoded& decoded) {
+  return std::string("KILN\r\n\x1a\n", 8) + "format " + std::to_string(decoded.format_version) + " manifest sha256 " +
+         decoded.manifest_sha256;
 }
 
 const unsigned char* bytes(const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); }
@@ -52,7 +54,7 @@ Result<std::string> sign(std::string_view file, const std::string& secret_key) {
   KILN_RETURN_IF_ERROR(start_sodium());
   if (secret_key.size() != kSecretKeyBytes) return invalid_argument("a secret key has " + std::to_string(kSecretKeyBytes) + " bytes");
   KILN_ASSIGN_OR_RETURN(const Decoded decoded, decode(file));
-  const std::string signed_message = message(decoded.manifest_sha256);
+  const std::string signed_message = message(decoded);
   std::string block(kSignatureBlockBytes, '\0');
   crypto_sign_detached(reinterpret_cast<unsigned char*>(block.data()), nullptr, bytes(signed_message), signed_message.size(),
                        bytes(secret_key));
@@ -69,7 +71,7 @@ Result<std::string> check_signature(const Decoded& decoded, const std::optional<
   }
   const std::string signature = decoded.signature_block.substr(0, kSignatureBytes);
   const std::string signer = decoded.signature_block.substr(kSignatureBytes);
-  const std::string signed_message = message(decoded.manifest_sha256);
+  const std::string signed_message = message(decoded);
   if (crypto_sign_verify_detached(bytes(signature), bytes(signed_message), signed_message.size(), bytes(signer)) != 0)
     return integrity_failure("artifact signature: does not verify (signer " + hex(signer) + ")");
   if (trusted_key && *trusted_key != signer)

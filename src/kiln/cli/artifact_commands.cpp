@@ -68,7 +68,7 @@ int run_verify(const VerifyArgs& args) {
     return report_error(decoded.status().with_context(args.path));
   }
   const artifact::Decoded& d = decoded.value();
-  std::cout << "structure  ok: format version " << artifact::kFormatVersion << ", " << file.value().size() << " bytes\n"
+  std::cout << "structure  ok: format version " << d.format_version << ", " << file.value().size() << " bytes\n"
             << "manifest   ok: sha256 " << d.manifest_sha256 << "\n";
   for (const nlohmann::json& s : d.manifest["sections"])
     std::cout << "section    ok: " << s["name"].get<std::string>() << ", " << s["size"] << " bytes, " << s["sha256"].size()

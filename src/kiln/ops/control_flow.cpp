@@ -55,6 +55,13 @@ Status if_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Graph* else_branch, subgraph_attribute(ctx.node(), "else_branch"));
   if (then_branch->outputs.size() != ctx.output_count() || else_branch->outputs.size() != ctx.output_count())
     return ctx.error("both branches must produce " + std::to_string(ctx.output_count()) + " outputs");
+  // A condition known here (computed from shapes a plan pins) picks the branch whose types hold.
+  const Tensor* cond = ctx.input_value(0);
+  if (cond && cond->dtype() == DType::kBool && cond->element_count() == 1) {
+    const ir::Graph* taken = cond->data<bool>()[0] ? then_branch : else_branch;
+    for (size_t i = 0; i < ctx.output_count(); ++i) ctx.set_output_type(i, taken->outputs[i]->type);
+    return Status::ok();
+  }
   for (size_t i = 0; i < ctx.output_count(); ++i) {
     ir::TensorType t = then_branch->outputs[i]->type;
     const ir::TensorType& e = else_branch->outputs[i]->type;

@@ -26,8 +26,9 @@ Status place_node(const ir::Node& node, const FallbackPolicy& policy, const Prov
   for (const std::string& name : policy.preferred) {
     const providers::Provider* p = find_provider(available, name);
     providers::Capability cap = p->supports(node);
-    if (cap.supported) {
+    if (cap.supported || cap.deferred) {
       a.provider = name;
+      if (cap.deferred) a.deferred = cap.reason;
       return Status::ok();
     }
     a.declined.push_back({name, cap.reason});
@@ -35,9 +36,10 @@ Status place_node(const ir::Node& node, const FallbackPolicy& policy, const Prov
   for (const std::string& name : policy.allowed_fallback) {
     const providers::Provider* p = find_provider(available, name);
     providers::Capability cap = p->supports(node);
-    if (cap.supported) {
+    if (cap.supported || cap.deferred) {
       a.provider = name;
       a.fallback = true;
+      if (cap.deferred) a.deferred = cap.reason;
       return Status::ok();
     }
     a.declined.push_back({name, cap.reason});

@@ -27,6 +27,9 @@ struct Assignment {
   bool fallback = false;          // placed on an allowed fallback provider
   int64_t flops = 0;              // analysis::estimate_flops
   std::vector<Decline> declined;  // providers asked before this one, with their reasons
+  // Placed before analysis knew its shapes (Capability::deferred), with the provider's reason: the
+  // plan asks again at its shapes, and re-places it by the policy (a late decline) if declined.
+  std::string deferred;
 };
 
 // A maximal run of consecutive (in schedule order) nodes on one provider.

@@ -25,9 +25,14 @@ namespace kiln::providers {
 struct Capability {
   bool supported = false;
   std::string reason;  // why it declined (empty when supported)
+  // Declined only for what analysis does not know yet (a value of unknown rank, after an If whose
+  // branches differ): the provider has the op and decides when a plan's shapes are known. The
+  // partitioner places the node there (Assignment::deferred); the plan asks again.
+  bool deferred = false;
 
   static Capability yes() { return {true, ""}; }
   static Capability no(std::string why) { return {false, std::move(why)}; }
+  static Capability when_shapes_known(std::string why) { return {false, std::move(why), true}; }
 };
 
 // What a session makes a provider for.

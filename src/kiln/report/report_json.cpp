@@ -56,17 +56,23 @@ json passes_json(const std::vector<passes::PassRun>& passes) {
   return out;
 }
 
+json assignment_json(const partition::Assignment& a) {
+  json node = {{"node", a.node_name}, {"op", a.op_type}, {"provider", a.provider}, {"fallback", a.fallback}};
+  node["deferred"] = a.deferred.empty() ? json(nullptr) : json(a.deferred);
+  return node;
+}
+
 json partition_json(const partition::PartitionMap& p) {
   json nodes = json::array();
   json declined = json::array();
   for (const auto& a : p.assignments) {
-    nodes.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", a.provider}, {"fallback", a.fallback}});
+    nodes.push_back(assignment_json(a));
     for (const auto& d : a.declined)
       declined.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", d.provider}, {"reason", d.reason}});
   }
   json body_nodes = json::array();
   for (const auto& a : p.body_assignments)
-    body_nodes.push_back({{"node", a.node_name}, {"op", a.op_type}, {"provider", a.provider}, {"fallback", a.fallback}});
+    body_nodes.push_back(assignment_json(a));
   json parts = json::array();
   for (const auto& part : p.partitions)
     parts.push_back({{"provider", part.provider}, {"first_node", part.first_node}, {"nodes", part.node_count}});

@@ -55,6 +55,16 @@ std::vector<std::string> computing_layouts(const ir::Node& node) {
   return layouts;
 }
 
+// Whether analysis left a tensor of `node` without a rank or dtype (it follows an If whose branches
+// give different ranks): its kernel's constraints can only be checked once a plan's shapes are known.
+bool has_unknown_rank(const ir::Node& node) {
+  auto unknown = [](const ir::Value* v) {
+    return v && v->type.is_tensor() && (!v->type.shape || v->type.dtype == DType::kUndefined);
+  };
+  return std::any_of(node.inputs.begin(), node.inputs.end(), unknown) ||
+         std::any_of(node.outputs.begin(), node.outputs.end(), unknown);
+}
+
 }  // namespace
 
 std::vector<std::string> CpuProvider::op_types() {
@@ -68,7 +78,10 @@ Capability CpuProvider::supports(const ir::Node& node) const {
   const cpu::CpuKernel* entry = entry_for(node);
   if (!entry) return Capability::no("no cpu kernel for " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
   const Capability layouts = runs_layouts_fast(node);
-  return layouts.supported ? entry->supports(node) : layouts;
+  const Capability capability = layouts.supported ? entry->supports(node) : layouts;
+  if (!capability.supported && has_unknown_rank(node))
+    return Capability::when_shapes_known(capability.reason + " (decided when a plan's shapes are known)");
+  return capability;
 }
 
 Capability CpuProvider::runs_layouts_fast(const ir::Node& node) const {
@@ -97,7 +110,9 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   if (cpu::is_shape_arithmetic(node)) return cpu::shape_arithmetic_kernel(node);
   const cpu::CpuKernel* entry = entry_for(node);
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
-  if (!capability.supported) return internal_error(node.describe() + " was placed on cpu, which declines it: " + capability.reason);
+  // A node placed before its shapes were known (Capability::deferred) may be declined at a plan's.
+  if (!capability.supported)
+    return unsupported_target(node.describe() + " at this plan's shapes: cpu has no kernel for it: " + capability.reason);
   Result<ops::Kernel> kernel = internal_error("unset");
   const cpu::ImplementationRecorder recorder(node, build);
   KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {

@@ -1,5 +1,7 @@
 // cpu kernel for Transpose: a oneDNN reorder that reads the input through permuted strides, so any
 // permutation (the channels-last boundaries above all) runs as one threaded, vectorized copy.
+// Tensors of other dtypes than float32 move as bytes: their elements are lanes of 32-bit or 8-bit
+// words in an extra innermost dim, which a reorder copies bit for bit.
 #include <memory>
 
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -8,16 +10,59 @@
 namespace kiln::providers::cpu {
 namespace {
 
+constexpr size_t kMaxRank = 6;
+
+// How a reorder copies elements of `dtype` exactly: as one word of `type`, or `lanes` of them.
+struct ElementWords {
+  dnnl::memory::data_type type = dnnl::memory::data_type::f32;
+  int64_t lanes = 1;
+};
+
+ElementWords words_of(DType dtype) {
+  const auto bytes = static_cast<int64_t>(dtype_size(dtype));
+  if (dtype == DType::kFloat) return {};
+  if (bytes % 4 == 0) return {dnnl::memory::data_type::s32, bytes / 4};
+  return {dnnl::memory::data_type::u8, bytes};
+}
+
+// `dims` read through `strides` (in elements), as words of `words`.
+dnnl::memory::desc words_desc(std::vector<int64_t> dims, std::vector<int64_t> strides, const ElementWords& words) {
+  if (words.lanes > 1) {
+    for (int64_t& s : strides) s *= words.lanes;
+    dims.push_back(words.lanes);
+    strides.push_back(1);
+  }
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), words.type,
+                            dnnl::memory::dims(strides.begin(), strides.end()));
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return strides;
+}
+
+Capability supports_transpose(const ir::Node& node) {
+  const Capability numeric = fixed_size_tensor(node, 0);
+  if (!numeric.supported) return numeric;
+  if (!node.inputs[0]->type.shape) return Capability::no("input '" + node.inputs[0]->name + "' has unknown rank");
+  const size_t rank = node.inputs[0]->type.shape->rank();
+  if (rank < 1 || rank > kMaxRank)
+    return Capability::no("Transpose of rank " + std::to_string(rank) + " (cpu has 1 to " + std::to_string(kMaxRank) + ")");
+  return Capability::yes();
+}
+
 Result<ops::Kernel> build_transpose(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
   std::vector<int64_t> perm = node.attr_ints("perm");
   if (perm.empty())
     for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  std::vector<int64_t> x_strides(x.size(), 1), read_strides;
-  for (size_t i = x.size(); i-- > 1;) x_strides[i - 1] = x_strides[i] * x[i];
+  const std::vector<int64_t> x_strides = row_major_strides(x);
+  std::vector<int64_t> read_strides;
   for (int64_t p : perm) read_strides.push_back(x_strides[static_cast<size_t>(p)]);
-  const dnnl::memory::desc src = strided_desc(y, read_strides);  // the input, seen in the output's axis order
-  const dnnl::memory::desc dst = row_major_desc(y);
+  const ElementWords words = words_of(node.inputs[0]->type.dtype);
+  const dnnl::memory::desc src = words_desc(y, read_strides, words);  // the input, seen in the output's axis order
+  const dnnl::memory::desc dst = words_desc(y, row_major_strides(y), words);
   return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
                           [src, dst](ops::KernelContext& ctx) {
                             return std::unordered_map<int, dnnl::memory>{{DNNL_ARG_FROM, wrap(src, *ctx.input(0))},
@@ -27,8 +72,6 @@ Result<ops::Kernel> build_transpose(const ir::Node& node) {
 
 }  // namespace
 
-void add_transpose_kernels(CpuKernelTable& table) {
-  table["Transpose"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 1, 6); }, build_transpose);
-}
+void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = node_only(supports_transpose, build_transpose); }
 
 }  // namespace kiln::providers::cpu
