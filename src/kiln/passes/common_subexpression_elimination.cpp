@@ -43,13 +43,6 @@ size_t tensor_hash(const Tensor& t) {
   return h;
 }
 
-bool tensors_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  if (a.dtype() != DType::kString)
-    return a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
-  return std::equal(a.data<std::string>(), a.data<std::string>() + a.element_count(), b.data<std::string>());
-}
-
 bool tensor_lists_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), tensors_equal);
 }

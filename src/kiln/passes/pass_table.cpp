@@ -6,6 +6,7 @@
 #include "kiln/passes/attention_fusion.h"
 #include "kiln/passes/attention_transpose_folding.h"
 #include "kiln/passes/batchnorm_folding.h"
+#include "kiln/passes/branch_inlining.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/concat_split.h"
 #include "kiln/passes/constant_folding.h"
@@ -31,6 +32,8 @@ const std::vector<PassInfo>& pass_table() {
        compute_half_in_float},
       {"shape_folding", "replace Shape and Size of statically shaped values by constants", fold_shapes},
       {"constant_folding", "evaluate nodes whose inputs are all constants", fold_constants},
+      {"branch_inlining", "replace an If whose condition is a constant by the nodes of the branch it takes",
+       inline_constant_branches},
       {"common_subexpression_elimination", "merge identical nodes and identical constants",
        eliminate_common_subexpressions},
       {"unit_transpose_elimination", "replace a Transpose that moves only size-1 dims by a Reshape (no copy)",

@@ -3,11 +3,19 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace kiln::passes {
 
 bool is_onnx_op(const ir::Node& node, std::string_view op_type) {
   return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op_type;
+}
+
+bool tensors_equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.dtype() != DType::kString)
+    return a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+  return std::equal(a.data<std::string>(), a.data<std::string>() + a.element_count(), b.data<std::string>());
 }
 
 std::set<std::string> names_captured_by_subgraphs(const ir::Graph& graph) {

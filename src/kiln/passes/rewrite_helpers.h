@@ -20,6 +20,9 @@ bool is_onnx_op(const ir::Node& node, std::string_view op_type);
 // never remove, rename or replace such a value, since subgraphs refer to it by name.
 std::set<std::string> names_captured_by_subgraphs(const ir::Graph& graph);
 
+// Same dtype, shape and contents (floats by bits).
+bool tensors_equal(const Tensor& a, const Tensor& b);
+
 // The end of a rewrite that added and removed nodes: when `changed`, drops the values nothing uses
 // and restores topological order. Returns `changed` (or the cycle error).
 Result<bool> finish_rewrite(ir::Graph& graph, bool changed);
