@@ -7,8 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/analysis/type_inference.h"
+#include "kiln/frontend/onnx/importer.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
+#include "support/test_target.h"
 
 namespace kiln {
 namespace {
@@ -190,6 +193,62 @@ TEST(BodyPlans, NodesAfterAnIfOfValueDerivedConditionNeedAProviderOfRunTimeShape
   ASSERT_EQ(late.size(), 1u) << late;  // the flattening Reshape copies any rank on cpu
   EXPECT_EQ(late[0]["node"], "relu");
   EXPECT_EQ(late[0]["placed_on"], "cpu_ref");
+}
+
+// y = If(c) then Relu(MatMul(x, w)) else Neg(MatMul(x, w)), w [3, 512] (too large for analysis
+// to copy into the bodies).
+std::string wide_if_model(const ScratchDir& dir) {
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{2}, int64_t{3}}).input("c", kBool, {});
+  b.output("y", kFloat, {int64_t{2}, int64_t{512}});
+  std::vector<float> w(3 * 512);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3.0f;
+  b.float_initializer("w", {3, 512}, w);
+  onnx::NodeProto& node = b.node("If", {"c"}, {"y"}, "choose");
+  for (const auto& [attribute, op] : {std::pair{"then_branch", "Relu"}, std::pair{"else_branch", "Neg"}}) {
+    onnx::GraphProto* branch = body(node, attribute);
+    add(branch, "MatMul", {"x", "w"}, std::string(attribute) + "_product");
+    add(branch, op, {std::string(attribute) + "_product"}, std::string(attribute) + "_out");
+    typed(branch->add_output(), std::string(attribute) + "_out", kFloat, {2, 512});
+  }
+  return b.save(dir.file("wide_if.onnx"));
+}
+
+// A body is compiled once: the enclosing constant it reads (w) is its own constant there, sharing
+// the storage (its kernels pack it once), the session's optimiser rewrites it, and enclosing values
+// that change per run (x) are its extra inputs.
+TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheOptimiserRunsOncePerBody) {
+  ScratchDir dir("body_plans");
+  auto model = frontend::import_onnx_file(wide_if_model(dir));
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  ASSERT_TRUE(analysis::infer_types(*model.value().graph, ops::OpRegistry::global()).is_ok());
+  const ir::Graph& main = *model.value().graph;
+  const ir::Graph& then_branch = *main.nodes()[0]->attr("then_branch")->g;
+  auto cpu = providers::make_provider("cpu", {kiln::testing::test_target()});
+  ASSERT_TRUE(cpu.is_ok());
+  int optimised = 0;
+  const void* w_storage = main.find_value("w")->initializer->raw_data();
+  auto plans = std::make_shared<runtime::BodyPlans>(
+      partition::FallbackPolicy{{"cpu"}, {}}, partition::ProviderList{cpu.value()}, ops::OpRegistry::global(),
+      [&](ir::Graph& body) {
+        ++optimised;
+        const ir::Value* w = body.find_value("w");
+        EXPECT_TRUE(w && w->is_constant() && w->initializer->raw_data() == w_storage);
+        EXPECT_EQ(body.inputs.size(), 1u);  // x
+        return Status::ok();
+      });
+  for (float scale : {1.0f, -2.0f}) {
+    const Value x(Tensor::from_vector<float>(DType::kFloat, {2, 3}, {scale, 0, 0, 0, 0, 1}));
+    auto out = plans->run(then_branch, {}, {{"x", &x}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    const Tensor& y = out.value()[0].tensor();
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{2, 512}));
+    for (int64_t j = 0; j < 512; ++j) {
+      EXPECT_EQ(y.data<float>()[j], std::max(0.0f, scale * (static_cast<float>(j % 7) - 3.0f))) << j;
+      EXPECT_EQ(y.data<float>()[512 + j], std::max(0.0f, static_cast<float>((2 * 512 + j) % 7) - 3.0f)) << j;
+    }
+  }
+  EXPECT_EQ(optimised, 1);
 }
 
 // y = x; repeat 3 times: y = MatMul(y, w) + 1. The body reads w from the main graph, and each

@@ -11,15 +11,24 @@ Result<BodyPlans::Compiled*> BodyPlans::compiled(const ir::Graph& body, const op
   Compiled c;
   c.graph = body.clone();
   for (const std::string& name : body.outer_scope_reads()) {
+    ir::Value* v = c.graph->find_value(name);
+    const ir::Value* enclosing = body.parent() ? body.parent()->find_value_in_scope(name) : nullptr;
+    if (enclosing && enclosing->is_constant()) {
+      // The same bytes every run: the body's own constant (shared, not copied), which kernels pack once.
+      if (!v) v = c.graph->add_value(name, enclosing->type);  // read only by a nested body: held for it
+      v->initializer = *enclosing->initializer;
+      v->type = enclosing->type;
+      continue;
+    }
     const auto found = scope.find(name);
     if (found == scope.end() || !found->second)
       return invalid_model("subgraph '" + body.name() + "' reads '" + name + "', which has no value in its scope");
-    ir::Value* v = c.graph->find_value(name);
     // Read only by a nested body: this graph holds it for them.
     if (!v) v = c.graph->add_value(name, ir::type_of(*found->second));
     c.graph->inputs.push_back(v);
     c.captured.push_back(name);
   }
+  if (optimiser_) KILN_RETURN_IF_ERROR(optimiser_(*c.graph));
   KILN_ASSIGN_OR_RETURN(c.placed, partition::partition_graph(*c.graph, policy_, providers_));
   return &bodies_.emplace(&body, std::move(c)).first->second;
 }
@@ -45,7 +54,7 @@ Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vect
       for (auto p = plans_.lower_bound({&body, {}}); p != plans_.end() && p->first.first == &body; ++p) ++kept;
       if (kept >= kMaxPlansPerBody) plans_.erase(plans_.lower_bound({&body, {}}));
       providers::KernelBuild build;
-      build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_)));
+      build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, optimiser_)));
       auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build));
       if (!plan.is_ok()) return plan.status().with_context("subgraph '" + body.name() + "'");
       auto entry = std::make_unique<Planned>();

@@ -32,6 +32,7 @@
 #include "kiln/runtime/op_profile.h"
 #include "kiln/runtime/shape_padding.h"
 #include "kiln/runtime/shape_profile.h"
+#include "kiln/runtime/body_plans.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
 #include "kiln/runtime/warmup.h"
@@ -135,6 +136,8 @@ struct Session::Impl {
   // packing its own; with `generate`, a module for the generated kernels. The session's first
   // plan from an ONNX model may pack weights in place, so that they are held once.
   providers::KernelBuild kernel_build(const ir::Graph& graph, bool generate = true);
+  // The graph passes bodies of control flow get when compiled as graphs of their own (BodyPlans).
+  runtime::BodyOptimiser body_optimiser() const;
   // jit: passes over a variant's graph, with the weights that exist only packed hidden from them.
   Status optimise_variant(ir::Graph& graph);
   // build_plan for the loaded graph; an artifact's plan for shapes whose generated kernels it does
@@ -206,20 +209,35 @@ Status Session::Impl::analyse() {
   return Status::ok();
 }
 
+namespace {
+
+// The graph stage of the passes, or (eager mode, --no-optimize) only what a provider without
+// float16 kernels needs to place float16 ops: their types lowered all the same.
+Result<std::vector<passes::PassRun>> run_graph_passes(ir::Graph& graph, bool half_in_float, bool rewrite,
+                                                      const passes::PipelineOptions& pipeline) {
+  passes::PassContext ctx{ops::OpRegistry::global()};
+  ctx.half_in_float = half_in_float;
+  if (rewrite) return passes::run_table_stage(graph, ctx, passes::kGraphStage, pipeline);
+  KILN_RETURN_IF_ERROR(passes::compute_half_in_float(graph, ctx).status());
+  return std::vector<passes::PassRun>{};
+}
+
+}  // namespace
+
 Status Session::Impl::optimise(ir::Graph& graph) {
   const auto start = std::chrono::steady_clock::now();
-  passes::PassContext ctx{ops::OpRegistry::global()};
-  ctx.half_in_float = providers.front()->graph_preferences().half_in_float;  // the policy's first choice
-  if (rewrites()) {
-    KILN_ASSIGN_OR_RETURN(report.passes, passes::run_table_stage(graph, ctx, passes::kGraphStage, pipeline_options()));
-  } else {
-    // Eager mode (or --no-optimize) rewrites nothing, but a provider without float16 kernels
-    // cannot place float16 ops: their types are lowered all the same.
-    KILN_RETURN_IF_ERROR(passes::compute_half_in_float(graph, ctx).status());
-  }
+  const bool half_in_float = providers.front()->graph_preferences().half_in_float;  // the policy's first choice
+  KILN_ASSIGN_OR_RETURN(report.passes, run_graph_passes(graph, half_in_float, rewrites(), pipeline_options()));
   report.nodes_after_passes = ir::count_nodes(graph);
   report.stages.passes_ms = ms_since(start);
   return Status::ok();
+}
+
+runtime::BodyOptimiser Session::Impl::body_optimiser() const {
+  return [half_in_float = providers.front()->graph_preferences().half_in_float, rewrite = rewrites(),
+          pipeline = pipeline_options()](ir::Graph& body) {
+    return run_graph_passes(body, half_in_float, rewrite, pipeline).status();
+  };
 }
 
 passes::PipelineOptions Session::Impl::pipeline_options() const {
@@ -395,6 +413,9 @@ providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool 
   if (!from_artifact && !first_plan_attempted) build.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place);
   first_plan_attempted = true;
   if (!generate) build.forbid_generated_kernels();
+  const partition::FallbackPolicy policy{options.providers, options.allow_fallback};
+  build.set_body_runner(runtime::BodyPlans::runner(
+      std::make_shared<runtime::BodyPlans>(policy, providers, ops::OpRegistry::global(), body_optimiser())));
   tuner->start_plan();
   build.set_tuner(tuner);
   return build;
