@@ -27,11 +27,13 @@ const std::set<std::string> kAccelerated = {
     "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax",
     "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose",
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
-    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape", "Pow", "LSTM", "DynamicQuantizeLinear", "ConvInteger"};
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape", "Pow", "LSTM", "DynamicQuantizeLinear", "ConvInteger",
+    "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
-                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger"};
+                                         "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
+                                         "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -74,9 +76,8 @@ TEST(CpuProvider, RunsAndMatchesEveryStandardCaseOfItsOps) {
   for (const OpCase& c : standard_op_cases()) {
     if (!kAccelerated.count(c.op) || !runs_on_cpu(c)) continue;
     const bool declined = (c.op == "Gemm" && c.attributes.count("alpha")) || declined_for_layouts(c);
-    // Kernels refused when built (late declines): oneDNN's int8 sums may saturate without VNNI, and
-    // oneDNN 2.6 has only its reference LSTM below AVX-512.
-    const bool refused = (c.op == "ConvInteger" && !test_target().int8_dot()) || (c.op == "LSTM" && test_target().vector_bits < 512);
+    // Kernels refused when built (late declines): oneDNN 2.6 has only its reference LSTM below AVX-512.
+    const bool refused = c.op == "LSTM" && test_target().vector_bits < 512;
     for (uint64_t seed : {5u, 6u}) {
       DifferentialResult r = check_against_reference(cpu, c, seed);
       EXPECT_EQ(r.verdict, declined || refused ? Verdict::kDeclined : Verdict::kMatch) << c.label() << ": " << r.detail;
@@ -141,7 +142,6 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
        "Reciprocal", "Erf", "IsInf", "IsNaN", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "Shrink"});
   add("integer and variadic element-wise ops not yet on cpu", {"Mod", "BitShift", "Mean", "Sum"});
   add("a sequence map: its body runs by the reference's subgraph runner", {"SequenceMap"});
-  add("quantized arithmetic not yet on cpu", {"MatMulInteger", "QLinearConv", "QLinearMatMul", "QuantizeLinear", "DequantizeLinear"});
   add("recurrent layers not yet on cpu", {"GRU", "RNN"});
   add("normalizations not yet on cpu", {"InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});

@@ -31,39 +31,12 @@ std::vector<int64_t> integer_values(const Tensor* t, int64_t count = 1) {
   return v;
 }
 
-// How a scale or zero point maps onto data: one value for the tensor (count 1) or one per index of
-// an axis, element e using value (e / inner) % count.
-struct ParamLayout {
-  int64_t count = 1, inner = 1;
-  int64_t at(int64_t e) const { return count == 1 ? 0 : (e / inner) % count; }
-};
-
-// The layout of `count` values over `data` along `axis`: one value, or data[axis] values.
-Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t axis, int64_t count,
-                                const std::string& what) {
-  if (count == 1) return ParamLayout{};
-  if (axis < 0 || axis >= static_cast<int64_t>(data.size()) || data[static_cast<size_t>(axis)] != count)
-    return invalid_model(node.describe() + ": " + what + " has " + std::to_string(count) +
-                         " values; expected 1 or one per index of axis " + std::to_string(axis) + " of " +
-                         shape_to_string(data));
-  return ParamLayout{count, dims_product(data, static_cast<size_t>(axis) + 1, data.size())};
-}
-
 // Checks the rank of input i (scale or zero point) is at most `max_rank` when known.
 Status check_param_rank(const InferenceContext& ctx, size_t i, size_t max_rank, const std::string& what) {
   const auto& s = ctx.input_type(i).shape;
   if (s && s->rank() > max_rank)
     return ctx.error(what + " must have rank <= " + std::to_string(max_rank) + ", got " + s->to_string());
   return Status::ok();
-}
-
-// Multiplier of the requantizing ops, in float like the ONNX reference: a_scale * b_scale / y_scale.
-float requant_multiplier(float a_scale, float b_scale, float y_scale) { return a_scale * b_scale / y_scale; }
-
-// An integer accumulator requantized: saturate(round(acc * multiplier) + zero_point).
-template <class Q>
-Q requantize(int64_t acc, float multiplier, int64_t zero_point) {
-  return round_and_saturate<Q>(static_cast<double>(acc) * static_cast<double>(multiplier), zero_point);
 }
 
 // Writes int64 values to an int32 output, wrapping like a 32-bit accumulator.
@@ -73,15 +46,6 @@ void store_int32(const std::vector<int64_t>& values, Tensor& y) {
 }
 
 // ---- QuantizeLinear / DequantizeLinear ----
-
-// Per-axis parameters need opset 13; earlier versions take one value.
-Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
-                                        const std::string& what) {
-  if (count == 1) return ParamLayout{};
-  if (node.opset_version < 13) return invalid_model(node.describe() + ": " + what + " must hold one value before opset 13");
-  KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 1), static_cast<int64_t>(data.size())));
-  return axis_layout(node, data, axis, count, what);
-}
 
 template <bool kQuantize>
 Status linear_quant_rule(InferenceContext& ctx) {
@@ -399,6 +363,25 @@ Status qlinear_conv_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t axis, int64_t count,
+                                const std::string& what) {
+  if (count == 1) return ParamLayout{};
+  if (axis < 0 || axis >= static_cast<int64_t>(data.size()) || data[static_cast<size_t>(axis)] != count)
+    return invalid_model(node.describe() + ": " + what + " has " + std::to_string(count) +
+                         " values; expected 1 or one per index of axis " + std::to_string(axis) + " of " +
+                         shape_to_string(data));
+  return ParamLayout{count, dims_product(data, static_cast<size_t>(axis) + 1, data.size())};
+}
+
+// Per-axis parameters need opset 13; earlier versions take one value.
+Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
+                                        const std::string& what) {
+  if (count == 1) return ParamLayout{};
+  if (node.opset_version < 13) return invalid_model(node.describe() + ": " + what + " must hold one value before opset 13");
+  KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 1), static_cast<int64_t>(data.size())));
+  return axis_layout(node, data, axis, count, what);
+}
 
 void register_quantization_ops(OpRegistry& r) {
   for (int v : {10, 13}) {

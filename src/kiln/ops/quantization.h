@@ -1,12 +1,17 @@
 // Quantization arithmetic shared by the reference kernels (quantization.cpp) and the cpu
-// provider's: rounding half to even with saturation, and DynamicQuantizeLinear's scale and zero
-// point, all in float as the spec's function body computes them. Written once.
+// provider's: rounding half to even with saturation, DynamicQuantizeLinear's scale and zero point
+// (in float as the spec's function body computes them), the requantization of an integer
+// accumulator, and how a scale or zero point maps onto the data. Written once.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "kiln/ir/graph.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/status.h"
 
 namespace kiln::ops {
 
@@ -30,5 +35,31 @@ inline DynamicQuantization dynamic_quantization(float lo, float hi) {
   q.zero_point = round_and_saturate<uint8_t>(0.0f - lo / q.scale, 0);
   return q;
 }
+
+// Multiplier of the requantizing ops, in float like the ONNX reference: a_scale * b_scale / y_scale.
+inline float requant_multiplier(float a_scale, float b_scale, float y_scale) { return a_scale * b_scale / y_scale; }
+
+// An integer accumulator requantized: saturate(round(acc * multiplier) + zero_point).
+template <class Q>
+Q requantize(int64_t acc, float multiplier, int64_t zero_point) {
+  return round_and_saturate<Q>(static_cast<double>(acc) * static_cast<double>(multiplier), zero_point);
+}
+
+// How a scale or zero point maps onto data: one value for the tensor (count 1) or one per index of
+// an axis, element e using value (e / inner) % count.
+struct ParamLayout {
+  int64_t count = 1, inner = 1;
+  int64_t at(int64_t e) const { return count == 1 ? 0 : (e / inner) % count; }
+};
+
+// The layout of `count` values over `data` along `axis`: one value, or data[axis] values;
+// InvalidModel naming the node and `what` otherwise.
+Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t axis, int64_t count,
+                                const std::string& what);
+
+// QuantizeLinear's and DequantizeLinear's: per tensor, or (opset 13 on) per index of the `axis`
+// attribute's axis.
+Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
+                                        const std::string& what);
 
 }  // namespace kiln::ops

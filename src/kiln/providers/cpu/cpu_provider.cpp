@@ -36,6 +36,8 @@ const cpu::CpuKernelTable& table() {
     cpu::add_control_flow_kernels(t);
     cpu::add_recurrent_kernels(t);
     cpu::add_quantization_kernels(t);
+    cpu::add_integer_conv_kernels(t);
+    cpu::add_integer_matmul_kernels(t);
     return t;
   }();
   return kernels;

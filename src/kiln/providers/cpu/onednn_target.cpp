@@ -110,4 +110,21 @@ std::string implementation_of(const dnnl::primitive& primitive) {
   return name;
 }
 
+bool runs_int8_with_vnni(const dnnl::primitive& primitive) {
+  const std::vector<std::string> features = implementation_features(implementation_of(primitive));
+  return std::find(features.begin(), features.end(), "avx512vnni") != features.end() ||
+         std::find(features.begin(), features.end(), "avxvnni") != features.end();
+}
+
+SplitInt8Weights split_int8_weights(const std::vector<int8_t>& weights) {
+  SplitInt8Weights split{std::vector<int8_t>(weights.size()), std::vector<int8_t>(weights.size())};
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const int w = weights[i];
+    const int low = w & 63;  // w - low is a multiple of 64 in [-128, 64]
+    split.low[i] = static_cast<int8_t>(low);
+    split.high[i] = static_cast<int8_t>((w - low) / 64);
+  }
+  return split;
+}
+
 }  // namespace kiln::providers::cpu

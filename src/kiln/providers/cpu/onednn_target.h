@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/ir/graph.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/status.h"
 #include "kiln/target/target.h"
@@ -42,6 +43,18 @@ bool is_reference_implementation(const std::string& impl);
 
 // A primitive's implementation name.
 std::string implementation_of(const dnnl::primitive& primitive);
+
+// Whether `primitive` runs its int8 products with VNNI. Without it (vpmaddubsw), a pair of uint8 x
+// int8 products is summed in 16 bits and may saturate, so exact kernels split their weights
+// (split_int8_weights).
+bool runs_int8_with_vnni(const dnnl::primitive& primitive);
+
+// Int8 weights w as 64 * high + low, high in [-2, 1] and low in [0, 63]: a pair sum of uint8 x
+// either part fits 16 bits (2 x 255 x 63 < 32768), so two products without VNNI give the exact one.
+struct SplitInt8Weights {
+  std::vector<int8_t> high, low;
+};
+SplitInt8Weights split_int8_weights(const std::vector<int8_t>& weights);
 
 // "oneDNN 2.6.3 (hash)": what a timing depends on besides the target.
 std::string onednn_version();
