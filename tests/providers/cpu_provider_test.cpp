@@ -28,12 +28,14 @@ const std::set<std::string> kAccelerated = {
     "LayerNormalization", "Transpose", "Slice", "Concat", "kiln.FusedMatMul", "kiln.Attention", "Gather", "Expand", "BatchNormalization", "Resize", "ConvTranspose",
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape", "Pow", "LSTM", "DynamicQuantizeLinear", "ConvInteger",
-    "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul"};
+    "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
+    "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
                                          "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
-                                         "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul"};
+                                         "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
+                                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.

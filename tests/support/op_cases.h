@@ -303,6 +303,16 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kInt8, {1, 4, 6, 6}}, {DType::kInt8, {6, 4, 3, 3}, true}, {DType::kInt8, {}, false, {-7}},
                     {DType::kInt8, {6}, true, {0, -128, 127, 5, -3, 1}}},
                    {{"dilations", A::of_ints({2, 1})}}});
+  // Opset 18-20 element-wise ops: Mish, Gelu's two forms, the bitwise ops with broadcasting.
+  cases.push_back({"Mish", 18, {{DType::kFloat, {2, 3, 50}}}});
+  cases.push_back({"Gelu", 20, {{DType::kFloat, {4, 77}}}});
+  cases.push_back({"Gelu", 20, {{DType::kFloat, {4, 77}}}, {{"approximate", A::of_string("tanh")}}});
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    cases.push_back({op, 18, {{DType::kInt32, {3, 4, 5}, false, small_ints(60, 1000)}, {DType::kInt32, {5}, false, small_ints(5, 77)}}});
+    cases.push_back({op, 18, {{DType::kUInt8, {6, 1}}, {DType::kUInt8, {1, 7}}}});
+  }
+  cases.push_back({"BitwiseNot", 18, {{DType::kInt64, {2, 9}, false, small_ints(18, 5000)}}});
+  cases.push_back({"BitwiseNot", 18, {{DType::kUInt16, {33}}}});
   // Linear quantization over shapes and zero points: per tensor (opset 10 and 13) and per axis,
   // uint8 and int8, float and int32 data, small scales that saturate, an omitted zero point.
   const TensorSpec no_input{DType::kUndefined, {}};

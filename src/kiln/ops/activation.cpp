@@ -26,6 +26,11 @@ double gelu(double x, bool tanh_form) {
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
+double mish(double x) {
+  const double softplus = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  return x * std::tanh(softplus);
+}
+
 double Activation::apply(double x) const {
   if (op == "Relu") return std::max(x, 0.0);
   if (op == "LeakyRelu") return x >= 0 ? x : alpha * x;
@@ -36,16 +41,17 @@ double Activation::apply(double x) const {
   if (op == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
   if (op == "HardSwish") return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
   if (op == "Gelu" || op == "GeluTanh") return gelu(x, op == "GeluTanh");
+  if (op == "Mish") return mish(x);
   return x;
 }
 
 std::optional<Activation> activation_of(const ir::Node& node) {
   if (node.inputs.empty() || !node.inputs[0]) return std::nullopt;
-  if (node.domain == "kiln" && node.op_type == "Gelu")
+  if (node.op_type == "Gelu" && (node.domain == "kiln" || node.domain.empty()))
     return Activation{node.attr_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu"};
   if (!node.domain.empty()) return std::nullopt;
   const std::string& op = node.op_type;
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return Activation{op};
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish" || op == "Mish") return Activation{op};
   if (op == "LeakyRelu") return Activation{op, node.attr_float("alpha", 0.01f)};
   if (op == "Elu") return Activation{op, node.attr_float("alpha", 1.0f)};
   if (op == "HardSigmoid") return Activation{op, node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};

@@ -10,12 +10,14 @@
 
 namespace kiln::ops {
 
-// GELU, exact (erf) or with the tanh approximation (kiln.Gelu's two forms).
+// GELU, exact (erf) or with the tanh approximation (Gelu's two forms).
 double gelu(double x, bool tanh_form);
+// Mish: x tanh(softplus(x)).
+double mish(double x);
 
 struct Activation {
-  // The ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish), or Gelu /
-  // GeluTanh for kiln.Gelu with approximate none / tanh.
+  // The ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish, Mish), or
+  // Gelu / GeluTanh for Gelu (ONNX's or kiln's) with approximate none / tanh.
   std::string op;
   float alpha = 0, beta = 0;  // LeakyRelu/Elu alpha; Clip min/max; HardSigmoid alpha/beta
 

@@ -46,6 +46,23 @@ struct XorFn {
 struct NotFn {
   bool operator()(bool a) const { return !a; }
 };
+// The bitwise ops of opset 18, on integers of one type.
+struct BitwiseAndFn {
+  template <class I>
+  I operator()(I a, I b) const { return static_cast<I>(a & b); }
+};
+struct BitwiseOrFn {
+  template <class I>
+  I operator()(I a, I b) const { return static_cast<I>(a | b); }
+};
+struct BitwiseXorFn {
+  template <class I>
+  I operator()(I a, I b) const { return static_cast<I>(a ^ b); }
+};
+struct BitwiseNotFn {
+  template <class I>
+  I operator()(I a) const { return static_cast<I>(~a); }
+};
 // PRelu: x where x >= 0, slope * x where x < 0.
 struct PReluFn {
   template <class V>
@@ -70,6 +87,15 @@ bool with_logic(const std::string& op, F&& fn) {
   if (op == "And") return fn(AndFn{}), true;
   if (op == "Or") return fn(OrFn{}), true;
   if (op == "Xor") return fn(XorFn{}), true;
+  return false;
+}
+
+// As with_comparison for BitwiseAnd, BitwiseOr, BitwiseXor.
+template <class F>
+bool with_bitwise(const std::string& op, F&& fn) {
+  if (op == "BitwiseAnd") return fn(BitwiseAndFn{}), true;
+  if (op == "BitwiseOr") return fn(BitwiseOrFn{}), true;
+  if (op == "BitwiseXor") return fn(BitwiseXorFn{}), true;
   return false;
 }
 

@@ -180,6 +180,9 @@ void register_comparisons_and_logic(OpRegistry& r) {
   add_binary<BoolTypes>(r, "And", {1, 7}, pure(AndFn{}));
   add_binary<BoolTypes>(r, "Or", {1, 7}, pure(OrFn{}));
   add_binary<BoolTypes>(r, "Xor", {1, 7}, pure(XorFn{}));
+  add_binary<IntTypes>(r, "BitwiseAnd", {18}, pure(BitwiseAndFn{}));
+  add_binary<IntTypes>(r, "BitwiseOr", {18}, pure(BitwiseOrFn{}));
+  add_binary<IntTypes>(r, "BitwiseXor", {18}, pure(BitwiseXorFn{}));
   add_binary<UnsignedIntTypes>(r, "BitShift", {11}, [](const ir::Node& n) {
     const bool left = n.attr_string("direction") == "LEFT";
     return [left](auto x, auto by) { return shift(x, by, left); };

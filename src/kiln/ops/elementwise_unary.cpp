@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/activation.h"
 #include "kiln/ops/clip.h"
 #include "kiln/ops/compare_select.h"
 #include "kiln/ops/family_support.h"
@@ -75,6 +76,7 @@ void register_activations(OpRegistry& r) {
     return x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5));
   }));
   add_unary<FloatTypes>(r, "Softplus", {1}, pure([](auto x) { return softplus(x); }));
+  add_unary<FloatTypes>(r, "Mish", {18}, pure([](auto x) { return mish(static_cast<double>(x)); }));
   add_unary<FloatTypes>(r, "Softsign", {1}, pure([](auto x) { return x / (1 + std::fabs(x)); }));
   add_unary<FloatTypes>(r, "Elu", {1, 6}, [](const ir::Node& n) {
     const double alpha = n.attr_float("alpha", 1.0f);
@@ -135,6 +137,7 @@ void register_predicates_and_bits(OpRegistry& r) {
     return [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
   });
   add_unary<BoolTypes>(r, "Not", {1}, pure(NotFn{}));
+  add_unary<IntTypes>(r, "BitwiseNot", {18}, pure(BitwiseNotFn{}));
 }
 
 Status clip_rule(InferenceContext& ctx) {

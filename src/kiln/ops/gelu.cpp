@@ -1,5 +1,6 @@
-// kiln.Gelu (domain "kiln"): the GELU activation the gelu_fusion pass recognises in exported
-// graphs. approximate = "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
+// GELU: ONNX's Gelu (opset 20) and kiln.Gelu (domain "kiln"), the form the gelu_fusion pass
+// recognises in graphs exported before opset 20; one definition, the same attribute.
+// approximate = "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). Computed in double, stored in x's type.
 #include "kiln/ops/activation.h"
 #include "kiln/ops/data_movement.h"
@@ -30,6 +31,9 @@ Status gelu_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_gelu_ops(OpRegistry& r) { r.add({"kiln", "Gelu", 1, with_required_inputs(1, gelu_infer), gelu_kernel}); }
+void register_gelu_ops(OpRegistry& r) {
+  r.add({"kiln", "Gelu", 1, with_required_inputs(1, gelu_infer), gelu_kernel});
+  r.add({"", "Gelu", 20, with_required_inputs(1, gelu_infer), gelu_kernel});
+}
 
 }  // namespace kiln::ops

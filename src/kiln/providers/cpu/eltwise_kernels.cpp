@@ -295,7 +295,7 @@ void add_eltwise_kernels(CpuKernelTable& table) {
   table["Clip"] = node_only(clip_supports, build_clip);
   table["Pow"] = node_only(pow_supports, build_pow);
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
-                         "Neg", "Softplus", "kiln.Gelu"})
+                         "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
     table[op] = node_only(eltwise_supports, build_eltwise);
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
 }

@@ -16,6 +16,7 @@ std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
   if (a.op == "HardSwish") return EltwiseOp{algorithm::eltwise_hardswish};
   if (a.op == "Gelu") return EltwiseOp{algorithm::eltwise_gelu_erf};
   if (a.op == "GeluTanh") return EltwiseOp{algorithm::eltwise_gelu_tanh};
+  if (a.op == "Mish") return EltwiseOp{algorithm::eltwise_mish};
   return std::nullopt;
 }
 
