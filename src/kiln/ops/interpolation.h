@@ -5,12 +5,18 @@
 
 namespace kiln::ops {
 
-// Cubic convolution weights (Keys, coefficient a) of the taps at offsets -1, 0, 1, 2 from floor(x),
-// for fraction t = x - floor(x).
+// The cubic convolution kernel (Keys, coefficient a) at distance s.
+inline double cubic_kernel(double a, double s) {
+  s = s < 0 ? -s : s;
+  if (s <= 1) return ((a + 2) * s - (a + 3)) * s * s + 1;
+  if (s < 2) return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+  return 0;
+}
+
+// Cubic convolution weights of the taps at offsets -1, 0, 1, 2 from floor(x), for fraction
+// t = x - floor(x).
 inline std::vector<double> cubic_weights(double a, double t) {
-  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };          // |s| <= 1
-  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };    // 1 < |s| < 2
-  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+  return {cubic_kernel(a, t + 1), cubic_kernel(a, t), cubic_kernel(a, 1 - t), cubic_kernel(a, 2 - t)};
 }
 
 }  // namespace kiln::ops

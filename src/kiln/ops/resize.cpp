@@ -1,9 +1,13 @@
-// Op family resize: Resize (opsets 10, 11, 13) and Upsample (7, 9). Each axis maps output
+// Op family resize: Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9). Each axis maps output
 // coordinates to input coordinates (coordinate_transformation_mode), then to weighted input taps
-// (nearest, linear or cubic); an output element is the sum over the product of its axes' taps.
+// (nearest, linear or cubic; from opset 18, linear and cubic filters stretched by 1 / scale when
+// downscaling with antialias); an output element is the sum over the product of its axes' taps.
+// Opset 18 also lets scales, sizes and roi name a subset of the axes (`axes`) and keeps the aspect
+// ratio of sized axes (keep_aspect_ratio_policy); opset 19 adds half_pixel_symmetric.
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <optional>
 
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/interpolation.h"
@@ -31,6 +35,9 @@ struct ResizeMode {
   std::string mode, transform, nearest;
   double cubic_a = -0.75, extrapolation = 0.0;
   bool exclude_outside = false;
+  bool antialias = false;                  // opset 18
+  std::string aspect_policy = "stretch";  // opset 18: keep_aspect_ratio_policy
+  std::vector<int64_t> axes;               // opset 18: the axes scales, sizes and roi refer to (empty: all)
 };
 
 bool one_of(const std::string& s, std::initializer_list<const char*> options) {
@@ -49,11 +56,21 @@ Result<ResizeMode> resize_mode(const ir::Node& node) {
   m.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
   m.extrapolation = node.attr_float("extrapolation_value", 0.0f);
   m.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  if (node.op_type == "Resize" && node.opset_version >= 18) {
+    m.antialias = node.attr_int("antialias", 0) != 0;
+    m.aspect_policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+    m.axes = node.attr_ints("axes");
+  }
   const std::string who = node.describe() + ": ";
+  if (!one_of(m.aspect_policy, {"stretch", "not_larger", "not_smaller"}))
+    return invalid_model(who + "unknown keep_aspect_ratio_policy '" + m.aspect_policy + "'");
+  const bool symmetric_ok = node.op_type == "Resize" && node.opset_version >= 19;
+  if (m.transform == "half_pixel_symmetric" && !symmetric_ok)
+    return invalid_model(who + "coordinate_transformation_mode half_pixel_symmetric needs opset 19");
   if (m.mode != "nearest" && m.mode != "linear" && (m.mode != "cubic" || !modern))
     return invalid_model(who + "unsupported mode '" + m.mode + "'");
   if (!one_of(m.transform, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                            "tf_crop_and_resize"}))
+                            "tf_crop_and_resize", "half_pixel_symmetric"}))
     return invalid_model(who + "unknown coordinate_transformation_mode '" + m.transform + "'");
   if (!one_of(m.nearest, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
     return invalid_model(who + "unknown nearest_mode '" + m.nearest + "'");
@@ -63,31 +80,105 @@ Result<ResizeMode> resize_mode(const ir::Node& node) {
 // A float/int input that is present and non-empty ("" and empty tensors both mean absent).
 const Tensor* present(const Tensor* t) { return t && t->element_count() > 0 ? t : nullptr; }
 
-// Scales and sizes as given: one of them, or neither when they are not known.
+// The axes scales, sizes and roi refer to, each in [0, rank): `axes`, or all of them.
+Result<std::vector<size_t>> target_axes(const ir::Node& node, const ResizeMode& m, size_t rank) {
+  std::vector<size_t> axes;
+  if (m.axes.empty()) {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(d);
+    return axes;
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : m.axes) {
+    KILN_ASSIGN_OR_RETURN(const int64_t d, normalize_axis(a, static_cast<int64_t>(rank)));
+    if (seen[static_cast<size_t>(d)]) return invalid_model(node.describe() + ": axis " + std::to_string(a) + " is repeated in axes");
+    seen[static_cast<size_t>(d)] = true;
+    axes.push_back(static_cast<size_t>(d));
+  }
+  return axes;
+}
+
+// Scales or sizes for every axis: one of them, spread over the rank from the axes they name
+// (scale 1, or size -1 meaning the input's, elsewhere).
 struct ResizeTarget {
   std::vector<float> scales;
   std::vector<int64_t> sizes;
 };
 
-Result<ResizeTarget> resize_target(const ir::Node& node, const Tensor* scales, const Tensor* sizes, size_t rank) {
-  ResizeTarget t;
+Result<ResizeTarget> resize_target(const ir::Node& node, const ResizeMode& m, const Tensor* scales, const Tensor* sizes,
+                                   size_t rank) {
+  ResizeTarget given;
   const std::string who = node.describe() + ": ";
+  KILN_ASSIGN_OR_RETURN(const std::vector<size_t> axes, target_axes(node, m, rank));
   if (node.op_type == "Upsample" && node.opset_version < 9) {
-    t.scales = node.attr_floats("scales");
+    given.scales = node.attr_floats("scales");
   } else if (present(sizes)) {
     if (present(scales)) return invalid_model(who + "scales and sizes must not both be given");
-    KILN_ASSIGN_OR_RETURN(t.sizes, read_int64s(*sizes, "sizes"));
-    if (t.sizes.size() != rank) return invalid_model(who + "sizes has " + std::to_string(t.sizes.size()) + " values for rank " + std::to_string(rank));
+    KILN_ASSIGN_OR_RETURN(given.sizes, read_int64s(*sizes, "sizes"));
+    if (given.sizes.size() != axes.size())
+      return invalid_model(who + "sizes has " + std::to_string(given.sizes.size()) + " values for " + std::to_string(axes.size()) + " axes");
+    for (int64_t n : given.sizes)
+      if (n < 0) return invalid_model(who + "sizes must not be negative");
+    ResizeTarget t;
+    t.sizes.assign(rank, -1);
+    for (size_t i = 0; i < axes.size(); ++i) t.sizes[axes[i]] = given.sizes[i];
     return t;
   } else if (present(scales)) {
-    KILN_ASSIGN_OR_RETURN(t.scales, read_floats(*scales, "scales"));
+    KILN_ASSIGN_OR_RETURN(given.scales, read_floats(*scales, "scales"));
   } else {
     return invalid_model(who + "needs scales or sizes");
   }
-  if (t.scales.size() != rank) return invalid_model(who + "scales has " + std::to_string(t.scales.size()) + " values for rank " + std::to_string(rank));
-  for (float s : t.scales)
+  if (given.scales.size() != axes.size())
+    return invalid_model(who + "scales has " + std::to_string(given.scales.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  for (float s : given.scales)
     if (!(s > 0)) return invalid_model(who + "scales must be positive");
+  ResizeTarget t;
+  t.scales.assign(rank, 1.0f);
+  for (size_t i = 0; i < axes.size(); ++i) t.scales[axes[i]] = given.scales[i];
   return t;
+}
+
+// One axis of a resize whose input dims are known: output length, the scale its coordinates use,
+// and the output length as the spec's formulas use it (`resized`: in * scale, not floored, when a
+// scale decides it; the size when a size does).
+struct AxisPlan {
+  int64_t out = 0;
+  double scale = 1, resized = 0;
+};
+
+// Sized axes under keep_aspect_ratio_policy not_larger / not_smaller share one scale, the smallest
+// / largest of size / input, and their lengths are round_half_up(scale * input).
+std::vector<AxisPlan> plan_axes(const ResizeMode& m, const ResizeTarget& t, const std::vector<int64_t>& in) {
+  std::vector<AxisPlan> plan(in.size());
+  if (t.sizes.empty()) {
+    for (size_t d = 0; d < in.size(); ++d) {
+      plan[d].scale = t.scales[d];
+      plan[d].resized = static_cast<double>(in[d]) * plan[d].scale;
+      plan[d].out = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * static_cast<double>(t.scales[d])));
+    }
+    return plan;
+  }
+  std::optional<double> shared;
+  if (m.aspect_policy != "stretch")
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (t.sizes[d] < 0) continue;
+      const double ratio = static_cast<double>(t.sizes[d]) / static_cast<double>(in[d]);
+      shared = !shared ? ratio : m.aspect_policy == "not_larger" ? std::min(*shared, ratio) : std::max(*shared, ratio);
+    }
+  for (size_t d = 0; d < in.size(); ++d) {
+    AxisPlan& a = plan[d];
+    if (t.sizes[d] < 0) {
+      a = {in[d], 1.0, static_cast<double>(in[d])};
+    } else if (shared) {
+      a.scale = *shared;
+      a.resized = static_cast<double>(in[d]) * *shared;
+      a.out = static_cast<int64_t>(std::floor(a.resized + 0.5));
+    } else {
+      a.out = t.sizes[d];
+      a.scale = static_cast<double>(a.out) / static_cast<double>(in[d]);
+      a.resized = static_cast<double>(a.out);
+    }
+  }
+  return plan;
 }
 
 Status resize_infer(InferenceContext& ctx) {
@@ -113,14 +204,26 @@ Status resize_infer(InferenceContext& ctx) {
     ctx.set_output_type(0, typed_like(x, unknown_shape(x.shape->rank())));
     return Status::ok();
   }
-  Result<ResizeTarget> target = resize_target(ctx.node(), scales, sizes, x.shape->rank());
+  KILN_ASSIGN_OR_RETURN(const ResizeMode m, resize_mode(ctx.node()));
+  Result<ResizeTarget> target = resize_target(ctx.node(), m, scales, sizes, x.shape->rank());
   if (!target.is_ok()) return target.status();
   ir::Shape out = *x.shape;
+  if (x.shape->is_static()) {
+    const std::vector<AxisPlan> plan = plan_axes(m, *target, x.shape->static_dims());
+    for (size_t d = 0; d < out.rank(); ++d) out.dims()[d] = plan[d].out;
+    ctx.set_output_type(0, typed_like(x, out));
+    return Status::ok();
+  }
+  const bool shared_scale = !target->sizes.empty() && m.aspect_policy != "stretch";
   for (size_t d = 0; d < out.rank(); ++d) {
     ir::Dim& dim = out.dims()[d];
-    if (!target->sizes.empty()) dim = target->sizes[d];
-    else if (dim.is_static()) dim = static_cast<int64_t>(std::floor(dim.value() * static_cast<double>(target->scales[d])));
-    else if (target->scales[d] != 1.0f) dim = ir::Dim::unknown();
+    if (!target->sizes.empty()) {
+      if (target->sizes[d] >= 0) dim = shared_scale ? ir::Dim::unknown() : ir::Dim(target->sizes[d]);
+    } else if (dim.is_static()) {
+      dim = static_cast<int64_t>(std::floor(dim.value() * static_cast<double>(target->scales[d])));
+    } else if (target->scales[d] != 1.0f) {
+      dim = ir::Dim::unknown();
+    }
   }
   ctx.set_output_type(0, typed_like(x, out));
   return Status::ok();
@@ -130,10 +233,15 @@ Status resize_infer(InferenceContext& ctx) {
 
 // Input coordinate of output coordinate x. `resized` is the output length as the spec's formulas
 // use it: in * scale when scales are given (not floored, as ONNX's test data expects), else out.
-double source_coordinate(const ResizeMode& m, double x, double scale, int64_t in, double resized, double roi_start,
-                         double roi_end) {
+double source_coordinate(const ResizeMode& m, double x, double scale, int64_t in, double resized, int64_t out,
+                         double roi_start, double roi_end) {
   const double span = static_cast<double>(in - 1);
   if (m.transform == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (m.transform == "half_pixel_symmetric") {
+    // half_pixel about the centre of the input, when the output length was rounded.
+    const double offset = static_cast<double>(in) / 2 * (1 - static_cast<double>(out) / resized);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (m.transform == "pytorch_half_pixel") return resized > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (m.transform == "align_corners") return resized == 1 ? 0.0 : x * span / (resized - 1);
   if (m.transform == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
@@ -151,10 +259,38 @@ int64_t nearest_index(const std::string& mode, double x) {
   return static_cast<int64_t>(std::round(x));
 }
 
-AxisTaps axis_taps(const ResizeMode& m, int64_t o, double scale, int64_t in, double resized, double roi_start,
-                   double roi_end) {
+// Linear or cubic taps for downscaling with antialias: the filter stretched by 1 / scale (more
+// inputs per output), its weights normalised to sum to one. Taps at base + j, where base is the
+// input just left of x (x itself counts as right) and j runs over the stretched footprint.
+void antialias_taps(const ResizeMode& m, double x, double scale, int64_t in, AxisTaps& taps) {
+  const double floor_x = std::floor(x);
+  const auto base = static_cast<int64_t>(floor_x) - (x == floor_x ? 1 : 0);
+  const double ratio = x - static_cast<double>(base);
+  const bool linear = m.mode == "linear";
+  const auto first = static_cast<int64_t>(std::floor((linear ? -1.0 : -2.0) / scale)) + 1;
+  const int64_t last = 2 - first;  // one past the last
+  std::vector<double> w;
+  double total = 0;
+  for (int64_t j = first; j < last; ++j) {
+    const double s = scale * (static_cast<double>(j) - ratio);
+    double weight = linear ? std::max(0.0, 1.0 - std::fabs(s)) : cubic_kernel(m.cubic_a, s);
+    const int64_t i = base + j;
+    if (m.exclude_outside && (i < 0 || i >= in)) weight = 0;
+    w.push_back(weight);
+    total += weight;
+  }
+  for (int64_t j = first; j < last; ++j) {
+    const double weight = w[static_cast<size_t>(j - first)];
+    if (weight == 0) continue;
+    taps.index.push_back(std::clamp<int64_t>(base + j, 0, in - 1));
+    taps.weight.push_back(weight / total);
+  }
+}
+
+AxisTaps axis_taps(const ResizeMode& m, int64_t o, const AxisPlan& axis, int64_t in, double roi_start, double roi_end) {
   AxisTaps taps;
-  const double x = source_coordinate(m, static_cast<double>(o), scale, in, resized, roi_start, roi_end);
+  const double scale = axis.scale;
+  const double x = source_coordinate(m, static_cast<double>(o), scale, in, axis.resized, axis.out, roi_start, roi_end);
   if (m.transform == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) {
     taps.outside = true;
     return taps;
@@ -163,6 +299,10 @@ AxisTaps axis_taps(const ResizeMode& m, int64_t o, double scale, int64_t in, dou
   if (m.mode == "nearest") {
     taps.index = {clamp(nearest_index(m.nearest, x))};
     taps.weight = {1.0};
+    return taps;
+  }
+  if (m.antialias && scale < 1) {
+    antialias_taps(m, x, scale, in, taps);
     return taps;
   }
   const int64_t base = static_cast<int64_t>(std::floor(x));
@@ -192,19 +332,23 @@ Result<std::vector<std::vector<AxisTaps>>> resize_taps(KernelContext& ctx) {
   const ResizeInputs in = resize_inputs(ctx.node());
   auto input = [&](int i) { return i < 0 ? nullptr : ctx.input(static_cast<size_t>(i)); };
   const size_t rank = x.shape().size();
-  KILN_ASSIGN_OR_RETURN(ResizeTarget target, resize_target(ctx.node(), input(in.scales), input(in.sizes), rank));
+  KILN_ASSIGN_OR_RETURN(ResizeTarget target, resize_target(ctx.node(), m, input(in.scales), input(in.sizes), rank));
+  const std::vector<AxisPlan> plan = plan_axes(m, target, x.shape());
   std::vector<float> roi(2 * rank, 0.0f);
   for (size_t d = 0; d < rank; ++d) roi[rank + d] = 1.0f;
   if (const Tensor* r = present(input(in.roi)); r && m.transform == "tf_crop_and_resize") {
-    KILN_ASSIGN_OR_RETURN(roi, read_floats(*r, "roi"));
-    if (roi.size() != 2 * rank) return ctx.error("roi must have 2 * rank values");
+    KILN_ASSIGN_OR_RETURN(const std::vector<float> given, read_floats(*r, "roi"));
+    KILN_ASSIGN_OR_RETURN(const std::vector<size_t> named, target_axes(ctx.node(), m, rank));
+    if (given.size() != 2 * named.size()) return ctx.error("roi must have 2 values per resized axis");
+    for (size_t i = 0; i < named.size(); ++i) {
+      roi[named[i]] = given[i];
+      roi[rank + named[i]] = given[named.size() + i];
+    }
   }
   std::vector<std::vector<AxisTaps>> axes(rank);
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t n_in = x.shape()[d], n_out = y.shape()[d];
-    const double scale = target.sizes.empty() ? target.scales[d] : static_cast<double>(n_out) / static_cast<double>(n_in);
-    const double resized = target.sizes.empty() ? static_cast<double>(n_in) * scale : static_cast<double>(n_out);
-    for (int64_t o = 0; o < n_out; ++o) axes[d].push_back(axis_taps(m, o, scale, n_in, resized, roi[d], roi[rank + d]));
+    if (plan[d].out != y.shape()[d]) return ctx.error("output dim " + std::to_string(d) + " is not the resized length");
+    for (int64_t o = 0; o < plan[d].out; ++o) axes[d].push_back(axis_taps(m, o, plan[d], x.shape()[d], roi[d], roi[rank + d]));
   }
   return axes;
 }
@@ -247,7 +391,7 @@ Status resize_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& r) {
-  for (int v : {10, 11, 13}) r.add({"", "Resize", v, with_required_inputs(v == 10 ? 2 : 1, resize_infer), resize_kernel});
+  for (int v : {10, 11, 13, 18, 19}) r.add({"", "Resize", v, with_required_inputs(v == 10 ? 2 : 1, resize_infer), resize_kernel});
   for (int v : {7, 9}) r.add({"", "Upsample", v, with_required_inputs(v == 9 ? 2 : 1, resize_infer), resize_kernel});
 }
 
