@@ -353,6 +353,17 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"MatMulInteger", 10, {{DType::kInt8, {2, 3, 64}}, {DType::kInt8, {64, 40}, true}, {DType::kInt8, {3}, false, {-1, 0, 5}},
                                          {DType::kInt8, {40}, true, small_ints(40, 255)}}});
   cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {64}}, {DType::kInt8, {64, 9}, true}}});
+  cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {3, 5, 24}}, {DType::kUInt8, {24, 7}}, {DType::kUInt8, {}, false, {9}},
+                                         {DType::kUInt8, {7}, false, {0, 1, 128, 255, 7, 8, 200}}}});  // B given at run time
+  // Dilated windows: Kiln's own pooling loop on cpu.
+  cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
+                   {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},
+                    {"count_include_pad", A::of_int(1)}}});
+  cases.push_back({"AveragePool", 19, {{DType::kFloat, {1, 4, 7, 7}}},
+                   {{"kernel_shape", A::of_ints({3, 3})}, {"dilations", A::of_ints({2, 2})}, {"pads", A::of_ints({2, 2, 2, 2})},
+                    {"strides", A::of_ints({2, 1})}}});
+  cases.push_back({"MaxPool", 12, {{DType::kFloat, {1, 2, 10, 9}}},
+                   {{"kernel_shape", A::of_ints({2, 3})}, {"dilations", A::of_ints({3, 2})}, {"pads", A::of_ints({1, 1, 1, 1})}}});
   cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {128, 256}}, {DType::kUInt8, {256, 96}, true}, {DType::kUInt8, {}, false, {130}},
                                          {DType::kUInt8, {96}, true, small_ints(96, 255)}}});
   cases.push_back({"QLinearMatMul", 10,

@@ -574,11 +574,14 @@ Status gather_nd_kernel(KernelContext& ctx) {
 
 // ---- Scatter family: copy data, then write (or combine) updates ----
 
-// The reduction attribute (ScatterElements/ScatterND 16+), applied as dst = combine(dst, update).
+// The reduction attribute (ScatterElements/ScatterND 16+: add, mul; 18+: max, min), applied as
+// dst = combine(dst, update).
 Result<std::string> scatter_reduction(const ir::Node& node) {
   const std::string r = node.attr_string("reduction", "none");
   if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
     return invalid_model(node.describe() + ": unknown reduction '" + r + "'");
+  if ((r == "max" || r == "min") && node.opset_version < 18)
+    return invalid_model(node.describe() + ": reduction '" + r + "' needs opset 18 (opset " + std::to_string(node.opset_version) + ")");
   return r;
 }
 
@@ -930,8 +933,8 @@ void register_data_movement_ops(OpRegistry& r) {
   for (int v : {11, 13}) r.add({"", "GatherElements", v, with_required_inputs(2, gather_elements_infer), gather_elements_kernel});
   for (int v : {11, 12, 13}) r.add({"", "GatherND", v, with_required_inputs(2, gather_nd_infer), gather_nd_kernel});
   r.add({"", "Scatter", 9, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
-  for (int v : {11, 13, 16}) r.add({"", "ScatterElements", v, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
-  for (int v : {11, 13, 16}) r.add({"", "ScatterND", v, with_required_inputs(3, scatter_infer), scatter_nd_kernel});
+  for (int v : {11, 13, 16, 18}) r.add({"", "ScatterElements", v, with_required_inputs(3, scatter_infer), scatter_elements_kernel});
+  for (int v : {11, 13, 16, 18}) r.add({"", "ScatterND", v, with_required_inputs(3, scatter_infer), scatter_nd_kernel});
   for (int v : {6, 13}) r.add({"", "Tile", v, with_required_inputs(2, tile_infer), tile_kernel});
   for (int v : {2, 11, 13, 18, 19, 21}) r.add({"", "Pad", v, with_required_inputs(v < 11 ? 1 : 2, pad_infer), pad_kernel});
   r.add({"", "Trilu", 14, with_required_inputs(1, trilu_infer), trilu_kernel});

@@ -91,9 +91,7 @@ int newest_supported_opset(const std::string& domain) {
 // AveragePool-19's dilations, QuantizeLinear-21's blocks...).
 const std::map<std::string, int>& unimplemented_versions() {
   static const std::map<std::string, int> versions = {
-      {"LpPool", 18},           {"OptionalGetElement", 18}, {"OptionalHasElement", 18},
-      {"ScatterElements", 18},  {"ScatterND", 18},          {"AveragePool", 19},        {"DequantizeLinear", 19},
-      {"QuantizeLinear", 19},   {"DFT", 20},                {"GridSample", 20},         {"QLinearMatMul", 21}};
+      {"OptionalGetElement", 18}, {"OptionalHasElement", 18}, {"DFT", 20}, {"GridSample", 20}};
   return versions;
 }
 

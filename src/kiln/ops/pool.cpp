@@ -264,8 +264,8 @@ Status max_unpool_kernel(KernelContext& ctx) {
 
 void register_pool_ops(OpRegistry& r) {
   for (int v : {1, 8, 10, 11, 12}) r.add({"", "MaxPool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kMax, false>});
-  for (int v : {1, 7, 10, 11}) r.add({"", "AveragePool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kAverage, false>});
-  for (int v : {2, 11}) r.add({"", "LpPool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kLp, false>});
+  for (int v : {1, 7, 10, 11, 19}) r.add({"", "AveragePool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kAverage, false>});
+  for (int v : {2, 11, 18}) r.add({"", "LpPool", v, with_required_inputs(1, pool_infer), pool_kernel<PoolKind::kLp, false>});
   r.add({"", "GlobalMaxPool", 1, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kMax, true>});
   r.add({"", "GlobalAveragePool", 1, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kAverage, true>});
   r.add({"", "GlobalLpPool", 2, with_required_inputs(1, global_pool_infer), pool_kernel<PoolKind::kLp, true>});

@@ -31,13 +31,6 @@ std::vector<int64_t> integer_values(const Tensor* t, int64_t count = 1) {
   return v;
 }
 
-// Checks the rank of input i (scale or zero point) is at most `max_rank` when known.
-Status check_param_rank(const InferenceContext& ctx, size_t i, size_t max_rank, const std::string& what) {
-  const auto& s = ctx.input_type(i).shape;
-  if (s && s->rank() > max_rank)
-    return ctx.error(what + " must have rank <= " + std::to_string(max_rank) + ", got " + s->to_string());
-  return Status::ok();
-}
 
 // Writes int64 values to an int32 output, wrapping like a 32-bit accumulator.
 void store_int32(const std::vector<int64_t>& values, Tensor& y) {
@@ -47,25 +40,52 @@ void store_int32(const std::vector<int64_t>& values, Tensor& y) {
 
 // ---- QuantizeLinear / DequantizeLinear ----
 
+// What each version takes: quantized types (the zero point's and QuantizeLinear's output; opset 21
+// adds 16-bit ones), QuantizeLinear's data and DequantizeLinear's output (float, opset 19 adds the
+// 16-bit floats, with scales of that type).
+using QuantTypes21 = TypeList<int8_t, uint8_t, int16_t, uint16_t>;
+using LinearFloatTypes = TypeList<float, Float16, BFloat16>;
+
+bool is_quantized(DType d, int opset) {
+  return d == DType::kInt8 || d == DType::kUInt8 || (opset >= 21 && (d == DType::kInt16 || d == DType::kUInt16));
+}
+
 template <bool kQuantize>
 Status linear_quant_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 3));
-  using DataTypes = std::conditional_t<kQuantize, TypeList<float, int32_t>, IntegerDataTypes>;
-  KILN_RETURN_IF_ERROR(check_input_dtype<DataTypes>(ctx, 0));
-  KILN_RETURN_IF_ERROR(check_input_dtype<ScaleTypes>(ctx, 1));
-  KILN_RETURN_IF_ERROR(check_param_rank(ctx, 1, 1, "scale"));
-  DType out = kQuantize ? DType::kUInt8 : DType::kFloat;
-  if (ctx.has_input(2)) {
-    KILN_RETURN_IF_ERROR(kQuantize ? check_input_dtype<QuantTypes>(ctx, 2) : check_same_dtype(ctx, 0, 2));
-    KILN_RETURN_IF_ERROR(check_param_rank(ctx, 2, 1, "zero point"));
-    if (kQuantize) out = ctx.input_type(2).dtype;
+  const int opset = ctx.opset();
+  const DType data = ctx.input_type(0).dtype, scale = ctx.input_type(1).dtype;
+  if (kQuantize) {
+    const bool ok = data == DType::kFloat || data == DType::kInt32 || (opset >= 19 && (data == DType::kFloat16 || data == DType::kBFloat16));
+    if (!ok && data != DType::kUndefined) return ctx.error("input 0 has unsupported element type " + std::string(dtype_name(data)));
+  } else if (data != DType::kUndefined && data != DType::kInt32 && !is_quantized(data, opset)) {
+    return ctx.error("input 0 has unsupported element type " + std::string(dtype_name(data)));
   }
+  const bool scale_ok = scale == DType::kFloat || (opset >= 19 && (scale == DType::kFloat16 || scale == DType::kBFloat16));
+  if (!scale_ok && scale != DType::kUndefined) return ctx.error("scale has unsupported element type " + std::string(dtype_name(scale)));
+  DType out = DType::kFloat;
+  if (kQuantize) {
+    out = opset >= 21 ? static_cast<DType>(ctx.node().attr_int("output_dtype", 0)) : DType::kUndefined;
+    if (out == DType::kUndefined) out = DType::kUInt8;
+  } else if (opset >= 19 && scale != DType::kUndefined) {
+    out = scale;  // opset 19 on: the output has the scale's type
+  }
+  if (ctx.has_input(2)) {
+    const DType zp = ctx.input_type(2).dtype;
+    if (kQuantize) {
+      if (zp != DType::kUndefined && !is_quantized(zp, opset)) return ctx.error("zero point has unsupported element type " + std::string(dtype_name(zp)));
+      if (opset >= 21 && ctx.node().has_attr("output_dtype") && zp != out)
+        return ctx.error("output_dtype " + std::string(dtype_name(out)) + " differs from the zero point's type " + dtype_name(zp));
+      if (zp != DType::kUndefined) out = zp;
+    } else {
+      KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
+    }
+  }
+  if (kQuantize && !is_quantized(out, opset)) return ctx.error("output type " + std::string(dtype_name(out)) + " is not supported");
   const auto& x = ctx.input_type(0).shape;
-  const auto& scale = ctx.input_type(1).shape;
-  if (x && x->is_static() && scale && scale->is_static())
-    KILN_RETURN_IF_ERROR(linear_param_layout(ctx.node(), x->static_dims(), shape_element_count(scale->static_dims()),
-                                             "scale")
-                             .status());
+  const auto& scale_shape = ctx.input_type(1).shape;
+  if (x && x->is_static() && scale_shape && scale_shape->is_static())
+    KILN_RETURN_IF_ERROR(linear_param_layout(ctx.node(), x->static_dims(), scale_shape->static_dims(), "scale").status());
   ctx.set_output_type(0, ir::TensorType{out, x});
   return Status::ok();
 }
@@ -74,46 +94,59 @@ Status linear_quant_rule(InferenceContext& ctx) {
 Result<ParamLayout> linear_params(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const Tensor* zp = ctx.input(2);
-  KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_param_layout(ctx.node(), x.shape(), ctx.input(1)->element_count(), "scale"));
-  if (zp && zp->element_count() != layout.count)
-    return ctx.error("zero point has " + std::to_string(zp->element_count()) + " values but scale has " +
-                     std::to_string(layout.count));
+  KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_param_layout(ctx.node(), x.shape(), ctx.input(1)->shape(), "scale"));
+  if (zp && zp->shape() != ctx.input(1)->shape())
+    return ctx.error("zero point of shape " + shape_to_string(zp->shape()) + " differs from the scale's " +
+                     shape_to_string(ctx.input(1)->shape()));
   return layout;
 }
 
-// y = saturate(round(x / scale) + zero_point); float data divides in float like the ONNX reference.
+// A zero point's values as int64 (zeros of `count` when it is omitted).
+std::vector<int64_t> zero_points(const Tensor* zp, int64_t count) {
+  std::vector<int64_t> v(static_cast<size_t>(count), 0);
+  if (zp) dispatch<ConcatTypes<QuantTypes21, TypeList<int32_t>>>(zp->dtype(), [&]<class T>() { std::copy_n(zp->data<T>(), v.size(), v.begin()); });
+  return v;
+}
+
+// y = saturate(round(x / scale) + zero_point); float data (16-bit floats widened) divides in
+// float like the ONNX reference, int32 data in double.
 Status quantize_linear_kernel(KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_params(ctx));
   const Tensor& x = *ctx.input(0);
   KILN_ASSIGN_OR_RETURN(std::vector<float> scale, read_floats(*ctx.input(1), "scale"));
-  const std::vector<int64_t> zp = integer_values(ctx.input(2), layout.count);
+  const std::vector<int64_t> zp = zero_points(ctx.input(2), static_cast<int64_t>(scale.size()));
   Tensor& y = *ctx.output(0);
-  dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {
-    dispatch<TypeList<float, int32_t>>(x.dtype(), [&]<class X>() {
-      using Div = std::conditional_t<std::is_same_v<X, float>, float, double>;
+  dispatch<QuantTypes21>(y.dtype(), [&]<class Q>() {
+    dispatch<ConcatTypes<LinearFloatTypes, TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
+      using Div = std::conditional_t<std::is_same_v<X, int32_t>, double, float>;
       const X* in = x.data<X>();
       Q* out = y.data<Q>();
       for (int64_t e = 0; e < x.element_count(); ++e) {
         const auto p = static_cast<size_t>(layout.at(e));
-        out[e] = round_and_saturate<Q>(static_cast<Div>(in[e]) / static_cast<Div>(scale[p]), zp[p]);
+        out[e] = round_and_saturate<Q>(static_cast<Div>(load(in[e])) / static_cast<Div>(scale[p]), zp[p]);
       }
     });
   });
   return Status::ok();
 }
 
-// y = (x - zero_point) * scale, in float like the ONNX reference.
+// y = (x - zero_point) * scale, in float like the ONNX reference, stored in the output's type.
 Status dequantize_linear_kernel(KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ParamLayout layout, linear_params(ctx));
   const Tensor& x = *ctx.input(0);
   KILN_ASSIGN_OR_RETURN(std::vector<float> scale, read_floats(*ctx.input(1), "scale"));
-  const std::vector<int64_t> zp = integer_values(ctx.input(2), layout.count);
-  const std::vector<int64_t> values = integer_values(&x);
-  float* out = ctx.output(0)->data<float>();
-  for (int64_t e = 0; e < x.element_count(); ++e) {
-    const auto p = static_cast<size_t>(layout.at(e));
-    out[e] = (static_cast<float>(values[static_cast<size_t>(e)]) - static_cast<float>(zp[p])) * scale[p];
-  }
+  const std::vector<int64_t> zp = zero_points(ctx.input(2), static_cast<int64_t>(scale.size()));
+  Tensor& y = *ctx.output(0);
+  dispatch<LinearFloatTypes>(y.dtype(), [&]<class F>() {
+    dispatch<ConcatTypes<QuantTypes21, TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
+      const X* in = x.data<X>();
+      F* out = y.data<F>();
+      for (int64_t e = 0; e < x.element_count(); ++e) {
+        const auto p = static_cast<size_t>(layout.at(e));
+        out[e] = store<F>((static_cast<float>(static_cast<int64_t>(in[e])) - static_cast<float>(zp[p])) * scale[p]);
+      }
+    });
+  });
   return Status::ok();
 }
 
@@ -374,23 +407,37 @@ Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>
   return ParamLayout{count, dims_product(data, static_cast<size_t>(axis) + 1, data.size())};
 }
 
-// Per-axis parameters need opset 13; earlier versions take one value.
-Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
-                                        const std::string& what) {
-  if (count == 1) return ParamLayout{};
+// Per-axis parameters need opset 13, blocks opset 21; earlier versions take one value.
+Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data,
+                                        const std::vector<int64_t>& param, const std::string& what) {
+  const int64_t count = shape_element_count(param);
+  const int64_t block = node.opset_version >= 21 ? node.attr_int("block_size", 0) : 0;
+  if (block < 0) return invalid_model(node.describe() + ": block_size must not be negative");
+  if (count == 1 && block == 0) return ParamLayout{};
   if (node.opset_version < 13) return invalid_model(node.describe() + ": " + what + " must hold one value before opset 13");
   KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 1), static_cast<int64_t>(data.size())));
-  return axis_layout(node, data, axis, count, what);
+  if (block == 0) {
+    if (param.size() > 1) return invalid_model(node.describe() + ": " + what + " of shape " + shape_to_string(param) + " must be 1-D");
+    return axis_layout(node, data, axis, count, what);
+  }
+  std::vector<int64_t> expected = data;
+  const int64_t length = data[static_cast<size_t>(axis)];
+  expected[static_cast<size_t>(axis)] = (length + block - 1) / block;
+  if (param != expected)
+    return invalid_model(node.describe() + ": " + what + " of shape " + shape_to_string(param) + " for blocks of " +
+                         std::to_string(block) + " along axis " + std::to_string(axis) + " of " + shape_to_string(data) +
+                         " must have shape " + shape_to_string(expected));
+  return ParamLayout{count, dims_product(data, static_cast<size_t>(axis) + 1, data.size()), length, block};
 }
 
 void register_quantization_ops(OpRegistry& r) {
-  for (int v : {10, 13}) {
+  for (int v : {10, 13, 19, 21}) {
     r.add({"", "QuantizeLinear", v, linear_quant_rule<true>, quantize_linear_kernel});
     r.add({"", "DequantizeLinear", v, linear_quant_rule<false>, dequantize_linear_kernel});
   }
   r.add({"", "DynamicQuantizeLinear", 11, dynamic_quantize_rule, dynamic_quantize_kernel});
   r.add({"", "MatMulInteger", 10, matmul_integer_rule, matmul_integer_kernel});
-  r.add({"", "QLinearMatMul", 10, qlinear_matmul_rule, qlinear_matmul_kernel});
+  for (int v : {10, 21}) r.add({"", "QLinearMatMul", v, qlinear_matmul_rule, qlinear_matmul_kernel});  // 21 adds float8 types
   r.add({"", "ConvInteger", 10, conv_integer_rule, conv_integer_kernel});
   r.add({"", "QLinearConv", 10, qlinear_conv_rule, qlinear_conv_kernel});
 }

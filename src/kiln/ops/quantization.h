@@ -45,11 +45,20 @@ Q requantize(int64_t acc, float multiplier, int64_t zero_point) {
   return round_and_saturate<Q>(static_cast<double>(acc) * static_cast<double>(multiplier), zero_point);
 }
 
-// How a scale or zero point maps onto data: one value for the tensor (count 1) or one per index of
-// an axis, element e using value (e / inner) % count.
+// How a scale or zero point maps onto data: one value for the tensor (count 1), one per index of
+// an axis (element e uses value (e / inner) % count), or (opset 21) one per block of `block`
+// consecutive indices of an axis of `axis_length`, the parameter shaped like the data but for
+// ceil(axis_length / block) on the axis.
 struct ParamLayout {
   int64_t count = 1, inner = 1;
-  int64_t at(int64_t e) const { return count == 1 ? 0 : (e / inner) % count; }
+  int64_t axis_length = 1, block = 0;
+  int64_t at(int64_t e) const {
+    if (count == 1) return 0;
+    if (block == 0) return (e / inner) % count;
+    const int64_t blocks = (axis_length + block - 1) / block;
+    const int64_t outer = e / (axis_length * inner), index = (e / inner) % axis_length;
+    return (outer * blocks + index / block) * inner + e % inner;
+  }
 };
 
 // The layout of `count` values over `data` along `axis`: one value, or data[axis] values;
@@ -57,9 +66,10 @@ struct ParamLayout {
 Result<ParamLayout> axis_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t axis, int64_t count,
                                 const std::string& what);
 
-// QuantizeLinear's and DequantizeLinear's: per tensor, or (opset 13 on) per index of the `axis`
-// attribute's axis.
-Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data, int64_t count,
-                                        const std::string& what);
+// QuantizeLinear's and DequantizeLinear's for a parameter of shape `param` over `data`: per
+// tensor, (opset 13 on) per index of the `axis` attribute's axis, or (opset 21, block_size > 0)
+// per block of that axis.
+Result<ParamLayout> linear_param_layout(const ir::Node& node, const std::vector<int64_t>& data,
+                                        const std::vector<int64_t>& param, const std::string& what);
 
 }  // namespace kiln::ops

@@ -1,6 +1,7 @@
 // activation_layout: convolution regions to one activation layout each, reorders only at their edges.
 #include "kiln/passes/activation_layout.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -36,12 +37,15 @@ bool is_activation_input(const ir::Node& node, size_t i) {
   return is_float_4d(node.inputs[i]);
 }
 
-// Convolutions and pools on 4-d float tensors start (or extend) a region.
+// Convolutions and pools on 4-d float tensors start (or extend) a region. Dilated pools (no blocked
+// kernel pools them) stay channels-first.
 bool starts_region(const ir::Node& n) {
   if (n.has_subgraph() || !is_float_4d(n.input(0)) || !is_float_4d(n.outputs[0])) return false;
   if (is_onnx_op(n, "Conv")) return true;
   if (n.domain == "kiln" && n.op_type == "FusedConv") return n.attr_string("layout", "NCHW") == "NCHW";
   if (!n.domain.empty() || !kPools.count(n.op_type)) return false;
+  const std::vector<int64_t> dilations = n.attr_ints("dilations");
+  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; })) return false;
   return n.outputs.size() == 1 || !n.outputs[1];  // MaxPool's Indices are channels-first
 }
 

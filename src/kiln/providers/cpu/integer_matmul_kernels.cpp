@@ -1,14 +1,16 @@
-// cpu kernels for quantized products with constant 2-D weights, exact as the reference's:
+// cpu kernels for quantized products with a 2-D B, exact as the reference's:
 // MatMulInteger (int32 output) and QLinearMatMul (requantized to uint8 or int8 with
 // ops/quantization.h's arithmetic, so every output equals the reference's). A (uint8 or int8, any
 // rank, its rows flattened) times B' (B as int8: uint8 weights shifted by 128) runs on oneDNN's
 // int8 matmul without zero points; the zero points, A's per tensor or per row and B's per tensor or
 // per column (both shifted alike for uint8 B), fold out afterwards:
 //   (A - za)(B' - zb') = A B' - za colsum(B') - rowsum(A) zb' + K za zb'
-// with colsum(B') computed once and rowsum(A) per run, all exact in int32. As for the integer
+// with colsum(B') and the packed B' made once for a constant B (per run for one the graph
+// computes) and rowsum(A) per run, all exact in int32. As for the integer
 // convolutions, where oneDNN's int8 kernel has no VNNI (its 16-bit pair sums may saturate), B' is
 // split (split_int8_weights) and two products give 64 * high + low, exactly.
 #include <algorithm>
+#include <optional>
 
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/quantization.h"
@@ -35,10 +37,8 @@ Capability integer_matmul_supports(const ir::Node& node, const ProductOperands& 
   const ir::Value* b = node.input(at.b);
   if (!is_8bit(a) || !a->type.shape || a->type.shape->rank() < 1)
     return Capability::no(node.op_type + " of an A that is not a uint8 or int8 tensor of known rank");
-  if (!b || !b->is_constant() || !is_8bit(b) || b->initializer->shape().size() != 2)
-    return Capability::no(node.op_type + " whose B is not a constant 2-D uint8 or int8 matrix");
-  if (node.input(at.b_zero) && !node.input(at.b_zero)->is_constant())
-    return Capability::no(node.op_type + " with a B zero point computed by the graph");
+  if (!is_8bit(b) || !b->type.shape || b->type.shape->rank() != 2)
+    return Capability::no(node.op_type + " whose B is not a 2-D uint8 or int8 matrix");
   return Capability::yes();
 }
 
@@ -57,6 +57,41 @@ std::vector<int32_t> integers_of(const Tensor* t) {
   return v;
 }
 
+// B' (B as int8) in the layout the product wants (whole, or as its high and low parts), its
+// column sums, and B's zero point shifted alike, per column.
+struct PreparedB {
+  std::vector<memory> parts;
+  std::vector<int32_t> column_sums, zero;
+};
+
+Result<PreparedB> prepare_b(const ir::Node& node, const Tensor& b, const Tensor* zero, const memory::desc& wanted, bool split) {
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  const bool unsigned_b = b.dtype() == DType::kUInt8;
+  std::vector<int8_t> shifted(static_cast<size_t>(b.element_count()));
+  for (size_t i = 0; i < shifted.size(); ++i)
+    shifted[i] = unsigned_b ? static_cast<int8_t>(static_cast<int>(b.data<uint8_t>()[i]) - 128) : b.data<int8_t>()[i];
+  PreparedB p;
+  p.column_sums.assign(static_cast<size_t>(n), 0);
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) p.column_sums[static_cast<size_t>(c)] += shifted[static_cast<size_t>(r * n + c)];
+  auto pack = [&](std::vector<int8_t>& plain) {
+    return reorder_to(memory(memory::desc({k, n}, memory::data_type::s8, memory::format_tag::ab), cpu_engine(), plain.data()), wanted);
+  };
+  if (split) {
+    SplitInt8Weights parts = split_int8_weights(shifted);
+    p.parts = {pack(parts.high), pack(parts.low)};
+  } else {
+    p.parts = {pack(shifted)};
+  }
+  if (zero && zero->dtype() != b.dtype()) return invalid_model(node.describe() + ": b_zero_point's type is not B's");
+  if (zero && zero->element_count() != 1 && zero->element_count() != n)
+    return invalid_model(node.describe() + ": b_zero_point must hold one value or one per column of B");
+  const std::vector<int32_t> z = integers_of(zero);
+  p.zero.resize(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c) p.zero[static_cast<size_t>(c)] = z[z.size() == 1 ? 0 : static_cast<size_t>(c)] - (unsigned_b ? 128 : 0);
+  return p;
+}
+
 // (A - za)(B - zb) for one run, into `out` (rows x N int32), using `row_sums` (rows int32s).
 class IntegerProduct {
  public:
@@ -70,22 +105,20 @@ class IntegerProduct {
  private:
   ProductOperands at_;
   int64_t rows_ = 0, m_ = 1, k_ = 0, n_ = 0;
-  bool signed_a_ = false;
-  memory::desc a_desc_, y_desc_;
+  bool signed_a_ = false, split_ = false;
+  memory::desc a_desc_, y_desc_, b_wanted_;
   dnnl::matmul main_;
-  std::vector<memory> packed_;  // B', or its high and low parts (split_int8_weights)
+  std::shared_ptr<const PreparedB> constant_b_;  // null when the graph computes B or its zero point
   std::shared_ptr<std::vector<int32_t>> low_part_;  // the low part's product, when split
-  std::vector<int32_t> column_sums_, b_zero_;  // of B', and B's zero point shifted alike, per column
   std::shared_ptr<dnnl::stream> stream_;
 };
 
 Result<IntegerProduct> IntegerProduct::build(const ir::Node& node, const ProductOperands& at) {
   IntegerProduct p;
   p.at_ = at;
-  const std::vector<int64_t> a = input_dims(node, at.a);
-  const Tensor& b = *constant_input(node, at.b);
-  p.k_ = b.shape()[0];
-  p.n_ = b.shape()[1];
+  const std::vector<int64_t> a = input_dims(node, at.a), b = input_dims(node, at.b);
+  p.k_ = b[0];
+  p.n_ = b[1];
   if (a.back() != p.k_) return invalid_model(node.describe() + ": A's last dim " + std::to_string(a.back()) + " is not B's first");
   p.rows_ = p.k_ == 0 ? 0 : shape_element_count(a) / p.k_;
   p.m_ = a.size() >= 2 ? a[a.size() - 2] : 1;
@@ -96,30 +129,15 @@ Result<IntegerProduct> IntegerProduct::build(const ir::Node& node, const Product
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a_desc_, any_b, p.y_desc_), cpu_engine());
   p.main_ = dnnl::matmul(pd);
   check_implementation(p.main_);
-  const bool unsigned_b = b.dtype() == DType::kUInt8;
-  std::vector<int8_t> shifted(static_cast<size_t>(b.element_count()));
-  for (size_t i = 0; i < shifted.size(); ++i)
-    shifted[i] = unsigned_b ? static_cast<int8_t>(static_cast<int>(b.data<uint8_t>()[i]) - 128) : b.data<int8_t>()[i];
-  p.column_sums_.assign(static_cast<size_t>(p.n_), 0);
-  for (int64_t r = 0; r < p.k_; ++r)
-    for (int64_t c = 0; c < p.n_; ++c) p.column_sums_[static_cast<size_t>(c)] += shifted[static_cast<size_t>(r * p.n_ + c)];
-  auto pack = [&](std::vector<int8_t>& plain) {
-    return reorder_to(memory(memory::desc({p.k_, p.n_}, memory::data_type::s8, memory::format_tag::ab), cpu_engine(), plain.data()),
-                      pd.weights_desc());
-  };
-  if (runs_int8_with_vnni(p.main_)) {
-    p.packed_ = {pack(shifted)};
-  } else {
-    SplitInt8Weights split = split_int8_weights(shifted);
-    p.packed_ = {pack(split.high), pack(split.low)};
-    p.low_part_ = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(p.rows_ * p.n_));
+  p.b_wanted_ = pd.weights_desc();
+  p.split_ = !runs_int8_with_vnni(p.main_);
+  if (p.split_) p.low_part_ = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(p.rows_ * p.n_));
+  const ir::Value* zero = node.input(at.b_zero);
+  if (node.input(at.b)->is_constant() && (!zero || zero->is_constant())) {
+    KILN_ASSIGN_OR_RETURN(PreparedB prepared, prepare_b(node, *constant_input(node, at.b), zero ? constant_input(node, at.b_zero) : nullptr,
+                                                        p.b_wanted_, p.split_));
+    p.constant_b_ = std::make_shared<const PreparedB>(std::move(prepared));
   }
-  const Tensor* zero = node.input(at.b_zero) ? constant_input(node, at.b_zero) : nullptr;
-  if (zero && zero->element_count() != 1 && zero->element_count() != p.n_)
-    return invalid_model(node.describe() + ": b_zero_point must hold one value or one per column of B");
-  const std::vector<int32_t> z = integers_of(zero);
-  p.b_zero_.resize(static_cast<size_t>(p.n_));
-  for (int64_t c = 0; c < p.n_; ++c) p.b_zero_[static_cast<size_t>(c)] = z[z.size() == 1 ? 0 : static_cast<size_t>(c)] - (unsigned_b ? 128 : 0);
   p.stream_ = std::make_shared<dnnl::stream>(cpu_engine());
   return p;
 }
@@ -132,10 +150,22 @@ Status IntegerProduct::accumulate(const ops::KernelContext& ctx, int32_t* out, i
     KILN_RETURN_IF_ERROR(check_count(ctx, a_zero_tensor->element_count(), m_, "a_zero_point"));
   }
   const std::vector<int32_t> a_zero = integers_of(a_zero_tensor);
+  std::shared_ptr<const PreparedB> b = constant_b_;
+  if (!b) {
+    const Tensor& given = *ctx.input(at_.b);
+    if (given.shape() != std::vector<int64_t>{k_, n_}) return ctx.error("B's shape " + shape_to_string(given.shape()) + " is not the plan's");
+    std::optional<Result<PreparedB>> prepared;
+    KILN_RETURN_IF_ERROR(guard(ctx.node(), [&] {
+      prepared.emplace(prepare_b(ctx.node(), given, ctx.input(at_.b_zero), b_wanted_, split_));
+      return Status::ok();
+    }));
+    KILN_RETURN_IF_ERROR(prepared->status());
+    b = std::make_shared<const PreparedB>(std::move(*prepared).value());
+  }
   KILN_RETURN_IF_ERROR(guard(ctx.node(), [&] {
-    for (size_t part = 0; part < packed_.size(); ++part) {
+    for (size_t part = 0; part < b->parts.size(); ++part) {
       int32_t* target = part == 0 ? out : low_part_->data();
-      main_.execute(*stream_, {{DNNL_ARG_SRC, wrap(a_desc_, a)}, {DNNL_ARG_WEIGHTS, packed_[part]},
+      main_.execute(*stream_, {{DNNL_ARG_SRC, wrap(a_desc_, a)}, {DNNL_ARG_WEIGHTS, b->parts[part]},
                                {DNNL_ARG_DST, memory(y_desc_, cpu_engine(), target)}});
     }
     stream_->wait();
@@ -159,8 +189,8 @@ Status IntegerProduct::accumulate(const ops::KernelContext& ctx, int32_t* out, i
     if (low)
       for (int64_t c = 0; c < n; ++c) y[c] = y[c] * 64 + low[r * n + c];
     for (int64_t c = 0; c < n; ++c) {
-      const int32_t zb = b_zero_[static_cast<size_t>(c)];
-      y[c] += -za * column_sums_[static_cast<size_t>(c)] - sum * zb + static_cast<int32_t>(k) * za * zb;
+      const int32_t zb = b->zero[static_cast<size_t>(c)];
+      y[c] += -za * b->column_sums[static_cast<size_t>(c)] - sum * zb + static_cast<int32_t>(k) * za * zb;
     }
   }
   return Status::ok();

@@ -1,6 +1,10 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
 // as oneDNN pooling primitives built for the plan's shapes, channels-first, or in the activation
-// layout of the kiln.InLayout that wraps them.
+// layout of the kiln.InLayout that wraps them. Dilated windows (MaxPool, AveragePool-19), which
+// oneDNN 2.6 pools only in its reference kernel, run Kiln's own loop: the window taps listed once
+// per plan, the planes spread over threads, channels-first.
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -17,6 +21,10 @@ bool is_wrapped(const ir::Node& node) { return node.domain == "kiln"; }
 // The pooling op: the node's own, or the one kiln.InLayout wraps.
 std::string pool_op(const ir::Node& node) { return is_wrapped(node) ? node.attr_string("op") : node.op_type; }
 bool is_global(const ir::Node& node) { return pool_op(node).rfind("Global", 0) == 0; }
+bool is_dilated(const ir::Node& node) {
+  const std::vector<int64_t> d = node.attr_ints("dilations");
+  return std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 1; });
+}
 
 Capability pool_supports(const ir::Node& node) {
   static const std::set<std::string> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
@@ -28,7 +36,60 @@ Capability pool_supports(const ir::Node& node) {
   if (rank < 3 || rank > 5) return Capability::no("pooling over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
   if (pool_op(node) == "AveragePool" && node.attr_int("ceil_mode", 0) && node.attr_int("count_include_pad", 0))
     return Capability::no("AveragePool with ceil_mode and count_include_pad");
+  if (is_wrapped(node) && is_dilated(node)) return Capability::no("dilated pooling in a blocked layout");
   return Capability::yes();
+}
+
+// Kiln's loop for dilated windows: for every tap of the window, the (position, input offset)
+// pairs inside the image; per position the divisor of the average.
+Result<ops::Kernel> build_dilated_pool(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+                                       const ops::WindowAttrs& w) {
+  const size_t spatial = x.size() - 2;
+  ops::TapGrid grid;
+  grid.image.assign(x.begin() + 2, x.end());
+  grid.positions.assign(y.begin() + 2, y.end());
+  grid.kernel = w.kernel;
+  grid.strides = w.strides;
+  grid.dilations = w.dilations;
+  grid.pads_begin.assign(w.pads.begin(), w.pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  const int64_t positions = grid.position_count(), image = shape_element_count(grid.image);
+  std::vector<std::pair<int64_t, int64_t>> taps;
+  std::vector<float> inside(static_cast<size_t>(positions), 0.0f);
+  for (int64_t t = 0; t < grid.kernel_count(); ++t)
+    ops::for_each_tap(grid, t, [&](int64_t pos, int64_t off) {
+      taps.emplace_back(pos, off);
+      inside[static_cast<size_t>(pos)] += 1;
+    });
+  const bool max = pool_op(node) == "MaxPool";
+  std::vector<float> divisor = inside;
+  if (!max && node.attr_int("count_include_pad", 0)) {  // taps inside the image grown by the pads
+    ops::TapGrid padded = grid;
+    for (size_t d = 0; d < spatial; ++d) {
+      padded.image[d] += w.pads[d] + w.pads[spatial + d];
+      padded.pads_begin[d] = 0;
+    }
+    std::fill(divisor.begin(), divisor.end(), 0.0f);
+    for (int64_t t = 0; t < padded.kernel_count(); ++t)
+      ops::for_each_tap(padded, t, [&](int64_t pos, int64_t) { divisor[static_cast<size_t>(pos)] += 1; });
+  }
+  const int64_t planes = x[0] * x[1];
+  return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
+    const float* in = ctx.input(0)->data<float>();
+    float* out = ctx.output(0)->data<float>();
+#pragma omp parallel for schedule(static) if (planes * static_cast<int64_t>(taps.size()) >= (1 << 14))
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float* src = in + plane * image;
+      float* dst = out + plane * positions;
+      std::fill_n(dst, positions, max ? -std::numeric_limits<float>::infinity() : 0.0f);
+      for (const auto& [pos, off] : taps) dst[pos] = max ? std::max(dst[pos], src[off]) : dst[pos] + src[off];
+      for (int64_t pos = 0; pos < positions; ++pos) {
+        const float n = divisor[static_cast<size_t>(pos)];
+        if (inside[static_cast<size_t>(pos)] == 0) dst[pos] = 0.0f;  // a window entirely in the padding
+        else if (!max) dst[pos] /= n;
+      }
+    }
+    return Status::ok();
+  });
 }
 
 dnnl::algorithm algorithm_for(const ir::Node& node) {
@@ -49,6 +110,10 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
   if (!is_global(node)) kernel = node.attr_ints("kernel_shape");
   KILN_ASSIGN_OR_RETURN(ops::WindowAttrs w, ops::read_window_attrs(node, kernel));
   if (is_global(node)) w.pads.assign(2 * spatial, 0);
+  if (!is_global(node) && is_dilated(node)) {
+    for (size_t i = 0; i < spatial; ++i) KILN_RETURN_IF_ERROR(ops::window_output_size(w, i, x[i + 2], node).status());
+    return build_dilated_pool(node, x, y, w);
+  }
   memory::dims strides, dilations, pad_left, pad_right;
   for (size_t i = 0; i < spatial; ++i) {
     KILN_RETURN_IF_ERROR(ops::window_output_size(w, i, x[i + 2], node).status());  // resolves auto_pad

@@ -1,9 +1,10 @@
 // cpu kernels for element-wise quantization, exact as the reference's (ops/quantization.h holds
 // the shared rounding, saturation and parameter layouts):
 //  - DynamicQuantizeLinear: the range in one parallel min/max pass, then the parallel quantize.
-//  - QuantizeLinear and DequantizeLinear (opsets 10 and 13): per tensor or per axis, over
-//    [outer, axis, inner] blocks, threaded over blocks when the tensor is large. Scales and zero
-//    points may be computed by the graph: they are read on each run.
+//  - QuantizeLinear and DequantizeLinear (opsets 10 to 21; float32 data and results): per tensor or
+//    per axis, over [outer, axis, inner] runs, threaded over runs when the tensor is large; blocks
+//    (opset 21) element by element. Scales and zero points may be computed by the graph: they are
+//    read on each run.
 #include <algorithm>
 #include <limits>
 
@@ -16,6 +17,9 @@ namespace {
 
 // Elements below which a quantization runs on the calling thread.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
+
+// The quantized types (zero points, QuantizeLinear's outputs; 16-bit ones from opset 21).
+using QuantizedTypes = ops::TypeList<int8_t, uint8_t, int16_t, uint16_t>;
 
 Capability dynamic_quantize_supports(const ir::Node& node) {
   const ir::Value* x = node.input(0);
@@ -56,27 +60,31 @@ struct LinearParams {
 Result<LinearParams> linear_params(const ops::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   LinearParams p;
-  KILN_ASSIGN_OR_RETURN(p.layout, ops::linear_param_layout(ctx.node(), x.shape(), ctx.input(1)->element_count(), "scale"));
+  KILN_ASSIGN_OR_RETURN(p.layout, ops::linear_param_layout(ctx.node(), x.shape(), ctx.input(1)->shape(), "scale"));
   KILN_ASSIGN_OR_RETURN(p.scale, ops::read_floats(*ctx.input(1), "scale"));
   const Tensor* zp = ctx.input(2);
-  if (zp && zp->element_count() != p.layout.count)
-    return ctx.error("zero point has " + std::to_string(zp->element_count()) + " values but scale has " +
-                     std::to_string(p.layout.count));
+  if (zp && zp->shape() != ctx.input(1)->shape())
+    return ctx.error("zero point of shape " + shape_to_string(zp->shape()) + " differs from the scale's " +
+                     shape_to_string(ctx.input(1)->shape()));
   p.zero_point.assign(static_cast<size_t>(p.layout.count), 0);
   if (zp)
-    ops::dispatch<ops::TypeList<int8_t, uint8_t, int32_t>>(zp->dtype(), [&]<class Z>() {
-      std::copy_n(zp->data<Z>(), p.layout.count, p.zero_point.begin());
-    });
+    ops::dispatch<ops::ConcatTypes<QuantizedTypes, ops::TypeList<int32_t>>>(zp->dtype(), [&]<class Z>() { std::copy_n(zp->data<Z>(), p.layout.count, p.zero_point.begin()); });
   const int64_t block = p.layout.count * p.layout.inner;
   p.outer = block == 0 ? 0 : x.element_count() / block;
   return p;
 }
 
 // Calls fn(first, count, parameter index) over runs of elements that share one scale and zero
-// point (chunks of the tensor when it has one), threaded over the runs when the tensor is large.
+// point (chunks of the tensor when it has one; single elements for blocks), threaded over the runs
+// when the tensor is large.
 template <class Fn>
 void for_each_parameter_run(const LinearParams& p, int64_t elements, Fn fn) {
   constexpr int64_t kChunk = int64_t{1} << 14;
+  if (p.layout.block > 0) {
+#pragma omp parallel for schedule(static) if (elements >= kParallelElements)
+    for (int64_t e = 0; e < elements; ++e) fn(e, 1, p.layout.at(e));
+    return;
+  }
   const bool single = p.layout.count == 1;
   const int64_t length = single ? kChunk : p.layout.inner;
   const int64_t runs = single ? (elements + kChunk - 1) / kChunk : p.outer * p.layout.count;
@@ -86,11 +94,13 @@ void for_each_parameter_run(const LinearParams& p, int64_t elements, Fn fn) {
 
 Capability linear_quantization_supports(const ir::Node& node, bool quantize) {
   const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
-  const DType t = x->type.dtype;
-  const bool data_ok = quantize ? (t == DType::kFloat || t == DType::kInt32)
-                                : (t == DType::kUInt8 || t == DType::kInt8 || t == DType::kInt32);
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (!x || !x->type.is_tensor() || !y) return Capability::no(node.op_type + " of a value that is not a tensor");
+  const DType t = x->type.dtype, out = y->type.dtype;
+  const bool data_ok = quantize ? (t == DType::kFloat || t == DType::kInt32) : (t == DType::kInt32 || ops::list_has(QuantizedTypes{}, t));
   if (!data_ok) return Capability::no(node.op_type + " of " + dtype_name(t) + " data");
+  const bool out_ok = quantize ? ops::list_has(QuantizedTypes{}, out) : out == DType::kFloat;
+  if (!out_ok) return Capability::no(node.op_type + " giving " + dtype_name(out));
   return Capability::yes();
 }
 
@@ -100,7 +110,7 @@ Result<ops::Kernel> build_quantize(const ir::Node&) {
     KILN_ASSIGN_OR_RETURN(const LinearParams p, linear_params(ctx));
     const Tensor& x = *ctx.input(0);
     Tensor& y = *ctx.output(0);
-    const bool ok = ops::dispatch<ops::TypeList<int8_t, uint8_t>>(y.dtype(), [&]<class Q>() {
+    const bool ok = ops::dispatch<QuantizedTypes>(y.dtype(), [&]<class Q>() {
       ops::dispatch<ops::TypeList<float, int32_t>>(x.dtype(), [&]<class X>() {
         using Div = std::conditional_t<std::is_same_v<X, float>, float, double>;
         const X* in = x.data<X>();
@@ -122,7 +132,7 @@ Result<ops::Kernel> build_dequantize(const ir::Node&) {
     KILN_ASSIGN_OR_RETURN(const LinearParams p, linear_params(ctx));
     const Tensor& x = *ctx.input(0);
     float* out = ctx.output(0)->data<float>();
-    ops::dispatch<ops::TypeList<int8_t, uint8_t, int32_t>>(x.dtype(), [&]<class X>() {
+    ops::dispatch<ops::ConcatTypes<QuantizedTypes, ops::TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
       const X* in = x.data<X>();
       for_each_parameter_run(p, x.element_count(), [&](int64_t first, int64_t count, int64_t k) {
         const float scale = p.scale[static_cast<size_t>(k)];
