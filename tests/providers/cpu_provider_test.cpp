@@ -29,7 +29,7 @@ const std::set<std::string> kAccelerated = {
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "Clip", "ConstantOfShape", "Pow", "LSTM", "DynamicQuantizeLinear", "ConvInteger",
     "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
-    "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
+    "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "GroupNormalization"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",

@@ -355,6 +355,11 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {64}}, {DType::kInt8, {64, 9}, true}}});
   cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {3, 5, 24}}, {DType::kUInt8, {24, 7}}, {DType::kUInt8, {}, false, {9}},
                                          {DType::kUInt8, {7}, false, {0, 1, 128, 255, 7, 8, 200}}}});  // B given at run time
+  // GroupNormalization: scale and bias per group (18) and per channel (21).
+  cases.push_back({"GroupNormalization", 18, {{DType::kFloat, {2, 6, 5, 4}}, {DType::kFloat, {3}, true}, {DType::kFloat, {3}, true}},
+                   {{"num_groups", A::of_int(3)}, {"epsilon", A::of_float(1e-3f)}}});
+  cases.push_back({"GroupNormalization", 21, {{DType::kFloat, {1, 32, 16, 16}}, {DType::kFloat, {32}}, {DType::kFloat, {32}}},
+                   {{"num_groups", A::of_int(8)}}});
   // Dilated windows: Kiln's own pooling loop on cpu.
   cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
                    {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},

@@ -1,5 +1,6 @@
 // Normalisations: LayerNormalization, BatchNormalization (every version; inference, plus the
-// training form of opset 14+), InstanceNormalization, LpNormalization, MeanVarianceNormalization.
+// training form of opset 14+), InstanceNormalization, GroupNormalization (18, 21), LpNormalization,
+// MeanVarianceNormalization.
 // Statistics are computed in double with two passes (mean, then squared deviations).
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/group_normalization.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/reduce_engine.h"
@@ -254,6 +256,50 @@ Status instance_norm_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- GroupNormalization ----
+
+Status group_norm_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(float_inputs_rule(ctx, 3, 3));
+  const int64_t groups = ctx.node().attr_int("num_groups", 0);
+  if (groups <= 0) return ctx.error("num_groups must be positive");
+  const ir::TensorType& x = ctx.input_type(0);
+  if (x.shape && x.shape->rank() < 2) return ctx.error("input must have rank >= 2, got " + x.shape->to_string());
+  if (x.shape && (*x.shape)[1].is_static()) {
+    const int64_t channels = (*x.shape)[1].value();
+    if (channels % groups != 0)
+      return ctx.error(std::to_string(channels) + " channels do not split into " + std::to_string(groups) + " groups");
+    const int64_t params = ctx.opset() >= 21 ? channels : groups;
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      const auto& s = ctx.input_type(i).shape;
+      if (s && s->is_static() && (s->rank() != 1 || s->static_dims()[0] != params))
+        return ctx.error(std::string(i == 1 ? "scale" : "bias") + " must have shape [" + std::to_string(params) + "] at opset " +
+                         std::to_string(ctx.opset()) + ", got " + s->to_string());
+    }
+  }
+  return Status::ok();
+}
+
+Status group_norm_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const int64_t batch = x.shape()[0], channels = x.shape()[1], groups = ctx.node().attr_int("num_groups", 0);
+  const int64_t spatial = shape_element_count({x.shape().begin() + 2, x.shape().end()});
+  const bool per_channel = ctx.opset() >= 21;
+  const std::vector<double> scale = as_doubles(*ctx.input(1)), bias = as_doubles(*ctx.input(2));
+  const auto params = static_cast<size_t>(per_channel ? channels : groups);
+  if (groups <= 0 || channels % groups != 0 || scale.size() != params || bias.size() != params)
+    return ctx.error("scale and bias need " + std::to_string(params) + " values and C a multiple of num_groups");
+  const double epsilon = ctx.node().attr_float("epsilon", 1e-5f);
+  const int64_t per_group = channels / groups, group_size = per_group * spatial;
+  dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = ctx.output(0)->data<T>();
+    for (int64_t ng = 0; ng < batch * groups; ++ng)
+      normalize_group(in + ng * group_size, out + ng * group_size, ng % groups, per_group, spatial, scale.data(), bias.data(),
+                      per_channel, epsilon);
+  });
+  return Status::ok();
+}
+
 // ---- LpNormalization ----
 
 Status lp_norm_rule(InferenceContext& ctx) {
@@ -347,6 +393,7 @@ void register_normalization_ops(OpRegistry& r) {
   r.add(OpDef{"", "LayerNormalization", 17, layer_norm_rule, layer_norm_kernel});
   for (int v : {1, 6, 7, 9, 14, 15}) r.add(OpDef{"", "BatchNormalization", v, batch_norm_rule, batch_norm_kernel});
   for (int v : {1, 6}) r.add(OpDef{"", "InstanceNormalization", v, instance_norm_rule, instance_norm_kernel});
+  for (int v : {18, 21}) r.add(OpDef{"", "GroupNormalization", v, group_norm_rule, group_norm_kernel});
   r.add(OpDef{"", "LpNormalization", 1, lp_norm_rule, lp_norm_kernel});
   for (int v : {9, 13}) r.add(OpDef{"", "MeanVarianceNormalization", v, mvn_rule, mvn_kernel});
 }

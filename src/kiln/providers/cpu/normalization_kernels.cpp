@@ -2,9 +2,11 @@
 // oneDNN primitives. Softmax before opset 13 normalises the flattened [outer, inner] view from
 // `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
 // bias per element of those dims; BatchNormalization uses the given mean and variance per channel
-// (what batchnorm_folding leaves: one not after a Conv).
+// (what batchnorm_folding leaves: one not after a Conv). GroupNormalization (which oneDNN 2.6
+// lacks) runs the reference's per-group function on threads.
 #include <numeric>
 
+#include "kiln/ops/group_normalization.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -145,9 +147,46 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
       });
 }
 
+
+// GroupNormalization over float32: the reference's normalize_group, the (image, group) pairs
+// spread over threads; the per-group or per-channel scale and bias read on each run.
+Capability group_norm_supports(const ir::Node& node) {
+  Capability c = float_tensors(node, {0, 1, 2});
+  if (!c.supported) return c;
+  if (node.inputs[0]->type.shape->rank() < 2) return Capability::no("GroupNormalization of rank below 2");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_group_norm(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  const int64_t groups = node.attr_int("num_groups", 0), channels = x[1];
+  if (groups <= 0 || channels % groups != 0)
+    return invalid_model(node.describe() + ": " + std::to_string(channels) + " channels do not split into " + std::to_string(groups) + " groups");
+  const int64_t spatial = shape_element_count(x) / std::max<int64_t>(x[0] * channels, 1);
+  const bool per_channel = node.opset_version >= 21;
+  const auto params = static_cast<size_t>(per_channel ? channels : groups);
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
+    const Tensor& scale = *ctx.input(1);
+    const Tensor& bias = *ctx.input(2);
+    if (static_cast<size_t>(scale.element_count()) != params || static_cast<size_t>(bias.element_count()) != params)
+      return ctx.error("scale and bias need " + std::to_string(params) + " values");
+    const std::vector<double> s(scale.data<float>(), scale.data<float>() + params), b(bias.data<float>(), bias.data<float>() + params);
+    const float* in = ctx.input(0)->data<float>();
+    float* out = ctx.output(0)->data<float>();
+    const int64_t per_group = channels / groups, group_size = per_group * spatial, count = x[0] * groups;
+#pragma omp parallel for schedule(static) if (count * group_size >= (1 << 15))
+    for (int64_t ng = 0; ng < count; ++ng)
+      ops::normalize_group(in + ng * group_size, out + ng * group_size, ng % groups, per_group, spatial, s.data(), b.data(), per_channel,
+                           epsilon);
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_normalization_kernels(CpuKernelTable& table) {
+  table["GroupNormalization"] = node_only(group_norm_supports, build_group_norm);
   table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
