@@ -148,12 +148,12 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("normalizations not yet on cpu", {"InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});
   add("data movement not yet on cpu",
-      {"Compress", "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "Tile",
+      {"CenterCropPad", "Col2Im", "Compress", "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "Tile",
        "Trilu", "ReverseSequence", "OneHot", "EyeLike", "NonZero", "Unique", "TopK", "CumSum"});
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size", "Range"});
   add("signal processing not yet on cpu", {"DFT", "STFT", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
-  add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "Einsum", "Det"});
+  add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "AffineGrid", "Einsum", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
   add("sequences and optionals are not tensors",
       {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",

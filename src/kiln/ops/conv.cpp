@@ -1,6 +1,7 @@
-// Op family conv: Conv and ConvTranspose (1-D to 3-D, groups, strides, dilations, pads, auto_pad).
-// Conv is im2col + a cache-blocked GEMM; ConvTranspose is a GEMM + col2im. Half types compute in
-// float, double in double; the loops run in parallel with OpenMP.
+// Op family conv: Conv and ConvTranspose (1-D to 3-D, groups, strides, dilations, pads, auto_pad),
+// and Col2Im (opset 18), the sum of sliding blocks back into an image. Conv is im2col + a
+// cache-blocked GEMM; ConvTranspose is a GEMM + col2im. Half types compute in float, double in
+// double; the loops run in parallel with OpenMP.
 #include <algorithm>
 
 #include "kiln/ops/conv.h"
@@ -230,6 +231,89 @@ Status conv_kernel(KernelContext& ctx) {
   return convolve(ctx.node(), *ctx.input(0), *ctx.input(1), ctx.input(2), *ctx.output(0), kTransposed);
 }
 
+// ---- Col2Im: input [N, C * prod(block), L] -> [N, C, image...], each column a block's values ----
+
+// The blocks' grid over the padded image: block_shape, strides, dilations, pads, as a TapGrid
+// whose positions are the L blocks and taps the block's elements.
+Result<TapGrid> col2im_grid(const ir::Node& node, const std::vector<int64_t>& image, const std::vector<int64_t>& block) {
+  const size_t n = image.size();
+  if (block.size() != n) return invalid_model(node.describe() + ": image_shape and block_shape differ in length");
+  TapGrid g;
+  g.image = image;
+  g.kernel = block;
+  g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
+  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n)
+    return invalid_model(node.describe() + ": strides, dilations and pads must match the " + std::to_string(n) + " image dims");
+  g.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(n));
+  for (size_t d = 0; d < n; ++d) {
+    if (image[d] <= 0 || block[d] <= 0 || g.strides[d] <= 0 || g.dilations[d] <= 0 || pads[d] < 0 || pads[n + d] < 0)
+      return invalid_model(node.describe() + ": image_shape, block_shape, strides and dilations must be positive, pads not negative");
+    const int64_t extent = g.dilations[d] * (block[d] - 1) + 1, span = image[d] + pads[d] + pads[n + d];
+    if (span < extent) return invalid_model(node.describe() + ": a block of extent " + std::to_string(extent) + " does not fit dim " + std::to_string(d));
+    g.positions.push_back((span - extent) / g.strides[d] + 1);
+  }
+  return g;
+}
+
+Status col2im_infer(InferenceContext& ctx) {
+  const ir::TensorType& x = ctx.input_type(0);
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> image, known_int64s(ctx, 1, "image_shape"));
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> block, known_int64s(ctx, 2, "block_shape"));
+  if (x.shape && x.shape->rank() != 3) return ctx.error("input must have rank 3 [N, C * prod(block_shape), L]");
+  if (!image || !block || !x.shape) {
+    const auto& image_type = ctx.input_type(1).shape;
+    if (image_type && image_type->is_static() && image_type->rank() == 1)
+      ctx.set_output_type(0, typed_like(x, unknown_shape(2 + static_cast<size_t>(image_type->static_dims()[0]))));
+    else
+      ctx.set_output_type(0, typed_like(x, std::nullopt));
+    return Status::ok();
+  }
+  KILN_ASSIGN_OR_RETURN(const TapGrid g, col2im_grid(ctx.node(), *image, *block));
+  const int64_t k = shape_element_count(*block);
+  const ir::Dim& columns = (*x.shape)[1];
+  if (columns.is_static() && columns.value() % k != 0)
+    return ctx.error("input dim 1 (" + std::to_string(columns.value()) + ") is not a multiple of prod(block_shape) " + std::to_string(k));
+  const ir::Dim& blocks = (*x.shape)[2];
+  if (blocks.is_static() && blocks.value() != g.position_count())
+    return ctx.error("input has " + std::to_string(blocks.value()) + " blocks; the image, block, strides, dilations and pads give " +
+                     std::to_string(g.position_count()));
+  std::vector<ir::Dim> out = {(*x.shape)[0], columns.is_static() ? ir::Dim(columns.value() / k) : ir::Dim::unknown()};
+  for (int64_t d : *image) out.emplace_back(d);
+  ctx.set_output_type(0, typed_like(x, ir::Shape(out)));
+  return Status::ok();
+}
+
+Status col2im_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> image, read_int64s(*ctx.input(1), "image_shape"));
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> block, read_int64s(*ctx.input(2), "block_shape"));
+  KILN_ASSIGN_OR_RETURN(const TapGrid g, col2im_grid(ctx.node(), image, block));
+  const int64_t taps = g.kernel_count(), blocks = g.position_count(), pixels = shape_element_count(image);
+  const int64_t planes = y.shape()[0] * y.shape()[1];
+  if (x.shape()[2] != blocks || x.shape()[1] % taps != 0) return ctx.error("input does not hold the blocks the attributes give");
+  bool ok = false;
+  visit_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+      ok = true;
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      std::vector<double> sum(static_cast<size_t>(pixels));
+      for (int64_t plane = 0; plane < planes; ++plane) {
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (int64_t t = 0; t < taps; ++t) {
+          const T* column = in + (plane * taps + t) * blocks;
+          for_each_tap(g, t, [&](int64_t pos, int64_t off) { sum[static_cast<size_t>(off)] += to_double(column[pos]); });
+        }
+        for (int64_t i = 0; i < pixels; ++i) out[plane * pixels + i] = from_double<T>(sum[static_cast<size_t>(i)]);
+      }
+    }
+  });
+  return ok ? Status::ok() : ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+}
+
 }  // namespace
 
 Status conv_reference(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
@@ -241,6 +325,7 @@ void register_conv_ops(OpRegistry& r) {
     r.add({"", "Conv", v, with_required_inputs(2, conv_infer<false>), conv_kernel<false>});
     r.add({"", "ConvTranspose", v, with_required_inputs(2, conv_infer<true>), conv_kernel<true>});
   }
+  r.add({"", "Col2Im", 18, with_required_inputs(3, col2im_infer), col2im_kernel});
 }
 
 }  // namespace kiln::ops

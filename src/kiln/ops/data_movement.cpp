@@ -1,5 +1,5 @@
 // Op family data movement: Transpose, Concat, Split, Slice, Gather(Elements/ND), Scatter(Elements/ND),
-// Tile, Pad, Trilu, DepthToSpace, SpaceToDepth. Kernels move elements by storage size, so they serve
+// Tile, Pad, CenterCropPad, Trilu, DepthToSpace, SpaceToDepth. Kernels move elements by storage size, so they serve
 // every dtype; shape rules keep symbolic dims on the axes an op does not touch.
 #include "kiln/ops/data_movement.h"
 
@@ -845,6 +845,73 @@ Status trilu_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- CenterCropPad (opset 18): each listed axis cropped or zero-padded to its size, centred ----
+
+// The listed axes (`axes`, or all), each in [0, rank).
+Result<std::vector<size_t>> crop_pad_axes(const ir::Node& node, size_t rank, size_t sizes) {
+  std::vector<int64_t> given = node.attr_ints("axes");
+  if (given.empty())
+    for (size_t d = 0; d < rank; ++d) given.push_back(static_cast<int64_t>(d));
+  if (given.size() != sizes)
+    return invalid_model(node.describe() + ": shape has " + std::to_string(sizes) + " values for " + std::to_string(given.size()) + " axes");
+  std::vector<size_t> axes;
+  for (int64_t a : given) {
+    KILN_ASSIGN_OR_RETURN(const int64_t d, normalize_axis(a, static_cast<int64_t>(rank)));
+    if (std::find(axes.begin(), axes.end(), static_cast<size_t>(d)) != axes.end())
+      return invalid_model(node.describe() + ": axis " + std::to_string(a) + " is repeated");
+    axes.push_back(static_cast<size_t>(d));
+  }
+  return axes;
+}
+
+Status center_crop_pad_infer(InferenceContext& ctx) {
+  const ir::TensorType& in = ctx.input_type(0);
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape, known_int64s(ctx, 1, "shape"));
+  if (!in.shape) {
+    ctx.set_output_type(0, typed_like(in, std::nullopt));
+    return Status::ok();
+  }
+  ir::Shape out = *in.shape;
+  const auto& shape_type = ctx.input_type(1).shape;
+  const size_t count = shape ? shape->size() : shape_type && shape_type->is_static() ? static_cast<size_t>(shape_element_count(shape_type->static_dims())) : 0;
+  if (!shape && count == 0) {
+    ctx.set_output_type(0, typed_like(in, unknown_shape(in.shape->rank())));
+    return Status::ok();
+  }
+  KILN_ASSIGN_OR_RETURN(const std::vector<size_t> axes, crop_pad_axes(ctx.node(), in.shape->rank(), count));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (shape && (*shape)[i] < 0) return ctx.error("shape must not be negative");
+    out.dims()[axes[i]] = shape ? ir::Dim((*shape)[i]) : ir::Dim::unknown();
+  }
+  ctx.set_output_type(0, typed_like(in, out));
+  return Status::ok();
+}
+
+// Output element -> input element: on a cropped axis the input starts (in - out) / 2 in; on a
+// padded one the output does (out - in) / 2 in, and elements outside the input are zero.
+Status center_crop_pad_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  const size_t rank = x.shape().size();
+  std::vector<int64_t> shift(rank, 0);  // input index = output index + shift
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t in = x.shape()[d], out = y.shape()[d];
+    shift[d] = in >= out ? (in - out) / 2 : -((out - in) / 2);
+  }
+  const std::vector<int64_t> strides = contiguous_strides(x.shape());
+  std::vector<int64_t> offsets(static_cast<size_t>(y.element_count()));
+  for_each_index(y.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank && offset >= 0; ++d) {
+      const int64_t j = idx[d] + shift[d];
+      offset = j < 0 || j >= x.shape()[d] ? -1 : offset + j * strides[d];
+    }
+    offsets[static_cast<size_t>(i)] = offset;
+  });
+  gather_by_offsets(x, y, offsets);
+  return Status::ok();
+}
+
 // ---- DepthToSpace / SpaceToDepth: a reshape, a transpose and a reshape ----
 
 struct BlockRearrange {
@@ -937,6 +1004,7 @@ void register_data_movement_ops(OpRegistry& r) {
   for (int v : {11, 13, 16, 18}) r.add({"", "ScatterND", v, with_required_inputs(3, scatter_infer), scatter_nd_kernel});
   for (int v : {6, 13}) r.add({"", "Tile", v, with_required_inputs(2, tile_infer), tile_kernel});
   for (int v : {2, 11, 13, 18, 19, 21}) r.add({"", "Pad", v, with_required_inputs(v < 11 ? 1 : 2, pad_infer), pad_kernel});
+  r.add({"", "CenterCropPad", 18, with_required_inputs(2, center_crop_pad_infer), center_crop_pad_kernel});
   r.add({"", "Trilu", 14, with_required_inputs(1, trilu_infer), trilu_kernel});
   for (int v : {1, 11, 13}) r.add({"", "DepthToSpace", v, with_required_inputs(1, block_infer<true>), block_kernel<true>});
   for (int v : {1, 13}) r.add({"", "SpaceToDepth", v, with_required_inputs(1, block_infer<false>), block_kernel<false>});

@@ -1,4 +1,5 @@
-// Op family sampling: ops that read a feature map at fractional positions. GridSample (opset 16:
+// Op family sampling: ops that read a feature map at fractional positions, and AffineGrid (opset
+// 20), which makes the grids they read from affine matrices. GridSample (opset 16:
 // bilinear, nearest or bicubic; zeros, border or reflection padding; PyTorch's grid_sample, which the
 // ONNX test data comes from) and RoiAlign (opsets 10 and 16: avg or max pooling of bilinear samples,
 // following the ONNX Runtime / Detectron kernel the spec points to). Arithmetic is in double.
@@ -330,10 +331,76 @@ Status roi_align_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- AffineGrid: theta [N, 2, 3] or [N, 3, 4] and size [N, C, (D,) H, W] -> grid [N, (D,) H, W, 2 or 3] ----
+
+// The normalised coordinate of index i of a dim of length n: pixel centres in [-1, 1]
+// (align_corners 0), or the corner pixels at -1 and 1 (align_corners 1).
+double grid_coordinate(int64_t i, int64_t n, bool align_corners) {
+  if (align_corners) return n == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1);
+  return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n);
+}
+
+Status affine_grid_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
+  KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
+  const ir::TensorType& theta = ctx.input_type(0);
+  if (theta.shape && theta.shape->rank() != 3) return ctx.error("theta must have rank 3, got " + theta.shape->to_string());
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> size, known_int64s(ctx, 1, "size"));
+  if (!size) {
+    ctx.set_output_type(0, ir::TensorType{theta.dtype, std::nullopt});
+    return Status::ok();
+  }
+  if (size->size() != 4 && size->size() != 5) return ctx.error("size must hold 4 (2-D) or 5 (3-D) values");
+  const int64_t spatial = static_cast<int64_t>(size->size()) - 2;
+  if (theta.shape && (*theta.shape)[1].is_static() && (*theta.shape)[2].is_static() &&
+      ((*theta.shape)[1].value() != spatial || (*theta.shape)[2].value() != spatial + 1))
+    return ctx.error("theta must be [N, " + std::to_string(spatial) + ", " + std::to_string(spatial + 1) + "] for " +
+                     std::to_string(spatial) + "-D sizes, got " + theta.shape->to_string());
+  std::vector<ir::Dim> out = {ir::Dim((*size)[0])};
+  for (size_t d = 2; d < size->size(); ++d) out.emplace_back((*size)[d]);
+  out.emplace_back(spatial);
+  ctx.set_output_type(0, ir::TensorType{theta.dtype, ir::Shape(out)});
+  return Status::ok();
+}
+
+// grid[n, (d,) h, w] = theta[n] (x_w, y_h, (z_d,) 1): x along W, y along H, z along D.
+Status affine_grid_kernel(KernelContext& ctx) {
+  const Tensor& theta = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> size, read_int64s(*ctx.input(1), "size"));
+  const auto spatial = static_cast<int64_t>(size.size()) - 2;
+  if (spatial < 2 || spatial > 3 || theta.shape() != std::vector<int64_t>{size[0], spatial, spatial + 1})
+    return ctx.error("theta " + shape_to_string(theta.shape()) + " does not match size " + shape_to_string(size));
+  const bool align = ctx.node().attr_int("align_corners", 0) != 0;
+  const std::vector<int64_t> dims(size.begin() + 2, size.end());  // (D,) H, W
+  const int64_t points = shape_element_count(dims);
+  Tensor& grid = *ctx.output(0);
+  dispatch<FloatTypes>(theta.dtype(), [&]<class T>() {
+    const T* m = theta.data<T>();
+    T* out = grid.data<T>();
+    std::vector<double> base(static_cast<size_t>(spatial) + 1, 1.0);  // (x, y, (z,) 1)
+    for (int64_t n = 0; n < size[0]; ++n)
+      for (int64_t p = 0; p < points; ++p) {
+        int64_t rest = p;
+        for (int64_t k = spatial; k-- > 0;) {  // dims are (D,) H, W; base is x (W), y (H), z (D)
+          const int64_t length = dims[static_cast<size_t>(k)];
+          base[static_cast<size_t>(spatial - 1 - k)] = grid_coordinate(rest % length, length, align);
+          rest /= length;
+        }
+        for (int64_t r = 0; r < spatial; ++r) {
+          double v = 0;
+          for (int64_t c = 0; c <= spatial; ++c) v += load(m[(n * spatial + r) * (spatial + 1) + c]) * base[static_cast<size_t>(c)];
+          out[(n * points + p) * spatial + r] = store<T>(v);
+        }
+      }
+  });
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_sampling_ops(OpRegistry& r) {
   r.add({"", "GridSample", 16, grid_sample_rule, grid_sample_kernel});
+  r.add({"", "AffineGrid", 20, affine_grid_rule, affine_grid_kernel});
   for (int v : {10, 16}) r.add({"", "RoiAlign", v, roi_align_rule, roi_align_kernel});
 }
 

@@ -1,0 +1,448 @@
+"""The opset-parity cases: one tiny ONNX model per operator version of opsets 18-21, with fixed inputs.
+
+Each entry of CASES is a Case: a name, the opset it imports, a function building the ModelProto and
+a function making its inputs (name -> numpy array, from a generator seeded by the case's name, so
+they never change), plus the tolerance its float outputs are held to:
+
+    max|kiln - ort| <= tol * max(1, max|ort|)     (tol = 1e-4 unless the case says otherwise)
+
+Integer and bool outputs must be equal (int_tol = 0 unless the case says otherwise).
+
+Debian's onnx 1.12 writes models of any opset, but its checker and shape inference do not know
+opsets 18+: neither is called here, and every graph input and output is given its type and shape.
+Parameters (scales, sizes, axes, zero points...) are initializers; data tensors are graph inputs.
+
+numpy and onnx are imported lazily, so `run_case.py --list` (read by CMake) needs neither.
+"""
+import zlib
+
+DEFAULT_TOL = 1e-4
+
+
+class Case:
+    def __init__(self, name, opset, build, inputs, tol=DEFAULT_TOL, int_tol=0, note="", kiln_args=()):
+        self.name = name
+        self.opset = opset
+        self.build = build          # () -> onnx.ModelProto
+        self._inputs = inputs       # (numpy.random.Generator) -> {name: array}
+        self.tol = tol
+        self.int_tol = int_tol
+        self.note = note
+        # Extra `kiln run` arguments: only --allow-fallback cpu_ref, for an op the cpu provider has no
+        # kernel for yet (tests/providers/cpu_provider_test.cpp lists each with its reason).
+        self.kiln_args = list(kiln_args)
+
+    def make_inputs(self):
+        import numpy as np
+        rng = np.random.default_rng(zlib.crc32(self.name.encode()))
+        return self._inputs(rng)
+
+
+CASES = []
+
+# ScatterElements, ScatterND, Col2Im, CenterCropPad and AffineGrid have no cpu kernel yet (each
+# listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
+# reference's semantics, allowed to fall back to it.
+NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
+
+
+def case(name, opset, build, inputs, **kw):
+    assert all(c.name != name for c in CASES), name
+    CASES.append(Case(name, opset, build, inputs, **kw))
+
+
+def find(name):
+    for c in CASES:
+        if c.name == name:
+            return c
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------------------------
+
+def _onnx_type(dtype):
+    import numpy as np
+    from onnx import mapping
+    return mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+
+
+def model(nodes, inputs, outputs, opset, initializers=None):
+    """inputs / outputs: [(name, numpy dtype, shape)]; initializers: {name: array}."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+    graph = helper.make_graph(
+        nodes, "opset_parity",
+        [helper.make_tensor_value_info(n, _onnx_type(t), list(s)) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, _onnx_type(t), list(s)) for n, t, s in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in (initializers or {}).items()])
+    return helper.make_model(graph, producer_name="kiln-opset-parity",
+                             opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=10 if opset >= 21 else 9)
+
+
+def single(op, opset, inputs, outputs, initializers=None, node_inputs=None, **attrs):
+    """A model of one node. node_inputs: the node's input names in order ('' for an omitted one);
+    default: the graph inputs, then the initializers, in the order given."""
+    from onnx import helper
+    inits = initializers or {}
+    names = node_inputs if node_inputs is not None else [n for n, _, _ in inputs] + list(inits)
+    node = helper.make_node(op, names, [n for n, _, _ in outputs], **attrs)
+    return model([node], inputs, outputs, opset, inits)
+
+
+def f32(x):
+    import numpy as np
+    return np.asarray(x, dtype=np.float32)
+
+
+def i64(x):
+    import numpy as np
+    return np.asarray(x, dtype=np.int64)
+
+
+def uniform(rng, shape, lo=-1.0, hi=1.0):
+    import numpy as np
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def ints(rng, shape, dtype):
+    import numpy as np
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gelu-20, Mish-18
+# ---------------------------------------------------------------------------------------------
+
+def _activation_inputs(rng, lo, hi):
+    x = uniform(rng, (2, 3, 16), lo, hi)
+    x.flat[:8] = [0.0, -0.0, 1e-6, -1e-6, hi, -20.0, -100.0, -1000.0]  # around zero, the negative tail
+    return {"x": x}
+
+
+for _approx in ("none", "tanh"):
+    case("gelu_20_" + _approx, 20,
+         lambda a=_approx: single("Gelu", 20, [("x", "float32", (2, 3, 16))], [("y", "float32", (2, 3, 16))],
+                                  approximate=a),
+         lambda rng: _activation_inputs(rng, -5, 5))
+
+case("mish_18", 18,
+     lambda: single("Mish", 18, [("x", "float32", (2, 3, 16))], [("y", "float32", (2, 3, 16))]),
+     lambda rng: _activation_inputs(rng, -8, 8))
+# Where exp(x) overflows float32 (x > 88.7): softplus must not become inf / inf = NaN.
+case("mish_18_tails", 18,
+     lambda: single("Mish", 18, [("x", "float32", (15,))], [("y", "float32", (15,))]),
+     lambda rng: {"x": f32([15, 30, 50, 88, 89, 100, 1000, -15, -30, -50, -88, -89, -100, -1000, -1e4])})
+
+
+# ---------------------------------------------------------------------------------------------
+# BitwiseAnd / BitwiseOr / BitwiseXor / BitwiseNot-18
+# ---------------------------------------------------------------------------------------------
+
+_BITWISE_BINARY = {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor"}
+# (dtype, a shape, b shape, output shape): int32 broadcasts b over a's last axis, uint8 over the
+# middle one with a rank-2 b.
+_BITWISE_SHAPES = {"int32": ((2, 3, 4), (4,), (2, 3, 4)), "uint8": ((2, 1, 4), (3, 1), (2, 3, 4))}
+
+for _key, _op in _BITWISE_BINARY.items():
+    for _t, (_sa, _sb, _so) in _BITWISE_SHAPES.items():
+        case("bitwise_%s_18_%s" % (_key, _t), 18,
+             lambda op=_op, t=_t, sa=_sa, sb=_sb, so=_so: single(
+                 op, 18, [("a", t, sa), ("b", t, sb)], [("y", t, so)]),
+             lambda rng, t=_t, sa=_sa, sb=_sb: {"a": ints(rng, sa, t), "b": ints(rng, sb, t)})
+
+for _t in ("int32", "uint8", "int64"):
+    case("bitwise_not_18_" + _t, 18,
+         lambda t=_t: single("BitwiseNot", 18, [("x", t, (3, 7))], [("y", t, (3, 7))]),
+         lambda rng, t=_t: {"x": ints(rng, (3, 7), t)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Resize-18, Resize-19
+# ---------------------------------------------------------------------------------------------
+
+def resize(opset, x_shape, y_shape, scales=None, sizes=None, **attrs):
+    """Resize with X a graph input and roi omitted; scales (float) or sizes (int64) an initializer."""
+    inits = {}
+    names = ["x", "", "", ""]
+    if scales is not None:
+        inits["scales"] = f32(scales)
+        names[2] = "scales"
+    if sizes is not None:
+        inits["sizes"] = i64(sizes)
+        names[3] = "sizes"
+    while names[-1] == "":
+        names.pop()
+    return single("Resize", opset, [("x", "float32", x_shape)], [("y", "float32", y_shape)], inits, names, **attrs)
+
+
+def _x(shape):
+    return lambda rng: {"x": uniform(rng, shape)}
+
+
+# (a) linear with scales, as Resize-13 does it (half_pixel).
+case("resize_18_linear_scales", 18,
+     lambda: resize(18, (1, 2, 4, 5), (1, 2, 6, 10), scales=[1, 1, 1.5, 2], mode="linear"),
+     _x((1, 2, 4, 5)))
+# (b) axes: sizes for the two spatial axes only (upscale H, downscale W).
+case("resize_18_axes_sizes", 18,
+     lambda: resize(18, (1, 2, 4, 5), (1, 2, 7, 3), sizes=[7, 3], axes=[2, 3], mode="linear"),
+     _x((1, 2, 4, 5)))
+# (c) keep_aspect_ratio_policy: 5x7 to fit 8x9. not_larger: scale min(8/5, 9/7) = 9/7 -> 6x9;
+# not_smaller: scale 8/5 -> 8x11 (round(7 * 1.6) = 11). Both axes use the one scale.
+case("resize_18_keep_aspect_not_larger", 18,
+     lambda: resize(18, (1, 2, 5, 7), (1, 2, 6, 9), sizes=[8, 9], axes=[2, 3], mode="linear",
+                    keep_aspect_ratio_policy="not_larger"),
+     _x((1, 2, 5, 7)))
+case("resize_18_keep_aspect_not_smaller", 18,
+     lambda: resize(18, (1, 2, 5, 7), (1, 2, 8, 11), sizes=[8, 9], axes=[2, 3], mode="linear",
+                    keep_aspect_ratio_policy="not_smaller"),
+     _x((1, 2, 5, 7)))
+# (d) nearest, round_prefer_floor: asymmetric with H scale 2 puts every other sample on a .5 tie.
+case("resize_18_nearest_round_prefer_floor", 18,
+     lambda: resize(18, (1, 2, 4, 6), (1, 2, 8, 15), scales=[1, 1, 2, 2.5], mode="nearest",
+                    nearest_mode="round_prefer_floor", coordinate_transformation_mode="asymmetric"),
+     _x((1, 2, 4, 6)))
+# (e) antialias: linear downscale by 0.5, cubic downscale by 0.5 x 0.75. The filter is stretched by
+# 1/scale (linear: 4 taps 1/8, 3/8, 3/8, 1/8 at 0.5); taps outside the input take the edge value
+# (exclude_outside 0), as ONNX's reference does, rather than being dropped and renormalised.
+case("resize_18_antialias_linear", 18,
+     lambda: resize(18, (1, 2, 8, 8), (1, 2, 4, 4), scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1),
+     _x((1, 2, 8, 8)))
+case("resize_18_antialias_cubic", 18,
+     lambda: resize(18, (1, 2, 8, 12), (1, 2, 4, 9), scales=[1, 1, 0.5, 0.75], mode="cubic", antialias=1),
+     _x((1, 2, 8, 12)))
+# Resize-19 half_pixel_symmetric: W scales whose output is not a whole number (5 * 1.7 = 8.5,
+# 9 * 0.6 = 5.4), so the adjustment output_int / (scale * input) differs from 1.
+case("resize_19_half_pixel_symmetric_up", 19,
+     lambda: resize(19, (1, 2, 4, 5), (1, 2, 6, 8), scales=[1, 1, 1.5, 1.7], mode="linear",
+                    coordinate_transformation_mode="half_pixel_symmetric"),
+     _x((1, 2, 4, 5)))
+case("resize_19_half_pixel_symmetric_down", 19,
+     lambda: resize(19, (1, 2, 8, 9), (1, 2, 4, 5), scales=[1, 1, 0.5, 0.6], mode="linear",
+                    coordinate_transformation_mode="half_pixel_symmetric"),
+     _x((1, 2, 8, 9)))
+
+
+# ---------------------------------------------------------------------------------------------
+# AveragePool-19
+# ---------------------------------------------------------------------------------------------
+
+# Dilation 2 makes the 3x3 kernel span 5x5: (7 + 2 - 5) / 1 + 1 = 5.
+for _cip in (0, 1):
+    case("averagepool_19_dilations_cip%d" % _cip, 19,
+         lambda cip=_cip: single("AveragePool", 19, [("x", "float32", (1, 2, 7, 7))],
+                                 [("y", "float32", (1, 2, 5, 5))], kernel_shape=[3, 3], dilations=[2, 2],
+                                 pads=[1, 1, 1, 1], strides=[1, 1], count_include_pad=cip),
+         _x((1, 2, 7, 7)))
+case("averagepool_19_plain", 19,
+     lambda: single("AveragePool", 19, [("x", "float32", (1, 2, 7, 7))], [("y", "float32", (1, 2, 4, 4))],
+                    kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+     _x((1, 2, 7, 7)))
+
+
+# ---------------------------------------------------------------------------------------------
+# ScatterElements-18, ScatterND-18 with reduction max / min
+# ---------------------------------------------------------------------------------------------
+
+case("scatter_elements_18_max", 18,
+     lambda: single("ScatterElements", 18,
+                    [("data", "float32", (4, 5)), ("indices", "int64", (3, 5)), ("updates", "float32", (3, 5))],
+                    [("y", "float32", (4, 5))], axis=0, reduction="max"),
+     lambda rng: {"data": uniform(rng, (4, 5)), "indices": rng.integers(0, 4, (3, 5)).astype("int64"),
+                  "updates": uniform(rng, (3, 5))},
+     kiln_args=NO_CPU_KERNEL)
+case("scatter_elements_18_min", 18,
+     lambda: single("ScatterElements", 18,
+                    [("data", "float32", (3, 6)), ("indices", "int64", (3, 4)), ("updates", "float32", (3, 4))],
+                    [("y", "float32", (3, 6))], axis=1, reduction="min"),
+     lambda rng: {"data": uniform(rng, (3, 6)), "indices": rng.integers(-6, 6, (3, 4)).astype("int64"),
+                  "updates": uniform(rng, (3, 4))},
+     kiln_args=NO_CPU_KERNEL)
+# ScatterND: distinct indices (slices of data [4, 3, 2] along axis 0; elements of [3, 4]).
+case("scatternd_18_max", 18,
+     lambda: single("ScatterND", 18,
+                    [("data", "float32", (4, 3, 2)), ("indices", "int64", (3, 1)), ("updates", "float32", (3, 3, 2))],
+                    [("y", "float32", (4, 3, 2))], reduction="max"),
+     lambda rng: {"data": uniform(rng, (4, 3, 2)), "indices": i64([[2], [0], [3]]),
+                  "updates": uniform(rng, (3, 3, 2))},
+     kiln_args=NO_CPU_KERNEL)
+case("scatternd_18_min", 18,
+     lambda: single("ScatterND", 18,
+                    [("data", "float32", (3, 4)), ("indices", "int64", (4, 2)), ("updates", "float32", (4,))],
+                    [("y", "float32", (3, 4))], reduction="min"),
+     lambda rng: {"data": uniform(rng, (3, 4)), "indices": i64([[0, 1], [2, 3], [1, 0], [2, 0]]),
+                  "updates": uniform(rng, (4,))},
+     kiln_args=NO_CPU_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# QuantizeLinear / DequantizeLinear-19 and -21, QLinearMatMul-21
+# ---------------------------------------------------------------------------------------------
+
+def quantize(opset, x_shape, scale, zp, y_dtype, **attrs):
+    import numpy as np
+    inits = {"y_scale": f32(scale), "y_zero_point": np.asarray(zp, dtype=y_dtype)}
+    return single("QuantizeLinear", opset, [("x", "float32", x_shape)], [("y", y_dtype, x_shape)], inits, **attrs)
+
+
+def dequantize(opset, x_shape, x_dtype, scale, zp, **attrs):
+    import numpy as np
+    inits = {"x_scale": f32(scale), "x_zero_point": np.asarray(zp, dtype=x_dtype)}
+    return single("DequantizeLinear", opset, [("x", x_dtype, x_shape)], [("y", "float32", x_shape)], inits, **attrs)
+
+
+def _q_x(shape, span, ties=()):
+    def make(rng):
+        x = uniform(rng, shape, -span, span)
+        x.flat[:len(ties)] = ties
+        return {"x": x}
+    return make
+
+
+# Per tensor: scale 1/16, so x = k/32 (odd k) is an exact tie; saturation at both ends.
+_TIES_16 = [1 / 32, 3 / 32, -1 / 32, -3 / 32, 5 / 32, 100.0, -100.0]
+case("quantize_19_uint8_tensor", 19,
+     lambda: quantize(19, (2, 3, 8), 0.0625, 128, "uint8"),
+     _q_x((2, 3, 8), 9.0, _TIES_16))
+case("quantize_19_int8_axis", 19,
+     lambda: quantize(19, (2, 4, 6), [0.0625, 0.03, 0.125, 0.011], [0, 3, -5, 10], "int8", axis=1),
+     _q_x((2, 4, 6), 3.0, [1 / 32, 3 / 32, 5 / 32, -7 / 32]))
+case("dequantize_19_uint8_tensor", 19,
+     lambda: dequantize(19, (2, 3, 8), "uint8", 0.037, 121),
+     lambda rng: {"x": ints(rng, (2, 3, 8), "uint8")})
+case("dequantize_19_int8_axis", 19,
+     lambda: dequantize(19, (2, 3, 4), "int8", [0.5, 0.02, 0.013, 1.7], [1, -2, 0, 7], axis=-1),
+     lambda rng: {"x": ints(rng, (2, 3, 4), "int8")})
+case("quantize_21_int8_axis", 21,
+     lambda: quantize(21, (3, 4, 5), [0.0625, 0.019, 0.25], [-3, 0, 12], "int8", axis=0),
+     _q_x((3, 4, 5), 3.0, [1 / 32, 3 / 32, -5 / 32]))
+case("dequantize_21_uint8_axis", 21,
+     lambda: dequantize(21, (3, 4, 5), "uint8", [0.1, 0.02, 0.5, 0.0625], [128, 0, 255, 17], axis=1),
+     lambda rng: {"x": ints(rng, (3, 4, 5), "uint8")})
+# Blocked over axis 1, block_size 2: x [2, 6, 3] -> scale [2, 3, 3]; and a ragged last block
+# (x [2, 5] -> scale [2, 3]).
+def _block_params(seed, lo, hi):
+    """Per-block scales and zero points for a [2, 3, 3] scale (x [2, 6, 3], axis 1, block_size 2)."""
+    import numpy as np
+    k = np.arange(18).reshape(2, 3, 3)
+    return f32(0.01 * (1 + (k + seed) % 5)), (k * 5 + seed) % (hi - lo + 1) + lo
+
+
+# Blocked over axis 1, block_size 2: x [2, 6, 3] -> scale [2, 3, 3]; and a ragged last block
+# (x [2, 5] -> scale [2, 3]).
+case("quantize_21_int8_block", 21,
+     lambda: quantize(21, (2, 6, 3), *_block_params(1, -10, 10), "int8", axis=1, block_size=2),
+     _q_x((2, 6, 3), 2.0))
+case("quantize_21_uint8_block_ragged", 21,
+     lambda: quantize(21, (2, 5), [[0.01, 0.02, 0.04], [0.0625, 0.125, 0.03]], [[0, 100, 200], [128, 7, 255]],
+                      "uint8", axis=1, block_size=2),
+     _q_x((2, 5), 4.0))
+case("dequantize_21_int8_block", 21,
+     lambda: dequantize(21, (2, 6, 3), "int8", *_block_params(2, -4, 4), axis=1, block_size=2),
+     lambda rng: {"x": ints(rng, (2, 6, 3), "int8")})
+case("quantize_21_int16_tensor", 21,
+     lambda: quantize(21, (2, 3, 8), 0.0005, -300, "int16"),
+     _q_x((2, 3, 8), 20.0, [1 / 4096, 3 / 4096, 100.0, -100.0]))
+case("quantize_21_uint16_axis", 21,
+     lambda: quantize(21, (2, 3, 8), [0.001, 0.0001, 0.0625], [30000, 0, 65535], "uint16", axis=1),
+     _q_x((2, 3, 8), 5.0))
+case("dequantize_21_int16_axis", 21,
+     lambda: dequantize(21, (2, 3, 8), "int16", [0.001, 0.0001, 0.0625], [1000, -7, 0], axis=1),
+     lambda rng: {"x": ints(rng, (2, 3, 8), "int16")})
+case("dequantize_21_uint16_tensor", 21,
+     lambda: dequantize(21, (2, 3, 8), "uint16", 0.0003, 32768),
+     lambda rng: {"x": ints(rng, (2, 3, 8), "uint16")})
+
+
+def _qlinearmatmul():
+    import numpy as np
+    inits = {"a_scale": f32(0.02), "a_zero_point": np.uint8(120), "b_scale": f32(0.015),
+             "b_zero_point": np.uint8(131), "y_scale": f32(0.05), "y_zero_point": np.uint8(125)}
+    return single("QLinearMatMul", 21, [("a", "uint8", (2, 3, 8)), ("b", "uint8", (8, 5))],
+                  [("y", "uint8", (2, 3, 5))], inits,
+                  ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"])
+
+
+case("qlinearmatmul_21_uint8", 21, _qlinearmatmul,
+     lambda rng: {"a": ints(rng, (2, 3, 8), "uint8"), "b": ints(rng, (8, 5), "uint8")})
+
+
+# ---------------------------------------------------------------------------------------------
+# GroupNormalization-18 (scale, bias [num_groups]) and -21 (scale, bias [C])
+# ---------------------------------------------------------------------------------------------
+
+def _groupnorm(opset, per):
+    import numpy as np
+    rng = np.random.default_rng(7)
+    inits = {"scale": uniform(rng, (per,), 0.5, 1.5), "bias": uniform(rng, (per,), -0.5, 0.5)}
+    return single("GroupNormalization", opset, [("x", "float32", (2, 6, 3, 4))], [("y", "float32", (2, 6, 3, 4))],
+                  inits, num_groups=3, epsilon=1e-3)
+
+
+case("groupnorm_18", 18, lambda: _groupnorm(18, 3), lambda rng: {"x": uniform(rng, (2, 6, 3, 4), -2, 3)})
+case("groupnorm_21", 21, lambda: _groupnorm(21, 6), lambda rng: {"x": uniform(rng, (2, 6, 3, 4), -2, 3)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls: opset-18+ forms of operators Kiln already has (plus Col2Im, CenterCropPad, AffineGrid)
+# ---------------------------------------------------------------------------------------------
+
+case("reducesum_18_axes_input", 18,
+     lambda: single("ReduceSum", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (2, 1, 4))],
+                    {"axes": i64([1])}, keepdims=1),
+     _x((2, 3, 4)))
+case("reducemax_18_axes_input", 18,
+     lambda: single("ReduceMax", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (3,))],
+                    {"axes": i64([0, -1])}, keepdims=0),
+     _x((2, 3, 4)))
+# Pad-18 with axes: pads are [begins..., ends...] in the order of axes. [1, -1]: axis 1 gets 1 + 2,
+# axis 2 gets 0 + 1; reflect with axes [2, 1]: axis 2 gets 2 + 0, axis 1 gets 1 + 2.
+case("pad_18_axes_constant", 18,
+     lambda: single("Pad", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (2, 6, 5))],
+                    {"pads": i64([1, 0, 2, 1]), "value": f32(0.5), "axes": i64([1, -1])}, mode="constant"),
+     _x((2, 3, 4)))
+case("pad_18_axes_reflect", 18,
+     lambda: single("Pad", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (2, 6, 6))],
+                    {"pads": i64([2, 1, 0, 2]), "axes": i64([2, 1])}, ["x", "pads", "", "axes"], mode="reflect"),
+     _x((2, 3, 4)))
+# Split-18 num_outputs: 7 into ceil(7/3) = 3, 3, 1.
+case("split_18_num_outputs", 18,
+     lambda: single("Split", 18, [("x", "float32", (2, 7))],
+                    [("y0", "float32", (2, 3)), ("y1", "float32", (2, 3)), ("y2", "float32", (2, 1))],
+                    axis=1, num_outputs=3),
+     _x((2, 7)))
+# Col2Im-18: C = 2, block 2x2 -> 8 rows. Image 4x5, stride 1: 3 * 4 = 12 blocks; image 5x5, stride 2,
+# pads 1: 3 * 3 = 9 blocks.
+case("col2im_18", 18,
+     lambda: single("Col2Im", 18, [("x", "float32", (1, 8, 12))], [("y", "float32", (1, 2, 4, 5))],
+                    {"image_shape": i64([4, 5]), "block_shape": i64([2, 2])}),
+     _x((1, 8, 12)),
+     kiln_args=NO_CPU_KERNEL)
+case("col2im_18_strides_pads", 18,
+     lambda: single("Col2Im", 18, [("x", "float32", (1, 8, 9))], [("y", "float32", (1, 2, 5, 5))],
+                    {"image_shape": i64([5, 5]), "block_shape": i64([2, 2])}, strides=[2, 2], pads=[1, 1, 1, 1]),
+     _x((1, 8, 9)),
+     kiln_args=NO_CPU_KERNEL)
+# CenterCropPad-18: crop 7x8 to 4x5 over axes [1, 2] (odd differences); then crop one axis and pad
+# another with no axes attribute.
+case("centercroppad_18_crop", 18,
+     lambda: single("CenterCropPad", 18, [("x", "float32", (2, 7, 8))], [("y", "float32", (2, 4, 5))],
+                    {"shape": i64([4, 5])}, axes=[1, 2]),
+     _x((2, 7, 8)),
+     kiln_args=NO_CPU_KERNEL)
+case("centercroppad_18_crop_and_pad", 18,
+     lambda: single("CenterCropPad", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (2, 2, 7))],
+                    {"shape": i64([2, 2, 7])}),
+     _x((2, 3, 4)),
+     kiln_args=NO_CPU_KERNEL)
+# AffineGrid-20, 2-D: theta [N, 2, 3], size (N, C, H, W) -> grid [N, H, W, 2].
+for _ac in (0, 1):
+    case("affinegrid_20_align_corners%d" % _ac, 20,
+         lambda ac=_ac: single("AffineGrid", 20, [("theta", "float32", (2, 2, 3))], [("grid", "float32", (2, 4, 5, 2))],
+                               {"size": i64([2, 3, 4, 5])}, align_corners=ac),
+         lambda rng: {"theta": uniform(rng, (2, 2, 3))},
+         kiln_args=NO_CPU_KERNEL)
