@@ -15,6 +15,15 @@ inline std::vector<OpCase> standard_op_cases() {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Neg", "Abs", "HardSwish", "Softplus"})
     for (const auto& s : shapes)
       for (DType d : {DType::kFloat, DType::kDouble}) cases.push_back({op, 17, {{d, s}}});
+  // The unary ops the cpu provider runs through the registry's element functions, on tensors
+  // small and large enough to be spread over threads; values outside a function's domain (Acosh
+  // below 1) give NaN on both sides.
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil",
+                         "Round", "Sign", "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf"})
+    for (const std::vector<int64_t>& s : {std::vector<int64_t>{3, 5}, std::vector<int64_t>{2, 64, 129}})
+      cases.push_back({op, op == std::string("Celu") ? 12 : 13, {{DType::kFloat, s}}});
+  cases.push_back({"Sign", 13, {{DType::kInt32, {4, 9}}}});
+  cases.push_back({"Erf", 13, {{DType::kFloat, {2, 64, 129}}}});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {2, 3, 4}}}});
     cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {4}}}});
@@ -360,6 +369,8 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"num_groups", A::of_int(3)}, {"epsilon", A::of_float(1e-3f)}}});
   cases.push_back({"GroupNormalization", 21, {{DType::kFloat, {1, 32, 16, 16}}, {DType::kFloat, {32}}, {DType::kFloat, {32}}},
                    {{"num_groups", A::of_int(8)}}});
+  cases.push_back({"InstanceNormalization", 6, {{DType::kFloat, {2, 5, 7, 3}}, {DType::kFloat, {5}, true}, {DType::kFloat, {5}, true}},
+                   {{"epsilon", A::of_float(1e-4f)}}});
   // Dilated windows: Kiln's own pooling loop on cpu.
   cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
                    {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},

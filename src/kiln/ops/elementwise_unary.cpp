@@ -1,5 +1,6 @@
 // Element-wise unary ops (activations, math functions, predicates, Clip): one table of
 // per-element functions over compile-time dtype lists, one shape rule, one kernel loop.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -24,25 +25,38 @@ Status unary_rule(InferenceContext& ctx) {
 }
 
 // `make_fn(node)` returns the per-element function (a generic lambda over the compute type), so
-// attributes are read once per run, not once per element.
+// attributes are read once per run, not once per element. The op's ElementFunction instantiates
+// the loop for each dtype of Types; the reference kernel runs it, in chunks on OpenMP threads when
+// the tensor is large.
 template <class Types, class Out = SameType, class MakeFn>
 void add_unary(OpRegistry& r, const char* op, std::initializer_list<int> versions, MakeFn make_fn) {
-  Kernel kernel = [make_fn](KernelContext& ctx) -> Status {
-    const Tensor& x = *ctx.input(0);
-    Tensor& y = *ctx.output(0);
-    auto fn = make_fn(ctx.node());
-    const bool ok = dispatch<Types>(x.dtype(), [&]<class T>() {
-      using O = OutputOf<Out, T>;
-      const T* in = x.data<T>();
-      O* out = y.data<O>();
-      const int64_t n = x.element_count();
-#pragma omp parallel for if (n > (1 << 16))
-      for (int64_t i = 0; i < n; ++i) out[i] = store<O>(fn(load(in[i])));
+  ElementFunction function = [make_fn](const ir::Node& node, DType dtype) -> std::optional<ElementRange> {
+    std::optional<ElementRange> range;
+    dispatch<Types>(dtype, [&]<class T>() {
+      range = [fn = make_fn(node)](const Tensor& x, Tensor& y, int64_t begin, int64_t end) {
+        using O = OutputOf<Out, T>;
+        const T* in = x.data<T>();
+        O* out = y.data<O>();
+        for (int64_t i = begin; i < end; ++i) out[i] = store<O>(fn(load(in[i])));
+      };
     });
-    if (!ok) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+    return range;
+  };
+  Kernel kernel = [function](KernelContext& ctx) -> Status {
+    const Tensor& x = *ctx.input(0);
+    const std::optional<ElementRange> range = function(ctx.node(), x.dtype());
+    if (!range) return ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+    constexpr int64_t kChunk = int64_t{1} << 14;
+    const int64_t n = x.element_count(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n > (1 << 16))
+    for (int64_t c = 0; c < chunks; ++c) (*range)(x, *ctx.output(0), c * kChunk, std::min(n, (c + 1) * kChunk));
     return Status::ok();
   };
-  for (int v : versions) r.add(OpDef{"", op, v, unary_rule<Types, Out>, kernel});
+  for (int v : versions) {
+    OpDef def{"", op, v, unary_rule<Types, Out>, kernel};
+    def.element_function = function;
+    r.add(std::move(def));
+  }
 }
 
 template <class V>

@@ -243,15 +243,11 @@ Status instance_norm_kernel(KernelContext& ctx) {
   if (static_cast<int64_t>(scale.size()) != channels || static_cast<int64_t>(bias.size()) != channels)
     return ctx.error("scale and B need " + std::to_string(channels) + " elements");
   const double epsilon = ctx.node().attr_float("epsilon", 1e-5f);
-  dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+  dispatch<FloatTypes>(x.dtype(), [&]<class T>() {  // GroupNormalization with a group per channel
     const T* in = x.data<T>();
     T* out = ctx.output(0)->data<T>();
-    for (int64_t g = 0; g < x.shape()[0] * channels; ++g) {
-      const Moments m = moments(in + g * spatial, spatial, 1);
-      const auto c = static_cast<size_t>(g % channels);
-      const double inv = scale[c] / std::sqrt(m.var + epsilon);
-      for (int64_t i = g * spatial; i < (g + 1) * spatial; ++i) out[i] = store<T>((load(in[i]) - m.mean) * inv + bias[c]);
-    }
+    for (int64_t g = 0; g < x.shape()[0] * channels; ++g)
+      normalize_group(in + g * spatial, out + g * spatial, g % channels, 1, spatial, scale.data(), bias.data(), true, epsilon);
   });
   return Status::ok();
 }

@@ -113,6 +113,12 @@ class KernelContext {
 using ShapeRule = std::function<Status(InferenceContext&)>;
 using Kernel = std::function<Status(KernelContext&)>;
 
+// y[i] = f(x[i]) for i in [begin, end): an element-wise unary op's function, made for one node
+// (its attributes read once) and one input dtype.
+using ElementRange = std::function<void(const Tensor& x, Tensor& y, int64_t begin, int64_t end)>;
+// The ElementRange of `node` for input dtype `dtype`; nullopt when the op does not take it.
+using ElementFunction = std::function<std::optional<ElementRange>(const ir::Node& node, DType dtype)>;
+
 struct OpDef {
   std::string domain;      // "" for ai.onnx
   std::string op_type;
@@ -127,6 +133,9 @@ struct OpDef {
   // Output 0 may share this input's buffer when nothing reads the input afterwards (the memory
   // planner then gives both one buffer); every provider's kernel must allow that alias. -1: never.
   int in_place_input = -1;
+  // Element-wise unary ops: their function, written once. The reference kernel runs it over the
+  // whole tensor; a provider may run it in chunks on its own threads. Empty for other ops.
+  ElementFunction element_function = {};
 };
 
 class OpRegistry {

@@ -6,7 +6,9 @@
 // JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
 // broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
-// computed by the graph and Pow with an exponent tensor run Kiln's own loop.
+// computed by the graph and Pow with an exponent tensor run Kiln's own loop. The unary ops oneDNN's
+// eltwise has no form for (Sin, Erf, Round, IsNaN, Selu...) run the registry's element function
+// (ops::OpDef::element_function, the reference's own math) in chunks on OpenMP threads.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -288,6 +290,33 @@ Result<ops::Kernel> build_pow(const ir::Node& node) {
   return kernel;
 }
 
+
+const ops::ElementFunction* element_function_of(const ir::Node& node) {
+  Result<const ops::OpDef*> def = ops::resolve_op(ops::OpRegistry::global(), node);
+  return def.is_ok() && def.value()->element_function ? &def.value()->element_function : nullptr;
+}
+
+Capability element_function_supports(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
+  const ops::ElementFunction* function = element_function_of(node);
+  if (!function) return Capability::no(node.op_type + "-" + std::to_string(node.opset_version) + " has no element function");
+  if (!(*function)(node, x->type.dtype)) return Capability::no(node.op_type + " of " + dtype_name(x->type.dtype));
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_element_function(const ir::Node& node) {
+  const std::optional<ops::ElementRange> range = (*element_function_of(node))(node, node.input(0)->type.dtype);
+  return ops::Kernel([range = *range](ops::KernelContext& ctx) {
+    constexpr int64_t kChunk = int64_t{1} << 13;
+    const Tensor& x = *ctx.input(0);
+    const int64_t n = x.element_count(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) range(x, *ctx.output(0), c * kChunk, std::min(n, (c + 1) * kChunk));
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
@@ -298,6 +327,11 @@ void add_eltwise_kernels(CpuKernelTable& table) {
                          "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
     table[op] = node_only(eltwise_supports, build_eltwise);
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
+  // Every other ai.onnx op with an element function (those above run on oneDNN instead).
+  for (const auto& [key, versions] : ops::OpRegistry::global().listing()) {
+    const ops::OpDef* def = ops::OpRegistry::global().find(key.first, key.second, versions.back());
+    if (key.first.empty() && def && def->element_function) table.emplace(key.second, node_only(element_function_supports, build_element_function));
+  }
 }
 
 }  // namespace kiln::providers::cpu

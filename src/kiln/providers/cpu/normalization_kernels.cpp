@@ -2,8 +2,8 @@
 // oneDNN primitives. Softmax before opset 13 normalises the flattened [outer, inner] view from
 // `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
 // bias per element of those dims; BatchNormalization uses the given mean and variance per channel
-// (what batchnorm_folding leaves: one not after a Conv). GroupNormalization (which oneDNN 2.6
-// lacks) runs the reference's per-group function on threads.
+// (what batchnorm_folding leaves: one not after a Conv). GroupNormalization and
+// InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads.
 #include <numeric>
 
 #include "kiln/ops/group_normalization.h"
@@ -148,22 +148,25 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
 }
 
 
-// GroupNormalization over float32: the reference's normalize_group, the (image, group) pairs
-// spread over threads; the per-group or per-channel scale and bias read on each run.
+// GroupNormalization and InstanceNormalization (a group per channel) over float32: the
+// reference's normalize_group, the (image, group) pairs spread over threads; the per-group or
+// per-channel scale and bias read on each run.
 Capability group_norm_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0, 1, 2});
   if (!c.supported) return c;
-  if (node.inputs[0]->type.shape->rank() < 2) return Capability::no("GroupNormalization of rank below 2");
+  const size_t min_rank = node.op_type == "InstanceNormalization" ? 3 : 2;
+  if (node.inputs[0]->type.shape->rank() < min_rank) return Capability::no(node.op_type + " of rank below " + std::to_string(min_rank));
   return Capability::yes();
 }
 
 Result<ops::Kernel> build_group_norm(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0);
-  const int64_t groups = node.attr_int("num_groups", 0), channels = x[1];
+  const bool instance = node.op_type == "InstanceNormalization";
+  const int64_t channels = x[1], groups = instance ? channels : node.attr_int("num_groups", 0);
   if (groups <= 0 || channels % groups != 0)
     return invalid_model(node.describe() + ": " + std::to_string(channels) + " channels do not split into " + std::to_string(groups) + " groups");
   const int64_t spatial = shape_element_count(x) / std::max<int64_t>(x[0] * channels, 1);
-  const bool per_channel = node.opset_version >= 21;
+  const bool per_channel = instance || node.opset_version >= 21;
   const auto params = static_cast<size_t>(per_channel ? channels : groups);
   const double epsilon = node.attr_float("epsilon", 1e-5f);
   return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
@@ -187,6 +190,7 @@ Result<ops::Kernel> build_group_norm(const ir::Node& node) {
 
 void add_normalization_kernels(CpuKernelTable& table) {
   table["GroupNormalization"] = node_only(group_norm_supports, build_group_norm);
+  table["InstanceNormalization"] = node_only(group_norm_supports, build_group_norm);
   table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
