@@ -20,7 +20,6 @@ import argparse
 import errno
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -35,13 +34,9 @@ ORT_TIMEOUT = 60
 KILN_TIMEOUT = 90
 
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
 import cases  # noqa: E402  (needs neither numpy nor onnx to list)
-
-
-def file_name_for(name):
-    """Kiln's --output-dir file name for an output (src/kiln/cli/model_io.cpp, file_name_for)."""
-    s = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    return "_" + s if not s or s[0] == "." else s
+from run_zoo_case import file_name_for, first_error  # noqa: E402  (the zoo runner's: one way to name and read kiln's results)
 
 
 def run(cmd, timeout, env=None):
@@ -58,11 +53,6 @@ def run(cmd, timeout, env=None):
                 continue
             return -2, "could not run %s: %s" % (cmd[0], e)
         return p.returncode, p.stdout
-
-
-def first_error(text):
-    lines = [l for l in text.splitlines() if l.lstrip().startswith("error")]
-    return (lines[0] if lines else text.strip()[-400:]).strip()
 
 
 def missing_ort():

@@ -85,7 +85,7 @@ def run(cmd, timeout):
 
 
 def first_error(text):
-    lines = [l for l in text.splitlines() if l.startswith("error")]
+    lines = [l for l in text.splitlines() if l.lstrip().startswith("error")]
     return (lines[0] if lines else text.strip()[-400:]).strip()
 
 

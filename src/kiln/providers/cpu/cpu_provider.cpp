@@ -206,6 +206,10 @@ CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
   return {std::move(supports), [build = std::move(build)](const ir::Node& node, KernelBuild&) { return build(node); }};
 }
 
+bool is_8bit_tensor(const ir::Value* v) {
+  return v && v->type.is_tensor() && (v->type.dtype == DType::kUInt8 || v->type.dtype == DType::kInt8);
+}
+
 Capability fixed_size_tensor(const ir::Node& node, size_t input) {
   const ir::Value* v = node.input(input);
   if (!v || !v->type.is_tensor() || v->type.dtype == DType::kString || v->type.dtype == DType::kUndefined)

@@ -32,13 +32,11 @@ struct ConvOperands {
 constexpr ConvOperands kConvInteger{0, 2, 1, 3};
 constexpr ConvOperands kQLinearConv{0, 2, 3, 5};
 
-bool is_8bit(const ir::Value* v) { return v && v->type.is_tensor() && (v->type.dtype == DType::kUInt8 || v->type.dtype == DType::kInt8); }
-
 Capability integer_conv_supports(const ir::Node& node, const ConvOperands& at) {
   const ir::Value* x = node.input(at.x);
   const ir::Value* w = node.input(at.w);
-  if (!is_8bit(x)) return Capability::no(node.op_type + " of activations that are not uint8 or int8");
-  if (!w || !w->is_constant() || !is_8bit(w)) return Capability::no(node.op_type + " with weights computed by the graph");
+  if (!is_8bit_tensor(x)) return Capability::no(node.op_type + " of activations that are not uint8 or int8");
+  if (!w || !w->is_constant() || !is_8bit_tensor(w)) return Capability::no(node.op_type + " with weights computed by the graph");
   if (node.input(at.w_zero) && !node.input(at.w_zero)->is_constant())
     return Capability::no(node.op_type + " with a weight zero point computed by the graph");
   if (!x->type.shape || x->type.shape->rank() != 4) return Capability::no(node.op_type + " over other than 2 spatial axes");
@@ -217,7 +215,7 @@ Result<ops::Kernel> build_conv_integer(const ir::Node& node) {
 Capability qlinear_conv_supports(const ir::Node& node) {
   const Capability conv = integer_conv_supports(node, kQLinearConv);
   if (!conv.supported) return conv;
-  if (!is_8bit(node.input(7))) return Capability::no("QLinearConv whose output type is not uint8 or int8");
+  if (!is_8bit_tensor(node.input(7))) return Capability::no("QLinearConv whose output type is not uint8 or int8");
   return Capability::yes();
 }
 

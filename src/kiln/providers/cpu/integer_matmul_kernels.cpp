@@ -30,14 +30,12 @@ struct ProductOperands {
 constexpr ProductOperands kMatMulInteger{0, 2, 1, 3};
 constexpr ProductOperands kQLinearMatMul{0, 2, 3, 5};
 
-bool is_8bit(const ir::Value* v) { return v && v->type.is_tensor() && (v->type.dtype == DType::kUInt8 || v->type.dtype == DType::kInt8); }
-
 Capability integer_matmul_supports(const ir::Node& node, const ProductOperands& at) {
   const ir::Value* a = node.input(at.a);
   const ir::Value* b = node.input(at.b);
-  if (!is_8bit(a) || !a->type.shape || a->type.shape->rank() < 1)
+  if (!is_8bit_tensor(a) || !a->type.shape || a->type.shape->rank() < 1)
     return Capability::no(node.op_type + " of an A that is not a uint8 or int8 tensor of known rank");
-  if (!is_8bit(b) || !b->type.shape || b->type.shape->rank() != 2)
+  if (!is_8bit_tensor(b) || !b->type.shape || b->type.shape->rank() != 2)
     return Capability::no(node.op_type + " whose B is not a 2-D uint8 or int8 matrix");
   return Capability::yes();
 }
@@ -207,7 +205,7 @@ Result<ops::Kernel> build_matmul_integer(const ir::Node& node) {
 Capability qlinear_matmul_supports(const ir::Node& node) {
   const Capability product = integer_matmul_supports(node, kQLinearMatMul);
   if (!product.supported) return product;
-  if (!is_8bit(node.input(7))) return Capability::no("QLinearMatMul whose output type is not uint8 or int8");
+  if (!is_8bit_tensor(node.input(7))) return Capability::no("QLinearMatMul whose output type is not uint8 or int8");
   return Capability::yes();
 }
 
