@@ -371,6 +371,11 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"num_groups", A::of_int(8)}}});
   cases.push_back({"InstanceNormalization", 6, {{DType::kFloat, {2, 5, 7, 3}}, {DType::kFloat, {5}, true}, {DType::kFloat, {5}, true}},
                    {{"epsilon", A::of_float(1e-4f)}}});
+  // Tile as a broadcast copy: repeats on every axis, on one, none, and a bool and an int64 tensor.
+  cases.push_back({"Tile", 13, {{DType::kFloat, {2, 3, 4}}, {DType::kInt64, {3}, true, {2, 1, 3}}}});
+  cases.push_back({"Tile", 13, {{DType::kFloat, {1, 64, 33}}, {DType::kInt64, {3}, true, {4, 1, 1}}}});
+  cases.push_back({"Tile", 13, {{DType::kInt64, {5}}, {DType::kInt64, {1}, false, {1}}}});
+  cases.push_back({"Tile", 13, {{DType::kBool, {2, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
   // Dilated windows: Kiln's own pooling loop on cpu.
   cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
                    {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},
