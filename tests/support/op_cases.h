@@ -376,6 +376,11 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Tile", 13, {{DType::kFloat, {1, 64, 33}}, {DType::kInt64, {3}, true, {4, 1, 1}}}});
   cases.push_back({"Tile", 13, {{DType::kInt64, {5}}, {DType::kInt64, {1}, false, {1}}}});
   cases.push_back({"Tile", 13, {{DType::kBool, {2, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
+  // Block rearrangements as 6-d transposes, both DepthToSpace modes, float and int8.
+  cases.push_back({"DepthToSpace", 13, {{DType::kFloat, {2, 8, 3, 5}}}, {{"blocksize", A::of_int(2)}}});
+  cases.push_back({"DepthToSpace", 13, {{DType::kFloat, {1, 18, 4, 4}}}, {{"blocksize", A::of_int(3)}, {"mode", A::of_string("CRD")}}});
+  cases.push_back({"SpaceToDepth", 13, {{DType::kFloat, {2, 3, 6, 4}}}, {{"blocksize", A::of_int(2)}}});
+  cases.push_back({"SpaceToDepth", 13, {{DType::kInt8, {1, 2, 9, 3}}}, {{"blocksize", A::of_int(3)}}});
   // Dilated windows: Kiln's own pooling loop on cpu.
   cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
                    {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},

@@ -914,10 +914,7 @@ Status center_crop_pad_kernel(KernelContext& ctx) {
 
 // ---- DepthToSpace / SpaceToDepth: a reshape, a transpose and a reshape ----
 
-struct BlockRearrange {
-  std::vector<int64_t> view;  // 6-d view of the input
-  std::vector<int64_t> perm;  // transpose of the view that gives the output's order
-};
+}  // namespace
 
 Result<BlockRearrange> block_rearrange(const ir::Node& node, const std::vector<int64_t>& in, bool to_space) {
   const int64_t b = node.attr_int("blocksize", 0);
@@ -932,6 +929,8 @@ Result<BlockRearrange> block_rearrange(const ir::Node& node, const std::vector<i
   if (h % b != 0 || w % b != 0) return invalid_model(node.describe() + ": spatial dims not divisible by blocksize");
   return BlockRearrange{{n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}};
 }
+
+namespace {
 
 // Output [N, C', H', W'] of the rearrangement: the transposed view's dims merged back to 4-d.
 std::vector<ir::Dim> block_output_dims(const std::vector<ir::Dim>& in, int64_t b, bool to_space) {

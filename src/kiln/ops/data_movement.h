@@ -133,4 +133,13 @@ inline ir::TensorType typed_like(const ir::TensorType& in, std::optional<ir::Sha
 // A shape of `rank` unknown dims.
 inline ir::Shape unknown_shape(size_t rank) { return ir::Shape(std::vector<ir::Dim>(rank)); }
 
+// DepthToSpace (to_space) and SpaceToDepth as a transpose: the input's 6-d view and the
+// permutation of it whose row-major order is the output's. InvalidModel naming the node for a
+// blocksize that does not divide the dims.
+struct BlockRearrange {
+  std::vector<int64_t> view;  // 6-d view of the input
+  std::vector<int64_t> perm;  // transpose of the view that gives the output's order
+};
+Result<BlockRearrange> block_rearrange(const ir::Node& node, const std::vector<int64_t>& in, bool to_space);
+
 }  // namespace kiln::ops

@@ -1,9 +1,11 @@
-// cpu kernel for Transpose: a oneDNN reorder that reads the input through permuted strides, so any
-// permutation (the channels-last boundaries above all) runs as one threaded, vectorized copy.
+// cpu kernels for Transpose, DepthToSpace and SpaceToDepth: a oneDNN reorder that reads the
+// input through permuted strides, so any permutation (the channels-last boundaries above all; the
+// block rearrangements are transposes of a 6-d view) runs as one threaded, vectorized copy.
 // Tensors of other dtypes than float32 move as bytes: their elements are lanes of 32-bit or 8-bit
 // words in an extra innermost dim, which a reorder copies bit for bit.
 #include <memory>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
@@ -52,15 +54,14 @@ Capability supports_transpose(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_transpose(const ir::Node& node) {
-  const std::vector<int64_t> x = input_dims(node, 0), y = output_dims(node, 0);
-  std::vector<int64_t> perm = node.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+// The input, of dims `x` (a view of it), copied in the order of its axes permuted by `perm`.
+Result<ops::Kernel> permuted_copy(DType dtype, const std::vector<int64_t>& x, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> y;
+  for (int64_t p : perm) y.push_back(x[static_cast<size_t>(p)]);
   const std::vector<int64_t> x_strides = row_major_strides(x);
   std::vector<int64_t> read_strides;
   for (int64_t p : perm) read_strides.push_back(x_strides[static_cast<size_t>(p)]);
-  const ElementWords words = words_of(node.inputs[0]->type.dtype);
+  const ElementWords words = words_of(dtype);
   const dnnl::memory::desc src = words_desc(y, read_strides, words);  // the input, seen in the output's axis order
   const dnnl::memory::desc dst = words_desc(y, row_major_strides(y), words);
   return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
@@ -70,8 +71,31 @@ Result<ops::Kernel> build_transpose(const ir::Node& node) {
                           });
 }
 
+Result<ops::Kernel> build_transpose(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  std::vector<int64_t> perm = node.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  return permuted_copy(node.inputs[0]->type.dtype, x, perm);
+}
+
+Result<ops::Kernel> build_block_rearrange(const ir::Node& node) {
+  KILN_ASSIGN_OR_RETURN(const ops::BlockRearrange r, ops::block_rearrange(node, input_dims(node, 0), node.op_type == "DepthToSpace"));
+  return permuted_copy(node.inputs[0]->type.dtype, r.view, r.perm);
+}
+
+Capability block_rearrange_supports(const ir::Node& node) {
+  const Capability numeric = fixed_size_tensor(node, 0);
+  if (!numeric.supported) return numeric;
+  if (!node.inputs[0]->type.shape || node.inputs[0]->type.shape->rank() != 4) return Capability::no(node.op_type + " of rank other than 4");
+  return Capability::yes();
+}
+
 }  // namespace
 
-void add_transpose_kernels(CpuKernelTable& table) { table["Transpose"] = node_only(supports_transpose, build_transpose); }
+void add_transpose_kernels(CpuKernelTable& table) {
+  table["Transpose"] = node_only(supports_transpose, build_transpose);
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) table[op] = node_only(block_rearrange_supports, build_block_rearrange);
+}
 
 }  // namespace kiln::providers::cpu
