@@ -1,0 +1,84 @@
+// Tests of the operator versions of opsets 18-21 (their values are checked against ONNX Runtime in
+// tests/opset_parity): what each refuses, with a message naming the rule broken, and the small
+// exact cases worked by hand.
+#include "ops/family_test_util.h"
+
+namespace kiln::ops::testing {
+namespace {
+
+bool says(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
+
+TEST(NewVersions, ResizeAxesAndAspectPolicyAreChecked) {
+  const Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor sizes = int64s({2}, {4, 4});
+  EXPECT_TRUE(says(run_error("Resize", {&x, nullptr, nullptr, &sizes}, {{"axes", attr_is({2, 2})}}, 18), "repeated"));
+  EXPECT_TRUE(says(run_error("Resize", {&x, nullptr, nullptr, &sizes}, {{"keep_aspect_ratio_policy", ir::Attribute::of_string("fit")}}, 18),
+                   "keep_aspect_ratio_policy"));
+  EXPECT_TRUE(says(run_error("Resize", {&x, nullptr, nullptr, &sizes}, {{"axes", attr_is({2, 3})},
+                                                                          {"coordinate_transformation_mode", ir::Attribute::of_string("half_pixel_symmetric")}}, 18),
+                   "needs opset 19"));
+  // Sizes for axes 2 and 3 only; nearest with asymmetric coordinates repeats each element twice.
+  const auto y = run("Resize", {&x, nullptr, nullptr, &sizes},
+                     {{"axes", attr_is({2, 3})}, {"coordinate_transformation_mode", ir::Attribute::of_string("asymmetric")},
+                      {"nearest_mode", ir::Attribute::of_string("floor")}}, 18);
+  expect_near(y[0], {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}, {1, 1, 4, 4});
+}
+
+TEST(NewVersions, GroupNormalizationNeedsGroupsThatDivideTheChannelsAndMatchingParameters) {
+  const Tensor x = floats({1, 4, 1, 1}, {1, 2, 3, 5});
+  const Tensor two = floats({2}, {1, 1}), zero2 = floats({2}, {0, 0}), four = floats({4}, {1, 1, 1, 1}), zero4 = floats({4}, {0, 0, 0, 0});
+  EXPECT_TRUE(says(run_error("GroupNormalization", {&x, &two, &zero2}, {{"num_groups", ir::Attribute::of_int(3)}}, 18), "groups"));
+  EXPECT_TRUE(says(run_error("GroupNormalization", {&x, &two, &zero2}, {{"num_groups", ir::Attribute::of_int(2)}}, 21), "[4]"));
+  // Two groups {1, 2} and {3, 5}: each normalised to -1, 1 (epsilon 0).
+  const auto y = run("GroupNormalization", {&x, &four, &zero4}, {{"num_groups", ir::Attribute::of_int(2)}, {"epsilon", ir::Attribute::of_float(0)}}, 21);
+  expect_near(y[0], {-1, 1, -1, 1}, {1, 4, 1, 1});
+}
+
+TEST(NewVersions, Col2ImSumsOverlappingBlocksAndChecksTheirCount) {
+  // One channel, image 1x3, blocks 1x2 at stride 1: columns [[a, b], [c, d]] give [a, b + c, d].
+  const Tensor x = floats({1, 2, 2}, {1, 2, 10, 20});
+  const Tensor image = int64s({2}, {1, 3}), block = int64s({2}, {1, 2});
+  expect_near(run("Col2Im", {&x, &image, &block}, {}, 18)[0], {1, 12, 20}, {1, 1, 1, 3});
+  const Tensor wrong = floats({1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(says(run_error("Col2Im", {&wrong, &image, &block}, {}, 18), "blocks"));
+}
+
+TEST(NewVersions, CenterCropPadCropsAndPadsAboutTheCentre) {
+  const Tensor x = floats({5}, {1, 2, 3, 4, 5});
+  const Tensor three = int64s({1}, {3}), seven = int64s({1}, {7});
+  expect_near(run("CenterCropPad", {&x, &three}, {}, 18)[0], {2, 3, 4}, {3});
+  expect_near(run("CenterCropPad", {&x, &seven}, {}, 18)[0], {0, 1, 2, 3, 4, 5, 0}, {7});
+  const Tensor two = int64s({2}, {3, 3});
+  EXPECT_TRUE(says(run_error("CenterCropPad", {&x, &two}, {}, 18), "axes"));
+}
+
+TEST(NewVersions, AffineGridMapsPixelCentresThroughTheMatrix) {
+  const Tensor identity = floats({1, 2, 3}, {1, 0, 0, 0, 1, 0});
+  const Tensor size = int64s({4}, {1, 1, 1, 2});
+  // W = 2 pixel centres at -0.5 and 0.5 (align_corners 0); H = 1 at 0.
+  expect_near(run("AffineGrid", {&identity, &size}, {}, 20)[0], {-0.5, 0, 0.5, 0}, {1, 1, 2, 2});
+  const Tensor size3d = int64s({5}, {1, 1, 1, 1, 2});
+  EXPECT_TRUE(says(run_error("AffineGrid", {&identity, &size3d}, {}, 20), "theta"));
+}
+
+TEST(NewVersions, BlockQuantizationNeedsAScaleShapedByTheBlocks) {
+  const Tensor x = floats({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Tensor blocks = floats({2, 2}, {1, 2, 1, 4});
+  const auto y = run("QuantizeLinear", {&x, &blocks}, {{"axis", ir::Attribute::of_int(1)}, {"block_size", ir::Attribute::of_int(2)}}, 21);
+  EXPECT_EQ(values<uint8_t>(y[0]), (std::vector<uint8_t>{0, 1, 1, 2, 4, 5, 2, 2}));  // 6 / 4 = 1.5 and 7 / 4 = 1.75 round to 2
+  const Tensor wrong = floats({2, 3}, {1, 1, 1, 1, 1, 1});
+  EXPECT_TRUE(says(run_error("QuantizeLinear", {&x, &wrong}, {{"axis", ir::Attribute::of_int(1)}, {"block_size", ir::Attribute::of_int(2)}}, 21),
+                   "must have shape [2,2]"));
+  EXPECT_TRUE(says(run_error("QuantizeLinear", {&x, &blocks}, {{"axis", ir::Attribute::of_int(1)}}, 19), "1-D"));
+}
+
+TEST(NewVersions, ScatterMaxAndMinNeedOpset18) {
+  const Tensor data = floats({3}, {1, 5, 3});
+  const Tensor indices = int64s({2}, {0, 1}), updates = floats({2}, {4, 2});
+  expect_near(run("ScatterElements", {&data, &indices, &updates}, {{"reduction", ir::Attribute::of_string("max")}}, 18)[0], {4, 5, 3}, {3});
+  EXPECT_TRUE(says(run_error("ScatterElements", {&data, &indices, &updates}, {{"reduction", ir::Attribute::of_string("min")}}, 16),
+                   "needs opset 18"));
+}
+
+}  // namespace
+}  // namespace kiln::ops::testing
