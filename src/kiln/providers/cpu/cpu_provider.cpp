@@ -10,6 +10,7 @@
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/onednn_target.h"
+#include "kiln/providers/cpu/run_time_shapes.h"
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
 namespace kiln::providers {
@@ -147,6 +148,12 @@ std::string CpuProvider::preferred_names() const {
 Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& build) const {
   if (cpu::is_shape_arithmetic(node)) return cpu::shape_arithmetic_kernel(node);
   const cpu::CpuKernel* entry = entry_for(node);
+  // Shapes this plan does not know either (an If chose its branch by an input's value): the
+  // kernel is built on each run for that run's shapes.
+  if (entry && has_unknown_rank(node) && !node.has_subgraph()) {
+    build.record_implementation(node.name, "kiln:run-time-shapes");
+    return cpu::run_time_shaped_kernel(node, [this](const ir::Node& typed, KernelBuild& b) { return kernel_for(typed, b); });
+  }
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
   // A node placed before its shapes were known (Capability::deferred) may be declined at a plan's.
   if (!capability.supported)
