@@ -61,6 +61,19 @@ TEST(NewVersions, AffineGridMapsPixelCentresThroughTheMatrix) {
   EXPECT_TRUE(says(run_error("AffineGrid", {&identity, &size3d}, {}, 20), "theta"));
 }
 
+TEST(NewVersions, DeformConvWithZeroOffsetsIsAConvolutionAndChecksTheOffsetShape) {
+  // One channel 1x3, kernel 1x2, zero offsets, no mask: [1*1 + 2*2, 2*1 + 3*2] = [5, 8].
+  const Tensor x = floats({1, 1, 1, 3}, {1, 2, 3});
+  const Tensor w = floats({1, 1, 1, 2}, {1, 2});
+  const Tensor offset = floats({1, 4, 1, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+  expect_near(run("DeformConv", {&x, &w, &offset}, {}, 19)[0], {5, 8}, {1, 1, 1, 2});
+  // A half-pixel shift to the right of every tap: [1.5 + 2 * 2.5, 2.5 + 2 * 3 / 2] (3.5 is half outside).
+  const Tensor right = floats({1, 4, 1, 2}, {0, 0, 0.5f, 0.5f, 0, 0, 0.5f, 0.5f});
+  expect_near(run("DeformConv", {&x, &w, &right}, {}, 19)[0], {6.5, 5.5}, {1, 1, 1, 2});
+  const Tensor wrong = floats({1, 2, 1, 2}, {0, 0, 0, 0});
+  EXPECT_TRUE(says(run_error("DeformConv", {&x, &w, &wrong}, {}, 19), "offset must have shape"));
+}
+
 TEST(NewVersions, BlockQuantizationNeedsAScaleShapedByTheBlocks) {
   const Tensor x = floats({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
   const Tensor blocks = floats({2, 2}, {1, 2, 1, 4});

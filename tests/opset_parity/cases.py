@@ -40,7 +40,7 @@ class Case:
 
 CASES = []
 
-# ScatterElements, ScatterND, Col2Im, CenterCropPad and AffineGrid have no cpu kernel yet (each
+# ScatterElements, ScatterND, Col2Im, CenterCropPad, AffineGrid and DeformConv have no cpu kernel yet (each
 # listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
 # reference's semantics, allowed to fall back to it.
 NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
@@ -446,3 +446,25 @@ for _ac in (0, 1):
                                {"size": i64([2, 3, 4, 5])}, align_corners=ac),
          lambda rng: {"theta": uniform(rng, (2, 2, 3))},
          kiln_args=NO_CPU_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# DeformConv-19: bilinear taps moved by offsets (zero outside the image), weighted by a mask
+# ---------------------------------------------------------------------------------------------
+
+case("deformconv_19_mask_bias", 19,
+     lambda: single("DeformConv", 19,
+                    [("x", "float32", (1, 2, 5, 6)), ("w", "float32", (3, 2, 3, 3)), ("offset", "float32", (1, 18, 3, 4)),
+                     ("b", "float32", (3,)), ("mask", "float32", (1, 9, 3, 4))],
+                    [("y", "float32", (1, 3, 3, 4))], kernel_shape=[3, 3]),
+     lambda rng: {"x": uniform(rng, (1, 2, 5, 6)), "w": uniform(rng, (3, 2, 3, 3)), "offset": uniform(rng, (1, 18, 3, 4), -1.5, 1.5),
+                  "b": uniform(rng, (3,)), "mask": uniform(rng, (1, 9, 3, 4), 0.0, 1.0)},
+     kiln_args=NO_CPU_KERNEL)
+# Two groups and two offset groups, stride 2, pads 1, dilation 2, no bias or mask: (7 + 2 - 3) / 2 + 1 = 4.
+case("deformconv_19_groups_strides", 19,
+     lambda: single("DeformConv", 19,
+                    [("x", "float32", (2, 4, 7, 7)), ("w", "float32", (6, 2, 2, 2)), ("offset", "float32", (2, 16, 4, 4))],
+                    [("y", "float32", (2, 6, 4, 4))], kernel_shape=[2, 2], group=2, offset_group=2, strides=[2, 2],
+                    pads=[1, 1, 1, 1], dilations=[2, 2]),
+     lambda rng: {"x": uniform(rng, (2, 4, 7, 7)), "w": uniform(rng, (6, 2, 2, 2)), "offset": uniform(rng, (2, 16, 4, 4), -2.0, 2.0)},
+     kiln_args=NO_CPU_KERNEL)

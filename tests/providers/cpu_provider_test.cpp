@@ -154,7 +154,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size", "Range"});
   add("signal processing not yet on cpu", {"DFT", "STFT", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
-  add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "AffineGrid", "Einsum", "Det"});
+  add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "AffineGrid", "DeformConv", "Einsum", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
   add("sequences and optionals are not tensors",
       {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",

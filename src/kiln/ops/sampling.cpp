@@ -1,5 +1,6 @@
-// Op family sampling: ops that read a feature map at fractional positions, and AffineGrid (opset
-// 20), which makes the grids they read from affine matrices. GridSample (opset 16:
+// Op family sampling: ops that read a feature map at fractional positions (and DeformConv-19, a
+// convolution whose taps are moved by learned offsets and weighted by a mask), and AffineGrid
+// (opset 20), which makes the grids they read from affine matrices. GridSample (opset 16:
 // bilinear, nearest or bicubic; zeros, border or reflection padding; PyTorch's grid_sample, which the
 // ONNX test data comes from) and RoiAlign (opsets 10 and 16: avg or max pooling of bilinear samples,
 // following the ONNX Runtime / Detectron kernel the spec points to). Arithmetic is in double.
@@ -7,6 +8,7 @@
 #include <array>
 #include <cmath>
 
+#include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/interpolation.h"
@@ -396,11 +398,107 @@ Status affine_grid_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- DeformConv: X [N, C, H, W], W [oC, C / group, kH, kW], offset [N, offset_group * 2 * kH * kW,
+// oH, oW], B [oC], mask [N, offset_group * kH * kW, oH, oW] ----
+
+Status deform_conv_rule(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 3, 5));
+  for (size_t i = 0; i < ctx.input_count(); ++i)
+    if (ctx.has_input(i)) KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, i));
+  const auto& x = ctx.input_type(0).shape;
+  if (x && x->rank() != 4) return ctx.error("X must have rank 4 [N, C, H, W] (DeformConv is 2-D), got " + x->to_string());
+  if (ctx.node().attr_int("offset_group", 1) <= 0) return ctx.error("offset_group must be positive");
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> out, conv_output_shape(ctx, ConvInputs{0, 1, 3}, false));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, std::move(out)});
+  return Status::ok();
+}
+
+std::vector<double> doubles_of(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.element_count()));
+  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = load(t.data<T>()[i]);
+  });
+  return v;
+}
+
+// X's value at (h, w) by bilinear interpolation, corners outside the image counting 0.
+double sample_or_zero(const std::vector<double>& image, int64_t height, int64_t width, double h, double w) {
+  if (h <= -1 || h >= static_cast<double>(height) || w <= -1 || w >= static_cast<double>(width)) return 0;
+  const auto h0 = static_cast<int64_t>(std::floor(h)), w0 = static_cast<int64_t>(std::floor(w));
+  const double lh = h - static_cast<double>(h0), lw = w - static_cast<double>(w0);
+  double v = 0;
+  for (int64_t dy = 0; dy < 2; ++dy)
+    for (int64_t dx = 0; dx < 2; ++dx) {
+      const int64_t y = h0 + dy, x = w0 + dx;
+      if (y < 0 || y >= height || x < 0 || x >= width) continue;
+      v += (dy ? lh : 1 - lh) * (dx ? lw : 1 - lw) * image[static_cast<size_t>(y * width + x)];
+    }
+  return v;
+}
+
+// Columns of the moved, masked taps (per channel and tap, one row of output positions), then per
+// group the product with the weights, as Conv's im2col does with fixed taps. In double.
+Status deform_conv_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& w = *ctx.input(1);
+  const Tensor& offset = *ctx.input(2);
+  const Tensor* bias = ctx.input(3);
+  const Tensor* mask = ctx.input(4);
+  Tensor& y = *ctx.output(0);
+  KILN_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(ctx.node(), x.shape(), w.shape(), y.shape(), false));
+  const int64_t n = p.batch, c = p.in_channels, oc = p.out_channels, group = p.group;
+  const int64_t height = x.shape()[2], width = x.shape()[3], kh = w.shape()[2], kw = w.shape()[3], taps = kh * kw;
+  const int64_t oh = y.shape()[2], ow = y.shape()[3], positions = oh * ow;
+  const int64_t offset_groups = ctx.node().attr_int("offset_group", 1);
+  if (c % offset_groups != 0) return ctx.error("C is not a multiple of offset_group");
+  if (offset.shape() != std::vector<int64_t>{n, offset_groups * 2 * taps, oh, ow})
+    return ctx.error("offset must have shape [N, offset_group * 2 * kH * kW, oH, oW], got " + shape_to_string(offset.shape()));
+  if (mask && mask->shape() != std::vector<int64_t>{n, offset_groups * taps, oh, ow})
+    return ctx.error("mask must have shape [N, offset_group * kH * kW, oH, oW], got " + shape_to_string(mask->shape()));
+  if (bias && bias->element_count() != oc) return ctx.error("B must hold one value per output channel");
+  const std::vector<double> xs = doubles_of(x), ws = doubles_of(w), offs = doubles_of(offset);
+  const std::vector<double> masks = mask ? doubles_of(*mask) : std::vector<double>();
+  const std::vector<double> bs = bias ? doubles_of(*bias) : std::vector<double>(static_cast<size_t>(oc), 0.0);
+  const int64_t per_group = c / group, out_per_group = oc / group, per_offset_group = c / offset_groups;
+  std::vector<double> out(static_cast<size_t>(y.element_count()));
+  std::vector<double> columns(static_cast<size_t>(c * taps * positions));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const std::vector<double> image(xs.begin() + (b * c + ch) * height * width, xs.begin() + (b * c + ch + 1) * height * width);
+      const int64_t og = ch / per_offset_group;
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t pos = 0; pos < positions; ++pos) {
+          const int64_t row = pos / ow, col = pos % ow;
+          const auto at = [&](int64_t channel) { return static_cast<size_t>((b * offset_groups * 2 * taps + channel) * positions + pos); };
+          const double dy = offs[at(og * 2 * taps + 2 * t)], dx = offs[at(og * 2 * taps + 2 * t + 1)];
+          const double h = static_cast<double>(row * p.grid.strides[0] - p.grid.pads_begin[0] + (t / kw) * p.grid.dilations[0]) + dy;
+          const double ww = static_cast<double>(col * p.grid.strides[1] - p.grid.pads_begin[1] + (t % kw) * p.grid.dilations[1]) + dx;
+          const double m = mask ? masks[static_cast<size_t>(((b * offset_groups + og) * taps + t) * positions + pos)] : 1.0;
+          columns[static_cast<size_t>((ch * taps + t) * positions + pos)] = m * sample_or_zero(image, height, width, h, ww);
+        }
+    }
+    for (int64_t o = 0; o < oc; ++o) {
+      const int64_t g = o / out_per_group;
+      for (int64_t pos = 0; pos < positions; ++pos) {
+        double sum = bs[static_cast<size_t>(o)];
+        for (int64_t i = 0; i < per_group; ++i)
+          for (int64_t t = 0; t < taps; ++t)
+            sum += ws[static_cast<size_t>((o * per_group + i) * taps + t)] *
+                   columns[static_cast<size_t>(((g * per_group + i) * taps + t) * positions + pos)];
+        out[static_cast<size_t>((b * oc + o) * positions + pos)] = sum;
+      }
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) store_double(y, static_cast<int64_t>(i), out[i]);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_sampling_ops(OpRegistry& r) {
   r.add({"", "GridSample", 16, grid_sample_rule, grid_sample_kernel});
   r.add({"", "AffineGrid", 20, affine_grid_rule, affine_grid_kernel});
+  r.add({"", "DeformConv", 19, deform_conv_rule, deform_conv_kernel});
   for (int v : {10, 16}) r.add({"", "RoiAlign", v, roi_align_rule, roi_align_kernel});
 }
 
