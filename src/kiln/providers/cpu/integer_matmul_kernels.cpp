@@ -40,8 +40,8 @@ Capability integer_matmul_supports(const ir::Node& node, const ProductOperands& 
   return Capability::yes();
 }
 
-// One value, or one per index (rows of A: `per` is A's row count M; columns of B: N); reads any
-// integer or float parameter through `values`.
+// InvalidModel unless a zero point or scale holds one value, or one per index (rows of A: `per`
+// is A's row count M; columns of B: N).
 Status check_count(const ops::KernelContext& ctx, int64_t count, int64_t per, const std::string& what) {
   if (count == 1 || count == per) return Status::ok();
   return ctx.error(what + " holds " + std::to_string(count) + " values; expected 1 or " + std::to_string(per));
