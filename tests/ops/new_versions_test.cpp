@@ -93,5 +93,46 @@ TEST(NewVersions, ScatterMaxAndMinNeedOpset18) {
                    "needs opset 18"));
 }
 
+TEST(NewVersions, GridSample20SamplesMapsOfAnyRank) {
+  // One spatial dim (ONNX Runtime takes only 2-D and 3-D maps): x = [1, 2, 4, 8]; align_corners 1
+  // puts -1 on pixel 0 and 1 on pixel 3, so -1/3 is pixel 1, 0 is pixel 1.5, 1 is pixel 3.
+  const Tensor line = floats({1, 1, 4}, {1, 2, 4, 8});
+  const Tensor at = floats({1, 3, 1}, {-1.0f / 3, 0, 1});
+  expect_near(run("GridSample", {&line, &at}, {{"align_corners", ir::Attribute::of_int(1)}}, 20)[0], {2, 3, 8}, {1, 1, 3});
+  // Cubic weights sum to 1: a constant 3-D volume with border padding samples to the constant
+  // anywhere, even far outside (ONNX Runtime's cubic is 2-D only).
+  const Tensor volume = floats({1, 1, 2, 2, 2}, {5, 5, 5, 5, 5, 5, 5, 5});
+  const Tensor points = floats({1, 1, 1, 2, 3}, {0.3f, -0.7f, 0.1f, 2.5f, -3, 0.9f});
+  expect_near(run("GridSample", {&volume, &points},
+                  {{"mode", ir::Attribute::of_string("cubic")}, {"padding_mode", ir::Attribute::of_string("border")}}, 20)[0],
+              {5, 5}, {1, 1, 1, 1, 2});
+  const Tensor wrong = floats({1, 1, 1, 2, 2}, {0, 0, 0, 0});
+  EXPECT_TRUE(says(run_error("GridSample", {&volume, &wrong}, {}, 20), "grid's last dim"));
+  EXPECT_TRUE(says(run_error("GridSample", {&line, &at}, {}, 16), "rank 4"));
+}
+
+TEST(NewVersions, Dft20TakesItsAxisAsAnInput) {
+  // [1, 1, 1, 1] along axis 0 of a [4, 2, 1] real signal whose column 1 is [1, 0, 0, 0]: bins 4, 0, 0,
+  // 0 and 1, 1, 1, 1.
+  const Tensor x = floats({4, 2, 1}, {1, 1, 1, 0, 1, 0, 1, 0});
+  const Tensor axis0 = int64s({}, {0});
+  expect_near(run("DFT", {&x, nullptr, &axis0}, {}, 20)[0], {4, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0}, {4, 2, 2});
+  const Tensor last = int64s({}, {2});
+  EXPECT_TRUE(says(run_error("DFT", {&x, nullptr, &last}, {}, 20), "trailing real/imaginary"));
+  const Tensor zero = int64s({}, {0});
+  EXPECT_TRUE(says(run_error("DFT", {&x, &zero}, {}, 20), "dft_length must be positive"));
+}
+
+TEST(NewVersions, OptionalOps18TakeTensorsAndOlderVersionsNeedOptionals) {
+  const Tensor x = floats({2}, {1, 2});
+  EXPECT_EQ(values<bool>(run("OptionalHasElement", {&x}, {}, 18)[0]), (std::vector<bool>{true}));
+  EXPECT_EQ(values<bool>(run("OptionalHasElement", {nullptr}, {}, 18)[0]), (std::vector<bool>{false}));
+  expect_near(run("OptionalGetElement", {&x}, {}, 18)[0], {1, 2}, {2});
+  const ir::TensorType tensor = ir::make_type(DType::kFloat, {2});
+  EXPECT_TRUE(says(infer("OptionalGetElement", {tensor}, {}, 15).status().message(), "must be an optional before opset 18"));
+  EXPECT_TRUE(says(infer("OptionalHasElement", {}, {}, 15).status().message(), "required"));
+  EXPECT_TRUE(infer("OptionalHasElement", {ir::TensorType::optional_of(tensor)}, {}, 15).is_ok());
+}
+
 }  // namespace
 }  // namespace kiln::ops::testing

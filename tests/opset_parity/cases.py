@@ -468,3 +468,64 @@ case("deformconv_19_groups_strides", 19,
                     pads=[1, 1, 1, 1], dilations=[2, 2]),
      lambda rng: {"x": uniform(rng, (2, 4, 7, 7)), "w": uniform(rng, (6, 2, 2, 2)), "offset": uniform(rng, (2, 16, 4, 4), -2.0, 2.0)},
      kiln_args=NO_CPU_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# GridSample-20: modes renamed linear / nearest / cubic; 5-D volumes (ONNX Runtime samples 4-D and
+# 5-D, cubic only 4-D). Grids reach a little past [-1, 1] so that every padding mode matters.
+# ---------------------------------------------------------------------------------------------
+
+def _grid_sample(x_shape, grid_shape, **attrs):
+    y_shape = tuple(x_shape[:2]) + tuple(grid_shape[1:-1])
+    return (lambda: single("GridSample", 20, [("x", "float32", x_shape), ("grid", "float32", grid_shape)],
+                           [("y", "float32", y_shape)], **attrs),
+            lambda rng: {"x": uniform(rng, x_shape), "grid": uniform(rng, grid_shape, -1.2, 1.2)})
+
+
+for _mode, _pad, _ac in (("linear", "zeros", 0), ("cubic", "border", 1), ("cubic", "reflection", 0),
+                         ("nearest", "reflection", 1)):
+    case("gridsample_20_2d_%s_%s_ac%d" % (_mode, _pad, _ac), 20,
+         *_grid_sample((2, 3, 5, 6), (2, 4, 3, 2), mode=_mode, padding_mode=_pad, align_corners=_ac),
+         kiln_args=NO_CPU_KERNEL)
+for _mode, _pad, _ac in (("linear", "zeros", 0), ("linear", "reflection", 1), ("nearest", "border", 0)):
+    case("gridsample_20_3d_%s_%s_ac%d" % (_mode, _pad, _ac), 20,
+         *_grid_sample((1, 2, 3, 4, 5), (1, 2, 3, 4, 3), mode=_mode, padding_mode=_pad, align_corners=_ac),
+         kiln_args=NO_CPU_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# DFT-20: the axis is an input (default -2), not an attribute
+# ---------------------------------------------------------------------------------------------
+
+# A real signal [2, 8, 3, 1] transformed along axis 1, given as an input.
+case("dft_20_axis_input", 20,
+     lambda: single("DFT", 20, [("x", "float32", (2, 8, 3, 1))], [("y", "float32", (2, 8, 3, 2))],
+                    {"axis": i64(1)}, node_inputs=["x", "", "axis"]),
+     lambda rng: {"x": uniform(rng, (2, 8, 3, 1))}, tol=1e-4, kiln_args=NO_CPU_KERNEL)
+# The default axis -2 (the last signal dim), one-sided, zero-padded to dft_length 10: 10 / 2 + 1 = 6 bins.
+case("dft_20_default_axis_onesided_padded", 20,
+     lambda: single("DFT", 20, [("x", "float32", (3, 7, 1))], [("y", "float32", (3, 6, 2))],
+                    {"dft_length": i64(10)}, onesided=1),
+     lambda rng: {"x": uniform(rng, (3, 7, 1))}, kiln_args=NO_CPU_KERNEL)
+# The inverse of a complex signal along a negative axis, cut to dft_length 5.
+case("dft_20_inverse_negative_axis", 20,
+     lambda: single("DFT", 20, [("x", "float32", (6, 4, 2))], [("y", "float32", (5, 4, 2))],
+                    {"dft_length": i64(5), "axis": i64(-3)}, inverse=1),
+     lambda rng: {"x": uniform(rng, (6, 4, 2))}, kiln_args=NO_CPU_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# OptionalHasElement-18, OptionalGetElement-18: a plain tensor input (always an element), and no
+# input at all (no element)
+# ---------------------------------------------------------------------------------------------
+
+def _optional_18():
+    from onnx import helper
+    nodes = [helper.make_node("OptionalHasElement", ["x"], ["has"]),
+             helper.make_node("OptionalHasElement", [""], ["has_none"]),
+             helper.make_node("OptionalGetElement", ["x"], ["y"])]
+    return model(nodes, [("x", "float32", (2, 3))],
+                 [("has", "bool", ()), ("has_none", "bool", ()), ("y", "float32", (2, 3))], 18)
+
+
+case("optional_18_tensor_inputs", 18, _optional_18, _x((2, 3)), kiln_args=NO_CPU_KERNEL)

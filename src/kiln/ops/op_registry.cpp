@@ -86,29 +86,13 @@ int newest_supported_opset(const std::string& domain) {
   return 1000;  // other domains version their ops individually
 }
 
-// ai.onnx ops whose meaning changed in opsets 18-21 at a version Kiln has not registered: a node
-// at or past it is refused, never run with an older version's meaning (Resize-18's antialias,
-// AveragePool-19's dilations, QuantizeLinear-21's blocks...).
-const std::map<std::string, int>& unimplemented_versions() {
-  static const std::map<std::string, int> versions = {
-      {"OptionalGetElement", 18}, {"OptionalHasElement", 18}, {"DFT", 20}, {"GridSample", 20}};
-  return versions;
-}
-
 Result<const OpDef*> resolve_op(const OpRegistry& registry, const ir::Node& node) {
   const std::string domain_name = node.domain.empty() ? "ai.onnx" : node.domain;
   if (node.opset_version > newest_supported_opset(node.domain))
     return unsupported_operator("operator " + node.op_type + " in node '" + node.name + "' uses " + domain_name +
                                 " opset " + std::to_string(node.opset_version) + ", newer than Kiln supports (" +
                                 std::to_string(newest_supported_opset(node.domain)) + ")");
-  if (const OpDef* def = registry.find(node.domain, node.op_type, node.opset_version)) {
-    const auto changed = node.domain.empty() ? unimplemented_versions().find(node.op_type) : unimplemented_versions().end();
-    if (changed != unimplemented_versions().end() && node.opset_version >= changed->second && def->since_version < changed->second)
-      return unsupported_operator("operator " + node.op_type + " in node '" + node.name + "' at opset " +
-                                  std::to_string(node.opset_version) + ": its version " + std::to_string(changed->second) +
-                                  " is not implemented (Kiln has it up to version " + std::to_string(def->since_version) + ")");
-    return def;
-  }
+  if (const OpDef* def = registry.find(node.domain, node.op_type, node.opset_version)) return def;
   if (registry.knows(node.domain, node.op_type))
     return unsupported_operator("operator " + node.op_type + " (domain " + domain_name + ") at opset " +
                                 std::to_string(node.opset_version) + " is not implemented; node '" + node.name + "'");

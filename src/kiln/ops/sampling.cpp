@@ -1,8 +1,9 @@
 // Op family sampling: ops that read a feature map at fractional positions (and DeformConv-19, a
 // convolution whose taps are moved by learned offsets and weighted by a mask), and AffineGrid
 // (opset 20), which makes the grids they read from affine matrices. GridSample (opset 16:
-// bilinear, nearest or bicubic; zeros, border or reflection padding; PyTorch's grid_sample, which the
-// ONNX test data comes from) and RoiAlign (opsets 10 and 16: avg or max pooling of bilinear samples,
+// bilinear, nearest or bicubic on 2-D maps; opset 20: the same as linear, nearest or cubic on maps
+// of any rank; zeros, border or reflection padding; PyTorch's grid_sample, which the ONNX test data
+// comes from) and RoiAlign (opsets 10 and 16: avg or max pooling of bilinear samples,
 // following the ONNX Runtime / Detectron kernel the spec points to). Arithmetic is in double.
 #include <algorithm>
 #include <array>
@@ -57,21 +58,27 @@ void store_doubles(const std::vector<double>& v, Tensor& t) {
 
 // ---- GridSample ----
 
-enum class GridMode { kBilinear, kNearest, kBicubic };
+enum class GridMode { kLinear, kNearest, kCubic };
 enum class GridPadding { kZeros, kBorder, kReflection };
 
 struct GridSampleAttrs {
-  GridMode mode = GridMode::kBilinear;
+  GridMode mode = GridMode::kLinear;
   GridPadding padding = GridPadding::kZeros;
   bool align_corners = false;
 };
 
+// Opset 16 names the modes bilinear / nearest / bicubic and samples 2-D maps; opset 20 names them
+// linear / nearest / cubic and samples maps of any number of spatial dims.
 Result<GridSampleAttrs> grid_sample_attrs(const ir::Node& node) {
   GridSampleAttrs a;
-  const std::string mode = node.attr_string("mode", "bilinear"), padding = node.attr_string("padding_mode", "zeros");
+  const bool nd = node.opset_version >= 20;
+  const std::string mode = node.attr_string("mode", nd ? "linear" : "bilinear");
+  const std::string padding = node.attr_string("padding_mode", "zeros");
   if (mode == "nearest") a.mode = GridMode::kNearest;
-  else if (mode == "bicubic") a.mode = GridMode::kBicubic;
-  else if (mode != "bilinear") return invalid_model(node.describe() + ": unknown mode '" + mode + "'");
+  else if (mode == (nd ? "cubic" : "bicubic")) a.mode = GridMode::kCubic;
+  else if (mode != (nd ? "linear" : "bilinear"))
+    return invalid_model(node.describe() + ": unknown mode '" + mode + "' (opset " + std::to_string(node.opset_version) +
+                         " has " + (nd ? "linear, nearest, cubic)" : "bilinear, nearest, bicubic)"));
   if (padding == "border") a.padding = GridPadding::kBorder;
   else if (padding == "reflection") a.padding = GridPadding::kReflection;
   else if (padding != "zeros") return invalid_model(node.describe() + ": unknown padding_mode '" + padding + "'");
@@ -79,18 +86,34 @@ Result<GridSampleAttrs> grid_sample_attrs(const ir::Node& node) {
   return a;
 }
 
-// Inputs X [N, C, H, W] and grid [N, H_out, W_out, 2]; output [N, C, H_out, W_out].
+// Inputs X [N, C, d1..dr] and grid [N, D1..Dr, r]; output [N, C, D1..Dr]. r = 2 before opset 20.
 Status grid_sample_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 1));
   KILN_RETURN_IF_ERROR(grid_sample_attrs(ctx.node()).status());
-  KILN_RETURN_IF_ERROR(check_rank(ctx, 0, 4, "X"));
-  KILN_RETURN_IF_ERROR(check_rank(ctx, 1, 4, "grid"));
+  const auto& xs = ctx.input_type(0).shape;
+  const auto& gs = ctx.input_type(1).shape;
+  if (ctx.node().opset_version < 20) {
+    KILN_RETURN_IF_ERROR(check_rank(ctx, 0, 4, "X"));
+    KILN_RETURN_IF_ERROR(check_rank(ctx, 1, 4, "grid"));
+  } else {
+    if (xs && xs->rank() < 3) return ctx.error("X must have rank >= 3 (N, C and a spatial dim), got " + xs->to_string());
+    if (gs && gs->rank() < 3) return ctx.error("grid must have rank >= 3, got " + gs->to_string());
+    if (xs && gs && xs->rank() != gs->rank())
+      return ctx.error("X and grid must have the same rank, got " + xs->to_string() + " and " + gs->to_string());
+  }
+  if (!xs && !gs) {
+    ctx.set_output_type(0, typed_like(ctx.input_type(0), std::nullopt));
+    return Status::ok();
+  }
+  const size_t rank = xs ? xs->rank() : gs->rank();
   KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 0, 0), dim_of(ctx, 1, 0), "batch sizes of X and grid"));
-  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 1, 3), ir::Dim(2), "grid's last dim and 2"));
-  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype,
-                                        ir::Shape({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), dim_of(ctx, 1, 1), dim_of(ctx, 1, 2)})});
+  KILN_RETURN_IF_ERROR(check_same_dim(ctx, dim_of(ctx, 1, rank - 1), ir::Dim(static_cast<int64_t>(rank) - 2),
+                                      "grid's last dim and the number of spatial dims"));
+  std::vector<ir::Dim> out{dim_of(ctx, 0, 0), dim_of(ctx, 0, 1)};
+  for (size_t d = 1; d + 1 < rank; ++d) out.push_back(dim_of(ctx, 1, d));
+  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, ir::Shape(out)});
   return Status::ok();
 }
 
@@ -116,47 +139,66 @@ double pad_coordinate(double x, int64_t size, const GridSampleAttrs& a) {
   return std::clamp(x, 0.0, static_cast<double>(size - 1));
 }
 
-// One channel plane of X; pixels outside it (and NaN positions) read 0.
-struct Plane {
+// One channel's map of X over r spatial dims (dims[0] outermost); positions outside it (and NaN
+// positions) read 0.
+struct SpatialMap {
   const double* data;
-  int64_t height, width;
+  std::vector<int64_t> dims;
 
-  double at(double y, double x) const {
-    if (!(y >= 0 && y <= static_cast<double>(height - 1) && x >= 0 && x <= static_cast<double>(width - 1))) return 0;
-    return data[static_cast<int64_t>(y) * width + static_cast<int64_t>(x)];
+  double at(const std::vector<double>& position) const {
+    int64_t offset = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const double p = position[d];
+      if (!(p >= 0 && p <= static_cast<double>(dims[d] - 1))) return 0;
+      offset = offset * dims[d] + static_cast<int64_t>(p);
+    }
+    return data[offset];
   }
 };
 
-double sample_bilinear(const Plane& p, double y, double x) {
-  const double y0 = std::floor(y), x0 = std::floor(x), ty = y - y0, tx = x - x0;
-  return p.at(y0, x0) * (1 - ty) * (1 - tx) + p.at(y0, x0 + 1) * (1 - ty) * tx + p.at(y0 + 1, x0) * ty * (1 - tx) +
-         p.at(y0 + 1, x0 + 1) * ty * tx;
-}
-
-// Bicubic over the 4 x 4 pixels around (y, x) (unpadded coordinates); each tap is padded itself.
-double sample_bicubic(const Plane& p, double y, double x, const GridSampleAttrs& a) {
-  constexpr double kCubicA = -0.75;  // PyTorch's bicubic coefficient
-  const double y0 = std::floor(y), x0 = std::floor(x);
-  const std::vector<double> wy = cubic_weights(kCubicA, y - y0), wx = cubic_weights(kCubicA, x - x0);
+// Sum over the taps^r combinations of per-axis taps: tap t of axis d is at position[d][t] with
+// weight[d][t] (each axis' taps are computed once, their products here).
+double weighted_taps(const SpatialMap& m, const std::vector<std::vector<double>>& position,
+                     const std::vector<std::vector<double>>& weight) {
+  const size_t rank = position.size(), taps = position[0].size();
+  std::vector<size_t> tap(rank, 0);
+  std::vector<double> at(rank);
   double sum = 0;
-  for (int i = 0; i < 4; ++i) {
-    const double yi = pad_coordinate(y0 - 1 + i, p.height, a);
-    double row = 0;
-    for (int j = 0; j < 4; ++j) row += wx[static_cast<size_t>(j)] * p.at(yi, pad_coordinate(x0 - 1 + j, p.width, a));
-    sum += wy[static_cast<size_t>(i)] * row;
+  while (true) {
+    double w = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      at[d] = position[d][tap[d]];
+      w *= weight[d][tap[d]];
+    }
+    if (w != 0) sum += w * m.at(at);
+    size_t d = rank;
+    while (d > 0 && ++tap[d - 1] == taps) tap[--d] = 0;
+    if (d == 0) return sum;
   }
-  return sum;
 }
 
-double grid_sample_at(const Plane& p, double gx, double gy, const GridSampleAttrs& a) {
-  const double x = unnormalize(gx, p.width, a.align_corners), y = unnormalize(gy, p.height, a.align_corners);
-  switch (a.mode) {
-    case GridMode::kBicubic: return sample_bicubic(p, y, x, a);
-    case GridMode::kNearest:
-      return p.at(std::nearbyint(pad_coordinate(y, p.height, a)), std::nearbyint(pad_coordinate(x, p.width, a)));
-    case GridMode::kBilinear: break;
+// The value at pixel coordinates `x` (unpadded; one per spatial dim, outermost first).
+double grid_sample_at(const SpatialMap& m, const std::vector<double>& x, const GridSampleAttrs& a) {
+  const size_t rank = x.size();
+  if (a.mode == GridMode::kNearest) {
+    std::vector<double> at(rank);
+    for (size_t d = 0; d < rank; ++d) at[d] = std::nearbyint(pad_coordinate(x[d], m.dims[d], a));
+    return m.at(at);
   }
-  return sample_bilinear(p, pad_coordinate(y, p.height, a), pad_coordinate(x, p.width, a));
+  std::vector<std::vector<double>> position(rank), weight(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (a.mode == GridMode::kLinear) {
+      const double p = pad_coordinate(x[d], m.dims[d], a), low = std::floor(p);
+      position[d] = {low, low + 1};
+      weight[d] = {1 - (p - low), p - low};
+    } else {  // cubic over the 4 pixels around x, each tap padded itself (PyTorch's bicubic)
+      constexpr double kCubicA = -0.75;
+      const double low = std::floor(x[d]);
+      weight[d] = cubic_weights(kCubicA, x[d] - low);
+      for (int t = 0; t < 4; ++t) position[d].push_back(pad_coordinate(low - 1 + t, m.dims[d], a));
+    }
+  }
+  return weighted_taps(m, position, weight);
 }
 
 Status grid_sample_kernel(KernelContext& ctx) {
@@ -165,14 +207,23 @@ Status grid_sample_kernel(KernelContext& ctx) {
   const std::vector<double> in = as_doubles(x), grid = as_doubles(*ctx.input(1));
   Tensor& y = *ctx.output(0);
   const std::vector<int64_t>& xs = x.shape();
-  const int64_t batch = xs[0], channels = xs[1], plane = xs[2] * xs[3], points = y.shape()[2] * y.shape()[3];
-  std::vector<double> out(static_cast<size_t>(y.element_count()));
+  const size_t rank = xs.size() - 2;
+  const std::vector<int64_t> spatial(xs.begin() + 2, xs.end());
+  const int64_t batch = xs[0], channels = xs[1], map_size = dims_product(xs, 2, xs.size());
+  const int64_t points = dims_product(y.shape(), 2, y.shape().size());
+  std::vector<double> out(static_cast<size_t>(y.element_count())), position(rank);
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c) {
-      const Plane p{in.data() + (n * channels + c) * plane, xs[2], xs[3]};
+      const SpatialMap m{in.data() + (n * channels + c) * map_size, spatial};
       double* o = out.data() + (n * channels + c) * points;
-      const double* g = grid.data() + n * points * 2;
-      for (int64_t i = 0; i < points; ++i) o[i] = grid_sample_at(p, g[2 * i], g[2 * i + 1], a);
+      const double* g = grid.data() + n * points * static_cast<int64_t>(rank);
+      for (int64_t i = 0; i < points; ++i) {
+        // the grid lists coordinates innermost first: (x, y, z...) for dims (..., z, y, x)
+        for (size_t d = 0; d < rank; ++d)
+          position[d] = unnormalize(g[i * static_cast<int64_t>(rank) + static_cast<int64_t>(rank - 1 - d)], spatial[d],
+                                    a.align_corners);
+        o[i] = grid_sample_at(m, position, a);
+      }
     }
   store_doubles(out, y);
   return Status::ok();
@@ -497,6 +548,7 @@ Status deform_conv_kernel(KernelContext& ctx) {
 
 void register_sampling_ops(OpRegistry& r) {
   r.add({"", "GridSample", 16, grid_sample_rule, grid_sample_kernel});
+  r.add({"", "GridSample", 20, grid_sample_rule, grid_sample_kernel});
   r.add({"", "AffineGrid", 20, affine_grid_rule, affine_grid_kernel});
   r.add({"", "DeformConv", 19, deform_conv_rule, deform_conv_kernel});
   for (int v : {10, 16}) r.add({"", "RoiAlign", v, roi_align_rule, roi_align_kernel});

@@ -283,7 +283,22 @@ Status optional_kernel(KernelContext& ctx) {
   return ctx.set_output(0, in ? Value::optional_of(owned(*in)) : Value::empty_optional());
 }
 
+// Version 15 reads an optional; version 18 also takes a tensor or a sequence (always holding an
+// element) and, for OptionalHasElement, no input at all (no element).
+Status check_optional_input(const InferenceContext& ctx, bool may_be_omitted) {
+  if (ctx.node().opset_version >= 18) {
+    if (!may_be_omitted && !ctx.has_input(0)) return ctx.error("input is missing");
+    return Status::ok();
+  }
+  if (!ctx.has_input(0)) return ctx.error("input is missing (before opset 18 it is required)");
+  if (ctx.input_type(0).is_known() && ctx.input_type(0).kind != ir::TensorType::Kind::kOptional)
+    return ctx.error("input must be an optional before opset 18 (a tensor or sequence needs version 18), got " +
+                     ctx.input_type(0).to_string());
+  return Status::ok();
+}
+
 Status has_element_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_optional_input(ctx, true));
   ctx.set_output_type(0, ir::make_type(DType::kBool, {}));
   return Status::ok();
 }
@@ -295,6 +310,7 @@ Status has_element_kernel(KernelContext& ctx) {
 }
 
 Status get_element_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_optional_input(ctx, false));
   const ir::TensorType& t = ctx.input_type(0);
   ctx.set_output_type(0, t.kind == ir::TensorType::Kind::kOptional && t.element ? *t.element : t);
   return Status::ok();
@@ -325,8 +341,8 @@ void register_sequence_ops(OpRegistry& r) {
   add(r, "ConcatFromSequence", {11}, concat_infer, concat_kernel);
   add(r, "SequenceMap", {17}, map_infer, map_kernel);
   add(r, "Optional", {15}, optional_infer, optional_kernel);
-  add(r, "OptionalHasElement", {15}, has_element_infer, has_element_kernel);
-  add(r, "OptionalGetElement", {15}, get_element_infer, get_element_kernel);
+  add(r, "OptionalHasElement", {15, 18}, has_element_infer, has_element_kernel);
+  add(r, "OptionalGetElement", {15, 18}, get_element_infer, get_element_kernel);
 }
 
 }  // namespace kiln::ops

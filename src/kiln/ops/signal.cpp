@@ -1,5 +1,6 @@
-// Op family signal (opset 17): DFT and STFT as plain O(n^2) transforms in double, the cosine-sum
-// windows (Hann, Hamming, Blackman) and MelWeightMatrix. Complex values are a trailing dim of 2.
+// Op family signal (opset 17; DFT-20 takes its axis as an input): DFT and STFT as plain O(n^2)
+// transforms in double, the cosine-sum windows (Hann, Hamming, Blackman) and MelWeightMatrix.
+// Complex values are a trailing dim of 2.
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -92,22 +93,44 @@ struct DftAttrs {
   bool onesided = false;
 };
 
-// Attributes checked against the input rank: the axis is a signal dim, never the trailing one.
-Result<DftAttrs> dft_attrs(const InferenceContext& ctx, int64_t rank) {
+// The signal axis as written: DFT-17's 'axis' attribute (default 1); from opset 20 the scalar
+// input 2 (default -2), nullopt while that input's value is not known.
+Result<std::optional<int64_t>> written_dft_axis(const InferenceContext& ctx) {
+  if (ctx.node().opset_version < 20) return std::optional<int64_t>(ctx.node().attr_int("axis", 1));
+  if (!ctx.has_input(2)) return std::optional<int64_t>(-2);
+  return known_scalar(ctx, 2, "axis");
+}
+
+// The signal axis in [0, rank - 1): a signal dim, never the trailing real/imaginary one.
+Result<int64_t> signal_axis(int64_t written, int64_t rank) {
+  KILN_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(written, rank));
+  if (axis == rank - 1) return invalid_model("axis must not be the trailing real/imaginary dim");
+  return axis;
+}
+
+// Attributes checked against the input rank (the axis once it is known).
+Result<DftAttrs> dft_attrs(const InferenceContext& ctx, int64_t rank, int64_t written_axis) {
   DftAttrs a;
-  Result<int64_t> axis = normalize_axis(ctx.node().attr_int("axis", 1), rank);
+  Result<int64_t> axis = signal_axis(written_axis, rank);
   if (!axis.is_ok()) return ctx.error(axis.status().message());
-  if (*axis == rank - 1) return ctx.error("axis must not be the trailing real/imaginary dim");
   a.axis = *axis;
   a.inverse = ctx.node().attr_int("inverse", 0) != 0;
   a.onesided = ctx.node().attr_int("onesided", 0) != 0;
   return a;
 }
 
+// Inputs: the signal, dft_length (optional) and, from opset 20, axis (optional scalar).
 Status dft_infer(InferenceContext& ctx) {
-  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 2));
+  const bool axis_is_input = ctx.node().opset_version >= 20;
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, axis_is_input ? 3 : 2));
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
   if (ctx.has_input(1)) KILN_RETURN_IF_ERROR(check_input_dtype<IndexTypes>(ctx, 1));
+  if (ctx.has_input(2)) KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<int64_t>>(ctx, 2));
+  std::optional<int64_t> length;
+  if (ctx.has_input(1)) {
+    KILN_ASSIGN_OR_RETURN(length, known_scalar(ctx, 1, "dft_length"));
+    if (length && *length < 1) return ctx.error("dft_length must be positive, got " + std::to_string(*length));
+  }
   const ir::TensorType& in = ctx.input_type(0);
   if (!in.shape) {
     ctx.set_output_type(0, typed_like(in, std::nullopt));
@@ -116,18 +139,21 @@ Status dft_infer(InferenceContext& ctx) {
   const int64_t rank = static_cast<int64_t>(in.shape->rank());
   if (rank < 2) return ctx.error("input must have rank >= 2 (signal dims and a trailing real/imaginary dim)");
   KILN_RETURN_IF_ERROR(check_complex_dim(ctx, *in.shape, "input"));
-  KILN_ASSIGN_OR_RETURN(DftAttrs a, dft_attrs(ctx, rank));
-  if (a.onesided && in.shape->dims().back() == ir::Dim(2)) return ctx.error("onesided needs a real input");
-  ir::Dim length = (*in.shape)[static_cast<size_t>(a.axis)];
-  if (ctx.has_input(1)) {
-    KILN_ASSIGN_OR_RETURN(std::optional<int64_t> given, known_scalar(ctx, 1, "dft_length"));
-    if (given && *given < 1) return ctx.error("dft_length must be positive, got " + std::to_string(*given));
-    length = given ? ir::Dim(*given) : ir::Dim();
-  }
-  if (a.onesided) length = length.is_static() ? ir::Dim(length.value() / 2 + 1) : ir::Dim();
+  const bool onesided = ctx.node().attr_int("onesided", 0) != 0;
+  if (onesided && in.shape->dims().back() == ir::Dim(2)) return ctx.error("onesided needs a real input");
   ir::Shape out = *in.shape;
-  out.dims()[static_cast<size_t>(a.axis)] = length;
   out.dims().back() = ir::Dim(2);
+  KILN_ASSIGN_OR_RETURN(const std::optional<int64_t> written_axis, written_dft_axis(ctx));
+  if (!written_axis) {  // any signal dim may change: only the rank is known
+    for (size_t d = 0; d + 1 < out.rank(); ++d) out.dims()[d] = ir::Dim();
+    ctx.set_output_type(0, typed_like(in, out));
+    return Status::ok();
+  }
+  KILN_ASSIGN_OR_RETURN(DftAttrs a, dft_attrs(ctx, rank, *written_axis));
+  ir::Dim bins = (*in.shape)[static_cast<size_t>(a.axis)];
+  if (ctx.has_input(1)) bins = length ? ir::Dim(*length) : ir::Dim();
+  if (a.onesided) bins = bins.is_static() ? ir::Dim(bins.value() / 2 + 1) : ir::Dim();
+  out.dims()[static_cast<size_t>(a.axis)] = bins;
   ctx.set_output_type(0, typed_like(in, out));
   return Status::ok();
 }
@@ -137,9 +163,15 @@ Status dft_kernel(KernelContext& ctx) {
   Tensor& out = *ctx.output(0);
   const std::vector<int64_t>& dims = in.shape();
   const int64_t rank = in.rank();
-  KILN_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1), rank));
+  const int64_t written_axis = ctx.node().opset_version < 20 ? ctx.node().attr_int("axis", 1)
+                               : ctx.input(2)                   ? scalar_int(ctx, 2)
+                                                                : -2;
+  Result<int64_t> signal = signal_axis(written_axis, rank);
+  if (!signal.is_ok()) return ctx.error(signal.status().message());
+  const int64_t axis = *signal;
   const int64_t n_in = dims[static_cast<size_t>(axis)];
   const int64_t n = ctx.input(1) ? scalar_int(ctx, 1) : n_in;
+  if (n < 1) return ctx.error("dft_length must be positive, got " + std::to_string(n));
   const int64_t bins = out.shape()[static_cast<size_t>(axis)];
   const int64_t parts = dims.back();
   const int64_t outer = dims_product(dims, 0, static_cast<size_t>(axis));
@@ -350,6 +382,7 @@ Status mel_kernel(KernelContext& ctx) {
 
 void register_signal_ops(OpRegistry& r) {
   r.add({"", "DFT", 17, dft_infer, dft_kernel});
+  r.add({"", "DFT", 20, dft_infer, dft_kernel});
   r.add({"", "STFT", 17, stft_infer, stft_kernel});
   r.add({"", "HannWindow", 17, window_infer, window_kernel({0.5, 0.5, 0.0})});
   r.add({"", "HammingWindow", 17, window_infer, window_kernel({25.0 / 46.0, 21.0 / 46.0, 0.0})});
