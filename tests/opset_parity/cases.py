@@ -40,7 +40,7 @@ class Case:
 
 CASES = []
 
-# ScatterElements, ScatterND, Col2Im, CenterCropPad, AffineGrid and DeformConv have no cpu kernel yet (each
+# Col2Im, CenterCropPad, AffineGrid, DeformConv, GridSample, DFT and the Optional ops have no cpu kernel yet (each
 # listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
 # reference's semantics, allowed to fall back to it.
 NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
@@ -253,30 +253,26 @@ case("scatter_elements_18_max", 18,
                     [("data", "float32", (4, 5)), ("indices", "int64", (3, 5)), ("updates", "float32", (3, 5))],
                     [("y", "float32", (4, 5))], axis=0, reduction="max"),
      lambda rng: {"data": uniform(rng, (4, 5)), "indices": rng.integers(0, 4, (3, 5)).astype("int64"),
-                  "updates": uniform(rng, (3, 5))},
-     kiln_args=NO_CPU_KERNEL)
+                  "updates": uniform(rng, (3, 5))})
 case("scatter_elements_18_min", 18,
      lambda: single("ScatterElements", 18,
                     [("data", "float32", (3, 6)), ("indices", "int64", (3, 4)), ("updates", "float32", (3, 4))],
                     [("y", "float32", (3, 6))], axis=1, reduction="min"),
      lambda rng: {"data": uniform(rng, (3, 6)), "indices": rng.integers(-6, 6, (3, 4)).astype("int64"),
-                  "updates": uniform(rng, (3, 4))},
-     kiln_args=NO_CPU_KERNEL)
+                  "updates": uniform(rng, (3, 4))})
 # ScatterND: distinct indices (slices of data [4, 3, 2] along axis 0; elements of [3, 4]).
 case("scatternd_18_max", 18,
      lambda: single("ScatterND", 18,
                     [("data", "float32", (4, 3, 2)), ("indices", "int64", (3, 1)), ("updates", "float32", (3, 3, 2))],
                     [("y", "float32", (4, 3, 2))], reduction="max"),
      lambda rng: {"data": uniform(rng, (4, 3, 2)), "indices": i64([[2], [0], [3]]),
-                  "updates": uniform(rng, (3, 3, 2))},
-     kiln_args=NO_CPU_KERNEL)
+                  "updates": uniform(rng, (3, 3, 2))})
 case("scatternd_18_min", 18,
      lambda: single("ScatterND", 18,
                     [("data", "float32", (3, 4)), ("indices", "int64", (4, 2)), ("updates", "float32", (4,))],
                     [("y", "float32", (3, 4))], reduction="min"),
      lambda rng: {"data": uniform(rng, (3, 4)), "indices": i64([[0, 1], [2, 3], [1, 0], [2, 0]]),
-                  "updates": uniform(rng, (4,))},
-     kiln_args=NO_CPU_KERNEL)
+                  "updates": uniform(rng, (4,))})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,13 +32,14 @@ const std::set<std::string> kAccelerated = {
     "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "GroupNormalization", "InstanceNormalization",
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
-    "DepthToSpace", "SpaceToDepth"};
+    "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
                                          "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
-                                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth"};
+                                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",
+                                         "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -135,6 +136,39 @@ TEST(CpuProvider, GatherRejectsAnIndexOutOfRange) {
   EXPECT_NE(bad.status().message().find("index 4 is out of range"), std::string::npos) << bad.status().to_string();
 }
 
+// GatherElements, GatherND and ScatterND with an index past its axis: InvalidArgument naming the
+// node, never a read or write out of bounds.
+TEST(CpuProvider, IndexedKernelsRejectIndicesOutOfRange) {
+  struct Case {
+    std::string op;
+    std::vector<int64_t> index_shape;
+    std::vector<int64_t> good, bad;
+  };
+  for (const Case& c : {Case{"GatherElements", {2, 3}, {0, -4, 3, 1, 2, -1}, {0, 4, 3, 1, 2, -1}},
+                        Case{"GatherND", {2, 1}, {3, -4}, {3, -5}}, Case{"ScatterND", {2, 1}, {1, 2}, {1, 9}}}) {
+    ScratchDir dir("cpu_indexed");
+    ModelBuilder b(16);
+    b.input("indices", onnx::TensorProto::INT64, {c.index_shape[0], c.index_shape[1]});
+    b.float_initializer("data", {4, 3}, std::vector<float>(12, 1.0f));
+    b.float_initializer("updates", {2, 3}, std::vector<float>(6, 2.0f));
+    const bool scatter = c.op == "ScatterND";
+    b.output("y", onnx::TensorProto::FLOAT, {int64_t{c.op == "GatherElements" ? 2 : scatter ? 4 : 2}, int64_t{3}});
+    b.node(c.op, scatter ? std::vector<std::string>{"data", "indices", "updates"} : std::vector<std::string>{"data", "indices"},
+           {"y"}, "lookup");
+    SessionOptions options;
+    options.providers = {"cpu"};
+    auto session = Session::load(b.save(dir.file("model.onnx")), options);
+    ASSERT_TRUE(session.is_ok()) << c.op << ": " << session.status().to_string();
+    auto ok = session.value()->run({{"indices", Tensor::from_vector<int64_t>(DType::kInt64, c.index_shape, c.good)}});
+    EXPECT_TRUE(ok.is_ok()) << c.op << ": " << ok.status().to_string();
+    auto bad = session.value()->run({{"indices", Tensor::from_vector<int64_t>(DType::kInt64, c.index_shape, c.bad)}});
+    ASSERT_FALSE(bad.is_ok()) << c.op;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << bad.status().to_string();
+    EXPECT_NE(bad.status().message().find("lookup"), std::string::npos) << bad.status().to_string();
+    EXPECT_NE(bad.status().message().find("out of range"), std::string::npos) << bad.status().to_string();
+  }
+}
+
 // The ops of the registry the cpu provider has no kernel for yet, each with the reason; everything
 // else must have one. The test fails both ways, so the list shrinks as kernels land.
 std::map<std::string, std::string> ops_without_cpu_kernels() {
@@ -149,7 +183,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("normalizations not yet on cpu", {"LpNormalization", "MeanVarianceNormalization", "LRN", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});
   add("data movement not yet on cpu",
-      {"CenterCropPad", "Col2Im", "Compress", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+      {"CenterCropPad", "Col2Im", "Compress",
        "Trilu", "ReverseSequence", "OneHot", "EyeLike", "NonZero", "Unique", "TopK", "CumSum"});
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size", "Range"});

@@ -447,6 +447,41 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"LSTM", 14,
                    {{DType::kFloat, {2, 1, 3}}, {DType::kFloat, {1, 8, 3}}, {DType::kFloat, {1, 8, 2}}, {DType::kFloat, {1, 16}}},
                    {{"hidden_size", A::of_int(2)}}, 3});
+  // Indexed data movement: GatherElements / ScatterElements with indices smaller than the data on
+  // the other dims and negative indices, GatherND with batch dims, scatters with repeated indices
+  // (applied in order) and every reduction, on float, int64 and float16.
+  auto spread = [](int64_t count, int64_t dim) {  // count indices cycling over [-dim, dim)
+    std::vector<double> v;
+    for (int64_t i = 0; i < count; ++i) v.push_back(static_cast<double>((i * 7 + 3) % (2 * dim) - dim));
+    return v;
+  };
+  cases.push_back({"GatherElements", 13, {{DType::kFloat, {3, 5, 4}}, {DType::kInt64, {2, 6, 3}, false, spread(36, 5)}},
+                   {{"axis", A::of_int(1)}}});
+  cases.push_back({"GatherElements", 13, {{DType::kInt64, {4, 3}}, {DType::kInt32, {5, 3}, false, spread(15, 4)}}});
+  cases.push_back({"GatherElements", 13, {{DType::kFloat, {8, 64, 33}}, {DType::kInt64, {8, 64, 20}, false, spread(8 * 64 * 20, 33)}},
+                   {{"axis", A::of_int(-1)}}});
+  cases.push_back({"GatherND", 13, {{DType::kFloat, {4, 5, 6}}, {DType::kInt64, {3, 2}, false, spread(6, 4)}}});
+  cases.push_back({"GatherND", 13, {{DType::kFloat, {2, 5, 6, 7}}, {DType::kInt64, {2, 4, 2}, false, spread(16, 5)}},
+                   {{"batch_dims", A::of_int(1)}}});
+  cases.push_back({"GatherND", 13, {{DType::kInt64, {3, 4}}, {DType::kInt32, {2, 3, 2}, false, spread(12, 3)}}});
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+    cases.push_back({"ScatterElements", 18,
+                     {{DType::kFloat, {4, 6, 3}}, {DType::kInt64, {4, 5, 2}, false, spread(40, 6)}, {DType::kFloat, {4, 5, 2}}},
+                     {{"axis", A::of_int(1)}, {"reduction", A::of_string(reduction)}}});
+    cases.push_back({"ScatterND", 18,
+                     {{DType::kFloat, {5, 4, 3}}, {DType::kInt64, {6, 1}, false, spread(6, 5)}, {DType::kFloat, {6, 4, 3}}},
+                     {{"reduction", A::of_string(reduction)}}});
+  }
+  cases.push_back({"ScatterElements", 16,
+                   {{DType::kInt64, {5, 4}}, {DType::kInt64, {3, 4}, false, spread(12, 5)}, {DType::kInt64, {3, 4}}},
+                   {{"reduction", A::of_string("add")}}});
+  cases.push_back({"ScatterElements", 13,
+                   {{DType::kFloat16, {64, 300}}, {DType::kInt64, {64, 7}, false, spread(64 * 7, 300)}, {DType::kFloat16, {64, 7}}},
+                   {{"axis", A::of_int(1)}}});
+  cases.push_back({"Scatter", 9, {{DType::kFloat, {3, 3}}, {DType::kInt64, {2, 3}, false, {1, 0, 2, 0, 2, 1}}, {DType::kFloat, {2, 3}}}});
+  cases.push_back({"ScatterND", 16,
+                   {{DType::kFloat, {4, 5}}, {DType::kInt64, {3, 2}, false, spread(6, 4)}, {DType::kFloat, {3}}},
+                   {{"reduction", A::of_string("mul")}}});
   return cases;
 }
 

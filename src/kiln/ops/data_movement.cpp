@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kiln/ops/channels_last.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 
@@ -472,6 +473,12 @@ Status gather_kernel(KernelContext& ctx) {
 // replaced by the index value.
 Result<std::vector<int64_t>> element_offsets(const KernelContext& ctx, const std::vector<int64_t>& data_shape,
                                              const Tensor& indices_tensor, size_t axis) {
+  const std::vector<int64_t>& shape = indices_tensor.shape();
+  if (shape.size() != data_shape.size()) return ctx.error("indices and data must have the same rank");
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (d != axis && shape[d] > data_shape[d])
+      return ctx.error("indices dim " + std::to_string(d) + " (" + std::to_string(shape[d]) + ") exceeds data's (" +
+                       std::to_string(data_shape[d]) + ")");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> indices, read_int64s(indices_tensor, "indices"));
   const std::vector<int64_t> strides = contiguous_strides(data_shape);
   std::vector<int64_t> offsets(indices.size());
@@ -617,6 +624,7 @@ Status scatter_write(KernelContext& ctx, const std::vector<int64_t>& offsets, in
 }
 
 Status scatter_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
   ctx.set_output_type(0, ctx.input_type(0));
   return Status::ok();
 }

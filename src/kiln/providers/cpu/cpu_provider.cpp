@@ -43,6 +43,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_quantization_kernels(t);
     cpu::add_integer_conv_kernels(t);
     cpu::add_integer_matmul_kernels(t);
+    cpu::add_indexed_kernels(t);
     return t;
   }();
   return kernels;
