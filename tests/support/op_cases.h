@@ -2,6 +2,7 @@
 // several shapes (odd sizes, broadcasting, batches) and dtypes. Providers run all of them.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "support/differential.h"
@@ -482,6 +483,26 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"ScatterND", 16,
                    {{DType::kFloat, {4, 5}}, {DType::kInt64, {3, 2}, false, spread(6, 4)}, {DType::kFloat, {3}}},
                    {{"reduction", A::of_string("mul")}}});
+  // TopK: the last and a middle axis, smallest first, ties and NaN in fixed values, int64, K = 0 and
+  // K = the whole axis, many lines spread over threads. CumSum: every mode, a middle axis given as
+  // int32, ints, and one long block whose columns are spread over threads.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  cases.push_back({"TopK", 11, {{DType::kFloat, {3, 17}}, {DType::kInt64, {1}, true, {5}}}, {}, 2});
+  cases.push_back({"TopK", 11, {{DType::kFloat, {2, 9, 4}}, {DType::kInt64, {1}, true, {3}}},
+                   {{"axis", A::of_int(1)}, {"largest", A::of_int(0)}}, 2});
+  cases.push_back({"TopK", 11, {{DType::kFloat, {2, 6}, false, {1, nan, 3, 3, -1, nan, 2, 2, 2, nan, -5, 2}},
+                                {DType::kInt64, {1}, true, {4}}}, {}, 2});
+  cases.push_back({"TopK", 11, {{DType::kFloat, {2, 6}, false, {1, nan, 3, 3, -1, nan, 2, 2, 2, nan, -5, 2}},
+                                {DType::kInt64, {1}, true, {6}}}, {{"largest", A::of_int(0)}}, 2});
+  cases.push_back({"TopK", 11, {{DType::kInt64, {4, 7}}, {DType::kInt64, {1}, true, {0}}}, {}, 2});
+  cases.push_back({"TopK", 10, {{DType::kFloat, {64, 1000}}, {DType::kInt64, {1}, true, {10}}}, {}, 2});
+  cases.push_back({"TopK", 1, {{DType::kDouble, {5, 8}}}, {{"k", A::of_int(8)}}, 2});
+  for (int exclusive : {0, 1})
+    for (int reverse : {0, 1})
+      cases.push_back({"CumSum", 14, {{DType::kFloat, {3, 7, 5}}, {DType::kInt32, {}, true, {1}}},
+                       {{"exclusive", A::of_int(exclusive)}, {"reverse", A::of_int(reverse)}}});
+  cases.push_back({"CumSum", 14, {{DType::kInt64, {4, 6}}, {DType::kInt64, {}, false, {-1}}}});
+  cases.push_back({"CumSum", 11, {{DType::kFloat, {50, 2000}}, {DType::kInt64, {1}, true, {0}}}, {{"reverse", A::of_int(1)}}});
   return cases;
 }
 

@@ -11,6 +11,7 @@
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/topk_order.h"
 
 namespace kiln::ops {
 
@@ -144,10 +145,8 @@ Status topk_kernel(KernelContext& ctx) {
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t j) { return (o * len + j) * inner + i; };
       std::iota(order.begin(), order.end(), 0);
-      // Ties keep the lower index first (stable sort).
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        const double va = element_as_double(x, at(a)), vb = element_as_double(x, at(b));
-        return largest ? va > vb : va < vb;
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return topk_before(element_as_double(x, at(a)), a, element_as_double(x, at(b)), b, largest);
       });
       for (int64_t j = 0; j < k; ++j) {
         copy_elements(x, at(order[j]), values, (o * k + j) * inner + i, 1);

@@ -51,6 +51,8 @@ void add_quantization_kernels(CpuKernelTable& table);
 void add_integer_conv_kernels(CpuKernelTable& table);
 void add_integer_matmul_kernels(CpuKernelTable& table);
 void add_indexed_kernels(CpuKernelTable& table);
+void add_topk_kernels(CpuKernelTable& table);
+void add_cumsum_kernels(CpuKernelTable& table);
 
 // `library`, whose kernels are generated from loop IR instead when the build collects generated
 // kernels (jit mode) and the node has a lowering (generated_kernels.cpp).

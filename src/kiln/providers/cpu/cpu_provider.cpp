@@ -44,6 +44,8 @@ const cpu::CpuKernelTable& table() {
     cpu::add_integer_conv_kernels(t);
     cpu::add_integer_matmul_kernels(t);
     cpu::add_indexed_kernels(t);
+    cpu::add_topk_kernels(t);
+    cpu::add_cumsum_kernels(t);
     return t;
   }();
   return kernels;
