@@ -32,14 +32,14 @@ const std::set<std::string> kAccelerated = {
     "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "GroupNormalization", "InstanceNormalization",
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
-    "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum"};
+    "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
                                          "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
                                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",
-                                         "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum"};
+                                         "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -177,7 +177,6 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
     for (const char* op : ops) missing[op] = why;
   };
   add("written as a tensor op over doubles, not yet an element function of the registry", {"Shrink"});
-  add("integer and variadic element-wise ops not yet on cpu", {"Mod", "BitShift", "Mean", "Sum"});
   add("a sequence map: its body runs by the reference's subgraph runner", {"SequenceMap"});
   add("recurrent layers not yet on cpu", {"GRU", "RNN"});
   add("normalizations not yet on cpu", {"LpNormalization", "MeanVarianceNormalization", "LRN", "Hardmax"});

@@ -503,6 +503,22 @@ inline std::vector<OpCase> standard_op_cases() {
                        {{"exclusive", A::of_int(exclusive)}, {"reverse", A::of_int(reverse)}}});
   cases.push_back({"CumSum", 14, {{DType::kInt64, {4, 6}}, {DType::kInt64, {}, false, {-1}}}});
   cases.push_back({"CumSum", 11, {{DType::kFloat, {50, 2000}}, {DType::kInt64, {1}, true, {0}}}, {{"reverse", A::of_int(1)}}});
+  // Mod (both sign conventions, ints and floats), BitShift, and the variadic Sum, Mean, Max, Min
+  // over three broadcast inputs (and one input; ints for Max and Min).
+  cases.push_back({"Mod", 13, {{DType::kInt64, {4, 6}, false, spread(24, 9)}, {DType::kInt64, {6}, false, {3, -3, 5, -7, 1, 2}}}});
+  cases.push_back({"Mod", 13, {{DType::kInt32, {4, 6}, false, spread(24, 9)}, {DType::kInt32, {6}, false, {3, -3, 5, -7, 1, 2}}},
+                   {{"fmod", A::of_int(1)}}});
+  cases.push_back({"Mod", 13, {{DType::kFloat, {2, 3, 17}}, {DType::kFloat, {17}}}, {{"fmod", A::of_int(1)}}});
+  cases.push_back({"BitShift", 11, {{DType::kUInt32, {3, 5}, false, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+                                    {DType::kUInt32, {5}, false, {0, 1, 3, 31, 32}}}, {{"direction", A::of_string("LEFT")}}});
+  cases.push_back({"BitShift", 11, {{DType::kUInt8, {2, 64, 129}}, {DType::kUInt8, {}, false, {3}}}, {{"direction", A::of_string("RIGHT")}}});
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
+    cases.push_back({op, 13, {{DType::kFloat, {2, 3, 17}}, {DType::kFloat, {17}}, {DType::kFloat, {3, 1}}}});
+    cases.push_back({op, 13, {{DType::kFloat, {2, 64, 129}}}});
+    cases.push_back({op, 13, {{DType::kDouble, {4, 5}}, {DType::kDouble, {4, 5}}, {DType::kDouble, {4, 5}}, {DType::kDouble, {1}}}});
+  }
+  cases.push_back({"Max", 13, {{DType::kInt64, {4, 6}}, {DType::kInt64, {6}}, {DType::kInt64, {4, 1}}}});
+  cases.push_back({"Min", 13, {{DType::kInt32, {3, 7}}, {DType::kInt32, {3, 7}}}});
   return cases;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/arithmetic.h"
 #include "kiln/ops/compare_select.h"
 #include "kiln/ops/power.h"
 #include "kiln/ops/elementwise_broadcast.h"
@@ -126,36 +127,6 @@ void add_binary(OpRegistry& r, const char* op, std::initializer_list<int> versio
   for (int v : versions) r.add(OpDef{"", op, v, rule, kernel});
 }
 
-// C division (truncating toward zero for integers, as numpy's ONNX reference does by casting a
-// float quotient back); the most negative integer divided by -1 wraps instead of trapping.
-template <class V>
-V divide(V a, V b) {
-  if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
-    if (b == -1) return static_cast<V>(0 - static_cast<std::make_unsigned_t<V>>(a));
-  }
-  return static_cast<V>(a / b);
-}
-
-// Mod with fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (Python).
-template <class V>
-V modulo(V a, V b, bool c_style) {
-  V r;
-  if constexpr (std::is_floating_point_v<V>) {
-    r = std::fmod(a, b);
-  } else {
-    if (is_negative(b) && b == static_cast<V>(-1)) return 0;
-    r = static_cast<V>(a % b);
-  }
-  if (!c_style && r != 0 && is_negative(r) != is_negative(b)) r = static_cast<V>(r + b);
-  return r;
-}
-
-template <class V>
-V shift(V x, V by, bool left) {
-  if (by >= static_cast<V>(sizeof(V) * 8)) return 0;
-  return static_cast<V>(left ? x << by : x >> by);
-}
-
 using ArithmeticTypes = NumericTypes;
 using ComparableTypes = NumericTypes;
 
@@ -168,7 +139,11 @@ void register_arithmetic(OpRegistry& r) {
   add_binary<ArithmeticTypes>(r, "Mod", {10, 13}, [](const ir::Node& n) {
     const bool c_style = n.attr_int("fmod", 0) != 0;
     return [c_style](auto a, auto b) { return modulo(a, b, c_style); };
-  }, Divisor::kNonZeroInteger);
+  }, Divisor::kNonZeroInteger, [](InferenceContext& ctx) -> Status {
+    if (ctx.node().attr_int("fmod", 0) == 0 && is_float_dtype(ctx.input_type(0).dtype))
+      return ctx.error("Mod of floating-point inputs needs fmod=1 (the spec leaves fmod=0 to integers)");
+    return binary_rule<ArithmeticTypes, SameType>(ctx);
+  });
 }
 
 void register_comparisons_and_logic(OpRegistry& r) {
@@ -339,16 +314,13 @@ void register_special_forms(OpRegistry& r) {
   for (int v : {1, 7, 12, 13, 15}) r.add(OpDef{"", "Pow", v, pow_rule, pow_kernel});
   for (int v : {1, 6, 7, 9, 16}) r.add(OpDef{"", "PRelu", v, prelu_rule, prelu_kernel});
   for (int v : {9, 16}) r.add(OpDef{"", "Where", v, where_rule, where_kernel});
-  auto max = [](auto a, auto b) { return a < b ? b : a; };
-  auto min = [](auto a, auto b) { return b < a ? b : a; };
-  auto sum = [](auto a, auto b) { return a + b; };
   for (int v : {1, 6, 8, 12, 13}) {
-    r.add(OpDef{"", "Max", v, variadic_rule<NumericTypes>, variadic_kernel<NumericTypes>(max, false)});
-    r.add(OpDef{"", "Min", v, variadic_rule<NumericTypes>, variadic_kernel<NumericTypes>(min, false)});
+    r.add(OpDef{"", "Max", v, variadic_rule<NumericTypes>, variadic_kernel<NumericTypes>(MaxFn{}, false)});
+    r.add(OpDef{"", "Min", v, variadic_rule<NumericTypes>, variadic_kernel<NumericTypes>(MinFn{}, false)});
   }
   for (int v : {1, 6, 8, 13}) {
-    r.add(OpDef{"", "Sum", v, variadic_rule<FloatTypes>, variadic_kernel<FloatTypes>(sum, false)});
-    r.add(OpDef{"", "Mean", v, variadic_rule<FloatTypes>, variadic_kernel<FloatTypes>(sum, true)});
+    r.add(OpDef{"", "Sum", v, variadic_rule<FloatTypes>, variadic_kernel<FloatTypes>(SumFn{}, false)});
+    r.add(OpDef{"", "Mean", v, variadic_rule<FloatTypes>, variadic_kernel<FloatTypes>(SumFn{}, true)});
   }
 }
 

@@ -1,5 +1,6 @@
 // Kiln's own element-wise loop over numpy-broadcast operands of any element types, for the ops
-// oneDNN has no primitive for (comparisons, logic, Where, PRelu, Cast). The op is viewed at its
+// oneDNN has no primitive for (comparisons, logic, Where, PRelu, Cast, Mod, BitShift, the variadic
+// Sum, Mean, Max and Min), with the capability check they share. The op is viewed at its
 // smallest rank (broadcast_view.h); the innermost dim is cut into chunks spread over OpenMP
 // threads; within a chunk each operand is either read in step or held as one value, fixed at
 // compile time, so the inner loop vectorises.
@@ -12,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/ops/family_support.h"
 #include "kiln/providers/cpu/broadcast_view.h"
+#include "kiln/providers/provider.h"
 
 namespace kiln::providers::cpu {
 
@@ -82,6 +85,26 @@ void broadcast_loop(Out* out, const std::vector<int64_t>& out_shape, const F& f,
     broadcast_detail::run_chunk_held(held, out + row * inner + begin, std::min(kChunk, inner - begin), f, in,
                                      std::index_sequence_for<In...>{});
   }
+}
+
+// Every input and output is a tensor (of any rank: the loops read shapes when they run); the
+// first input's dtype is in List.
+template <class List>
+Capability typed_tensors(const ir::Node& node, size_t typed_input = 0) {
+  if (node.opset_version < 7 && node.op_type != "Not")
+    return Capability::no(node.op_type + "-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
+  for (const ir::Value* v : node.inputs)
+    if (!v || !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
+  for (const ir::Value* v : node.outputs)
+    if (v && !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
+  const DType d = node.input(typed_input)->type.dtype;
+  if (!ops::list_has(List{}, d)) return Capability::no(node.op_type + " of " + dtype_name(d));
+  return Capability::yes();
+}
+
+template <class T>
+Operand<T> operand(const Tensor& t) {
+  return {t.data<T>(), t.shape()};
 }
 
 }  // namespace kiln::providers::cpu

@@ -4,32 +4,11 @@
 // own broadcast loop (broadcast_loop.h) applying the element functions the reference kernels use
 // (ops/compare_select.h). oneDNN 2.6's binary primitive compares float and 8/32-bit integers only.
 #include "kiln/ops/compare_select.h"
-#include "kiln/ops/family_support.h"
 #include "kiln/providers/cpu/broadcast_loop.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 
 namespace kiln::providers::cpu {
 namespace {
-
-// Every input and output is a tensor (of any rank: the loops read shapes when they run); the
-// first input's dtype is in List.
-template <class List>
-Capability typed_tensors(const ir::Node& node, size_t typed_input = 0) {
-  if (node.opset_version < 7 && node.op_type != "Not")
-    return Capability::no(node.op_type + "-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
-  for (const ir::Value* v : node.inputs)
-    if (!v || !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
-  for (const ir::Value* v : node.outputs)
-    if (v && !v->type.is_tensor()) return Capability::no(node.op_type + " of a value that is not a tensor");
-  const DType d = node.input(typed_input)->type.dtype;
-  if (!ops::list_has(List{}, d)) return Capability::no(node.op_type + " of " + dtype_name(d));
-  return Capability::yes();
-}
-
-template <class T>
-Operand<T> operand(const Tensor& t) {
-  return {t.data<T>(), t.shape()};
-}
 
 // a op b -> bool for the comparisons (numeric and, for Equal, bool inputs) and And/Or/Xor.
 template <class List, class WithFn>

@@ -53,6 +53,11 @@ void add_integer_matmul_kernels(CpuKernelTable& table);
 void add_indexed_kernels(CpuKernelTable& table);
 void add_topk_kernels(CpuKernelTable& table);
 void add_cumsum_kernels(CpuKernelTable& table);
+// After add_eltwise_kernels: Max and Min extend its entries.
+void add_arithmetic_kernels(CpuKernelTable& table);
+
+// `preferred` where it supports a node, `otherwise` where it does not.
+CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise);
 
 // `library`, whose kernels are generated from loop IR instead when the build collects generated
 // kernels (jit mode) and the node has a lowering (generated_kernels.cpp).

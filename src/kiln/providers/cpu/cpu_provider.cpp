@@ -46,6 +46,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_indexed_kernels(t);
     cpu::add_topk_kernels(t);
     cpu::add_cumsum_kernels(t);
+    cpu::add_arithmetic_kernels(t);
     return t;
   }();
   return kernels;
@@ -214,6 +215,16 @@ Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t ma
 CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
                     std::function<Result<ops::Kernel>(const ir::Node&)> build) {
   return {std::move(supports), [build = std::move(build)](const ir::Node& node, KernelBuild&) { return build(node); }};
+}
+
+CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise) {
+  return {[=](const ir::Node& node) {
+            const Capability first = preferred.supports(node);
+            return first.supported ? first : otherwise.supports(node);
+          },
+          [=](const ir::Node& node, KernelBuild& build) {
+            return preferred.supports(node).supported ? preferred.build(node, build) : otherwise.build(node, build);
+          }};
 }
 
 bool is_8bit_tensor(const ir::Value* v) {
