@@ -519,6 +519,21 @@ inline std::vector<OpCase> standard_op_cases() {
   }
   cases.push_back({"Max", 13, {{DType::kInt64, {4, 6}}, {DType::kInt64, {6}}, {DType::kInt64, {4, 1}}}});
   cases.push_back({"Min", 13, {{DType::kInt32, {3, 7}}, {DType::kInt32, {3, 7}}}});
+  // Trilu (upper and lower, k past either edge, batches, int64), EyeLike (k, other dtype), Range of
+  // floats, OneHot (negative indices, a middle axis, float indices, int64 values).
+  for (int upper : {0, 1})
+    for (double k : {-2.0, 0.0, 1.0, 9.0, -9.0})
+      cases.push_back({"Trilu", 14, {{DType::kFloat, {2, 5, 7}}, {DType::kInt64, {}, true, {k}}}, {{"upper", A::of_int(upper)}}});
+  cases.push_back({"Trilu", 14, {{DType::kInt64, {6, 4}}}});
+  cases.push_back({"Trilu", 14, {{DType::kFloat, {8, 128, 128}}}, {{"upper", A::of_int(0)}}});
+  cases.push_back({"EyeLike", 9, {{DType::kFloat, {4, 6}}}, {{"k", A::of_int(2)}}});
+  cases.push_back({"EyeLike", 9, {{DType::kFloat, {5, 3}}}, {{"k", A::of_int(-1)}, {"dtype", A::of_int(7)}}});
+  cases.push_back({"Range", 11, {{DType::kFloat, {}, true, {-2.5}}, {DType::kFloat, {}, true, {40000}}, {DType::kFloat, {}, true, {1.25}}}});
+  cases.push_back({"Range", 11, {{DType::kDouble, {}, true, {3}}, {DType::kDouble, {}, true, {-4}}, {DType::kDouble, {}, true, {-0.5}}}});
+  cases.push_back({"OneHot", 11, {{DType::kInt64, {2, 5}, false, {0, 3, -1, 9, -10, 2, 4, 1, 0, 7}}, {DType::kInt64, {}, true, {10}},
+                                  {DType::kFloat, {2}, true, {0, 1}}}});
+  cases.push_back({"OneHot", 11, {{DType::kFloat, {3, 4}, false, {0, 1, 2, 3, 1.5, -1, 0, 2, 3, 3, 1, 0}}, {DType::kFloat, {1}, true, {4}},
+                                  {DType::kInt64, {2}, true, {-7, 5}}}, {{"axis", A::of_int(1)}}});
   return cases;
 }
 

@@ -10,6 +10,7 @@
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/onehot.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/ops/topk_order.h"
 
@@ -57,15 +58,6 @@ Status cumsum_kernel(KernelContext& ctx) {
 }
 
 // ---- OneHot ----
-
-// The depth input: one element holding a whole number of classes, at least 1.
-template <class Context>
-Result<int64_t> onehot_depth(const Context& ctx, const Tensor& depth) {
-  if (depth.element_count() != 1) return ctx.error("depth must hold exactly one element, got shape " + shape_to_string(depth.shape()));
-  const double d = element_as_double(depth, 0);
-  if (!(d >= 1.0 && d <= 2147483647.0)) return ctx.error("depth must be a positive number of classes, got " + std::to_string(d));
-  return static_cast<int64_t>(d);
-}
 
 Status onehot_infer(InferenceContext& ctx) {
   const ir::TensorType& idx = ctx.input_type(0);

@@ -46,6 +46,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_indexed_kernels(t);
     cpu::add_topk_kernels(t);
     cpu::add_cumsum_kernels(t);
+    cpu::add_trilu_kernels(t);
     cpu::add_arithmetic_kernels(t);
     return t;
   }();
