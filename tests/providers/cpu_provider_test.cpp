@@ -32,14 +32,16 @@ const std::set<std::string> kAccelerated = {
     "Mish", "Gelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "GroupNormalization", "InstanceNormalization",
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
-    "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot"};
+    "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
+    "NonMaxSuppression"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
                                          "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
                                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",
-                                         "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot"};
+                                         "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
+                                         "NonMaxSuppression"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -187,7 +189,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size"});
   add("signal processing not yet on cpu", {"DFT", "STFT", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
-  add("detection and sampling not yet on cpu", {"NonMaxSuppression", "RoiAlign", "GridSample", "AffineGrid", "DeformConv", "Einsum", "Det"});
+  add("detection and sampling not yet on cpu", {"RoiAlign", "GridSample", "AffineGrid", "DeformConv", "Einsum", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
   add("sequences and optionals are not tensors",
       {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",

@@ -534,6 +534,15 @@ inline std::vector<OpCase> standard_op_cases() {
                                   {DType::kFloat, {2}, true, {0, 1}}}});
   cases.push_back({"OneHot", 11, {{DType::kFloat, {3, 4}, false, {0, 1, 2, 3, 1.5, -1, 0, 2, 3, 3, 1, 0}}, {DType::kFloat, {1}, true, {4}},
                                   {DType::kInt64, {2}, true, {-7, 5}}}, {{"axis", A::of_int(1)}}});
+  // NonMaxSuppression over several batches and classes (selected on threads), corner and centre
+  // boxes, with and without a score threshold.
+  cases.push_back({"NonMaxSuppression", 11,
+                   {{DType::kFloat, {2, 60, 4}}, {DType::kFloat, {2, 7, 60}}, {DType::kInt64, {1}, true, {5}},
+                    {DType::kFloat, {1}, true, {0.3}}, {DType::kFloat, {1}, true, {-0.5}}}});
+  cases.push_back({"NonMaxSuppression", 11,
+                   {{DType::kFloat, {1, 40, 4}}, {DType::kFloat, {1, 3, 40}}, {DType::kInt64, {1}, true, {100}},
+                    {DType::kFloat, {1}, true, {0.1}}},
+                   {{"center_point_box", A::of_int(1)}}});
   return cases;
 }
 

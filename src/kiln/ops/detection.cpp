@@ -2,11 +2,14 @@
 // as ONNX Runtime runs it: candidates above the score threshold in descending score order (ties
 // by box index), each kept unless its IoU with an already kept box exceeds the IoU threshold.
 // The output's length depends on the values, so the shape rule runs the selection when they are known.
+// Each (batch, class) selects on its own: the cpu provider runs them on its threads
+// (non_max_suppression.h).
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/non_max_suppression.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 
@@ -75,8 +78,13 @@ Result<NmsParams> nms_params(const Ctx& ctx, const std::vector<const Tensor*>& i
 }
 
 // The selected [batch, class, box] triples, flattened, in batch, class, then selection order.
+// Runs the tasks one after the other (the shape rule, the reference kernel).
+void run_in_order(int64_t count, const std::function<void(int64_t)>& task) {
+  for (int64_t i = 0; i < count; ++i) task(i);
+}
+
 template <class Ctx>
-Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<const Tensor*>& in) {
+Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<const Tensor*>& in, const TaskRunner& run_tasks) {
   KILN_ASSIGN_OR_RETURN(NmsParams p, nms_params(ctx, in));
   const Tensor& boxes = *in[kBoxes];
   const Tensor& scores = *in[kScores];
@@ -88,30 +96,29 @@ Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<cons
   const int64_t batches = bs[0], count = bs[1], classes = ss[1];
   const float* box_data = boxes.data<float>();
   const float* score_data = scores.data<float>();
-  std::vector<int64_t> out;
-  std::vector<int64_t> order;
-  std::vector<Box> kept;
-  for (int64_t b = 0; b < batches; ++b) {
-    std::vector<Box> all(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; ++i) all[static_cast<size_t>(i)] = read_box(box_data + (b * count + i) * 4, p.center_point_box);
-    for (int64_t c = 0; c < classes; ++c) {
-      const float* s = score_data + (b * classes + c) * count;
-      // NaN scores are never candidates: they have no place in the order.
-      order.clear();
-      for (int64_t i = 0; i < count; ++i)
-        if (!std::isnan(s[i]) && (!p.score_threshold || s[i] > *p.score_threshold)) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
-      kept.clear();
-      for (int64_t i : order) {
-        if (static_cast<int64_t>(kept.size()) >= p.max_per_class) break;
-        const Box& box = all[static_cast<size_t>(i)];
-        if (std::any_of(kept.begin(), kept.end(), [&](const Box& k) { return suppresses(k, box, p.iou_threshold); }))
-          continue;
-        kept.push_back(box);
-        out.insert(out.end(), {b, c, i});
-      }
+  // Each (batch, class) selects on its own; a provider may run them on its threads.
+  std::vector<std::vector<int64_t>> selected(static_cast<size_t>(batches * classes));
+  auto select = [&](int64_t task) {
+    const int64_t b = task / classes, c = task % classes;
+    const float* s = score_data + task * count;
+    // NaN scores are never candidates: they have no place in the order.
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < count; ++i)
+      if (!std::isnan(s[i]) && (!p.score_threshold || s[i] > *p.score_threshold)) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+    std::vector<Box> kept;
+    std::vector<int64_t>& out = selected[static_cast<size_t>(task)];
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(kept.size()) >= p.max_per_class) break;
+      const Box box = read_box(box_data + (b * count + i) * 4, p.center_point_box);
+      if (std::any_of(kept.begin(), kept.end(), [&](const Box& k) { return suppresses(k, box, p.iou_threshold); })) continue;
+      kept.push_back(box);
+      out.insert(out.end(), {b, c, i});
     }
-  }
+  };
+  run_tasks(batches * classes, select);
+  std::vector<int64_t> out;
+  for (const std::vector<int64_t>& s : selected) out.insert(out.end(), s.begin(), s.end());
   return out;
 }
 
@@ -134,17 +141,21 @@ Status nms_rule(InferenceContext& ctx) {
     known = known && (!ctx.has_input(i) || values.back());
   }
   if (known) {
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, values));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, values, run_in_order));
     selected = ir::Dim(static_cast<int64_t>(triples.size() / 3));
   }
   ctx.set_output_type(0, ir::TensorType{DType::kInt64, ir::Shape({selected, ir::Dim(3)})});
   return Status::ok();
 }
 
-Status nms_kernel(KernelContext& ctx) {
+Status nms_kernel(KernelContext& ctx) { return non_max_suppression(ctx, run_in_order); }
+
+}  // namespace
+
+Status non_max_suppression(KernelContext& ctx, const TaskRunner& run) {
   std::vector<const Tensor*> in;
   for (size_t i = 0; i < 5; ++i) in.push_back(ctx.input(i));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, in));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> triples, select_boxes(ctx, in, run));
   Tensor& y = *ctx.output(0);
   if (y.element_count() != static_cast<int64_t>(triples.size()))
     return ctx.error("output holds " + std::to_string(y.element_count() / 3) + " selections, the inputs give " +
@@ -152,8 +163,6 @@ Status nms_kernel(KernelContext& ctx) {
   std::copy(triples.begin(), triples.end(), y.data<int64_t>());
   return Status::ok();
 }
-
-}  // namespace
 
 void register_detection_ops(OpRegistry& r) {
   for (int v : {10, 11}) r.add({"", "NonMaxSuppression", v, nms_rule, nms_kernel});

@@ -54,6 +54,7 @@ void add_indexed_kernels(CpuKernelTable& table);
 void add_topk_kernels(CpuKernelTable& table);
 void add_cumsum_kernels(CpuKernelTable& table);
 void add_trilu_kernels(CpuKernelTable& table);
+void add_detection_kernels(CpuKernelTable& table);
 // After add_eltwise_kernels: Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 

@@ -47,6 +47,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_topk_kernels(t);
     cpu::add_cumsum_kernels(t);
     cpu::add_trilu_kernels(t);
+    cpu::add_detection_kernels(t);
     cpu::add_arithmetic_kernels(t);
     return t;
   }();
