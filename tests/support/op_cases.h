@@ -543,6 +543,17 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{DType::kFloat, {1, 40, 4}}, {DType::kFloat, {1, 3, 40}}, {DType::kInt64, {1}, true, {100}},
                     {DType::kFloat, {1}, true, {0.1}}},
                    {{"center_point_box", A::of_int(1)}}});
+  // NonZero (zeros, -0 and NaN among the values; bool; a tensor large enough to be counted in
+  // chunks) and Compress (an axis, a condition shorter than it, the flattened input).
+  cases.push_back({"NonZero", 13, {{DType::kFloat, {3, 4}, false, {0, 1, -0.0, nan, 2, 0, 0, 3, 0, 0, -1, 0}}}});
+  cases.push_back({"NonZero", 13, {{DType::kBool, {2, 3, 5}}}});
+  cases.push_back({"NonZero", 13, {{DType::kInt64, {7}, false, {0, 5, 0, 0, -2, 0, 9}}}});
+  std::vector<double> sparse(3 * 200 * 101);
+  for (size_t i = 0; i < sparse.size(); ++i) sparse[i] = i % 7 == 0 ? 1.5 : 0.0;
+  cases.push_back({"NonZero", 13, {{DType::kFloat, {3, 200, 101}, false, sparse}}});
+  cases.push_back({"Compress", 11, {{DType::kFloat, {3, 5, 4}}, {DType::kBool, {4}, false, {1, 0, 1, 1}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"Compress", 11, {{DType::kInt64, {3, 4}}, {DType::kBool, {7}, false, {0, 1, 1, 0, 0, 0, 1}}}});
+  cases.push_back({"Compress", 11, {{DType::kFloat, {64, 300}}, {DType::kBool, {300}}}, {{"axis", A::of_int(-1)}}});
   return cases;
 }
 
