@@ -554,6 +554,14 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Compress", 11, {{DType::kFloat, {3, 5, 4}}, {DType::kBool, {4}, false, {1, 0, 1, 1}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Compress", 11, {{DType::kInt64, {3, 4}}, {DType::kBool, {7}, false, {0, 1, 1, 0, 0, 0, 1}}}});
   cases.push_back({"Compress", 11, {{DType::kFloat, {64, 300}}, {DType::kBool, {300}}}, {{"axis", A::of_int(-1)}}});
+  // LpNormalization (L1 and L2, a middle axis, an all-zero line) and LRN (odd and even sizes, a 3-d
+  // input, a map large enough for threads).
+  cases.push_back({"LpNormalization", 1, {{DType::kFloat, {3, 7, 5}}}, {{"axis", A::of_int(1)}, {"p", A::of_int(1)}}});
+  cases.push_back({"LpNormalization", 1, {{DType::kFloat, {2, 4}, false, {0, 0, 0, 0, 3, 4, 0, 0}}}});
+  cases.push_back({"LpNormalization", 1, {{DType::kFloat, {64, 512}}}});
+  cases.push_back({"LRN", 13, {{DType::kFloat, {2, 7, 5, 6}}}, {{"size", A::of_int(3)}}});
+  cases.push_back({"LRN", 13, {{DType::kFloat, {1, 6, 9}}}, {{"size", A::of_int(4)}, {"alpha", A::of_float(0.5f)}, {"bias", A::of_float(2)}}});
+  cases.push_back({"LRN", 13, {{DType::kFloat, {1, 64, 27, 27}}}, {{"size", A::of_int(5)}, {"beta", A::of_float(0.6f)}}});
   return cases;
 }
 

@@ -8,6 +8,7 @@
 
 #include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -319,18 +320,9 @@ Status lp_norm_kernel(KernelContext& ctx) {
   const int64_t n = *at, inner = shape_element_count({at + 1, x.shape().end()});
   const int64_t outer = shape_element_count({x.shape().begin(), at});
   dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
-    const T* in = x.data<T>();
-    T* out = ctx.output(0)->data<T>();
     for (int64_t row = 0; row < outer * inner; ++row) {
       const int64_t base = (row / inner) * n * inner + row % inner;
-      double norm = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double v = load(in[base + i * inner]);
-        norm += l1 ? std::fabs(v) : v * v;
-      }
-      norm = l1 ? norm : std::sqrt(norm);
-      for (int64_t i = 0; i < n; ++i)  // an all-zero row stays zero
-        out[base + i * inner] = store<T>(norm == 0 ? 0.0 : load(in[base + i * inner]) / norm);
+      lp_normalize_line(x.data<T>() + base, ctx.output(0)->data<T>() + base, n, inner, l1);
     }
   });
   return Status::ok();

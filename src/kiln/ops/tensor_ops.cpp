@@ -10,6 +10,7 @@
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/onehot.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/ops/topk_order.h"
@@ -406,20 +407,19 @@ Status det_kernel(KernelContext& ctx) {
 Status lrn_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  const int64_t size = node.attr_int("size", 0);
-  if (size <= 0) return ctx.error("size must be positive");
-  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f), bias = node.attr_float("bias", 1.0f);
-  const int64_t channels = x.shape()[1], inner = dims_product(x.shape(), 2, x.shape().size());
-  const int64_t before = (size - 1) / 2, after = size - 1 - before;
-  return map_doubles(ctx, x, *ctx.output(0), [&](double v, int64_t i) {
-    const int64_t c = (i / inner) % channels, base = i - c * inner;
-    double sum = 0;
-    for (int64_t k = std::max<int64_t>(0, c - before); k <= std::min(channels - 1, c + after); ++k) {
-      const double y = element_as_double(x, base + k * inner);
-      sum += y * y;
-    }
-    return v / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+  const LrnParams p{node.attr_int("size", 0), node.attr_float("alpha", 1e-4f), node.attr_float("beta", 0.75f),
+                    node.attr_float("bias", 1.0f)};
+  if (p.size <= 0) return ctx.error("size must be positive");
+  if (x.rank() < 3) return ctx.error("input must have rank >= 3 (N, C and spatial dims)");
+  const int64_t batches = x.shape()[0], channels = x.shape()[1], plane = dims_product(x.shape(), 2, x.shape().size());
+  std::vector<double> squares(static_cast<size_t>(plane));
+  const bool ok = dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+    for (int64_t n = 0; n < batches; ++n)
+      for (int64_t c = 0; c < channels; ++c)
+        lrn_plane(x.data<T>() + n * channels * plane, ctx.output(0)->data<T>() + n * channels * plane, channels, plane, c, p,
+                  squares.data());
   });
+  return ok ? Status::ok() : ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 // `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
 // bias per element of those dims; BatchNormalization uses the given mean and variance per channel
 // (what batchnorm_folding leaves: one not after a Conv). GroupNormalization and
-// InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads.
+// InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads,
+// LpNormalization and LRN its per-line and per-plane functions.
 #include <numeric>
 
 #include "kiln/ops/group_normalization.h"
+#include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -186,9 +188,54 @@ Result<ops::Kernel> build_group_norm(const ir::Node& node) {
   });
 }
 
+// LpNormalization and LRN over float32: the reference's per-line and per-plane functions
+// (ops/local_normalizations.h) on threads.
+Result<ops::Kernel> build_lp_norm(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", -1), static_cast<int64_t>(x.size())));
+  const int64_t p = node.attr_int("p", 2);
+  if (p != 1 && p != 2) return invalid_model(node.describe() + ": p must be 1 or 2, got " + std::to_string(p));
+  const int64_t n = x[static_cast<size_t>(axis)];
+  const int64_t inner = shape_element_count({x.begin() + axis + 1, x.end()}), outer = shape_element_count({x.begin(), x.begin() + axis});
+  return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
+    const float* in = ctx.input(0)->data<float>();
+    float* out = ctx.output(0)->data<float>();
+#pragma omp parallel for schedule(static) if (outer * inner > 1 && outer * inner * n >= (1 << 15))
+    for (int64_t line = 0; line < outer * inner; ++line) {
+      const int64_t base = (line / inner) * n * inner + line % inner;
+      ops::lp_normalize_line(in + base, out + base, n, inner, p == 1);
+    }
+    return Status::ok();
+  });
+}
+
+Result<ops::Kernel> build_lrn(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  const ops::LrnParams p{node.attr_int("size", 0), node.attr_float("alpha", 1e-4f), node.attr_float("beta", 0.75f),
+                         node.attr_float("bias", 1.0f)};
+  if (p.size <= 0) return invalid_model(node.describe() + ": size must be positive");
+  const int64_t batches = x[0], channels = x[1], plane = shape_element_count({x.begin() + 2, x.end()});
+  return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
+    const float* in = ctx.input(0)->data<float>();
+    float* out = ctx.output(0)->data<float>();
+#pragma omp parallel if (batches * channels > 1 && batches * channels * plane * p.size >= (1 << 15))
+    {
+      std::vector<double> squares(static_cast<size_t>(plane));
+#pragma omp for schedule(static)
+      for (int64_t nc = 0; nc < batches * channels; ++nc) {
+        const int64_t image = nc / channels * channels * plane;
+        ops::lrn_plane(in + image, out + image, channels, plane, nc % channels, p, squares.data());
+      }
+    }
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void add_normalization_kernels(CpuKernelTable& table) {
+  table["LpNormalization"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 1, 8); }, build_lp_norm);
+  table["LRN"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 3, 8); }, build_lrn);
   table["GroupNormalization"] = node_only(group_norm_supports, build_group_norm);
   table["InstanceNormalization"] = node_only(group_norm_supports, build_group_norm);
   table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
