@@ -1,9 +1,11 @@
 // Recurrent layers: RNN, GRU and LSTM (opsets 7 and 14): forward, reverse and bidirectional,
 // layouts 0 ([seq, batch, ...]) and 1 ([batch, seq, ...]), per-batch sequence lengths, initial
-// states, LSTM peepholes and input_forget, clip, and the activation functions ONNX names.
-// One cell loop serves all three; computed in double.
-#include <cmath>
-#include <functional>
+// states, LSTM peepholes and input_forget, clip, and the activation functions ONNX names. The
+// attributes, shape checks and gate math are recurrent_cell.h's (shared with the cpu provider);
+// the reference computes the products with plain loops, in double.
+#include "kiln/ops/recurrent_cell.h"
+
+#include <map>
 
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
@@ -14,29 +16,22 @@ namespace kiln::ops {
 
 namespace {
 
-enum class Cell { kRnn, kGru, kLstm };
+using Cell = RecurrentCell;
+using Kind = RecurrentActivation::Kind;
 
-int gates_of(Cell cell) { return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4; }
-
-using Activation = std::function<double(double)>;
-
-Result<Activation> activation(const std::string& name, double alpha, double beta) {
-  if (name == "Sigmoid") return Activation([](double x) { return 1 / (1 + std::exp(-x)); });
-  if (name == "Tanh") return Activation([](double x) { return std::tanh(x); });
-  if (name == "Relu") return Activation([](double x) { return std::max(0.0, x); });
-  if (name == "Affine") return Activation([=](double x) { return alpha * x + beta; });
-  if (name == "LeakyRelu") return Activation([=](double x) { return x >= 0 ? x : alpha * x; });
-  if (name == "ThresholdedRelu") return Activation([=](double x) { return x > alpha ? x : 0; });
-  if (name == "ScaledTanh") return Activation([=](double x) { return alpha * std::tanh(beta * x); });
-  if (name == "HardSigmoid") return Activation([=](double x) { return std::clamp(alpha * x + beta, 0.0, 1.0); });
-  if (name == "Elu") return Activation([=](double x) { return x >= 0 ? x : alpha * (std::exp(x) - 1); });
-  if (name == "Softsign") return Activation([](double x) { return x / (1 + std::fabs(x)); });
-  if (name == "Softplus") return Activation([](double x) { return std::log1p(std::exp(x)); });
-  return invalid_model("unknown recurrent activation '" + name + "'");
+Result<RecurrentActivation> activation(const std::string& name, double alpha, double beta) {
+  static const std::map<std::string, Kind> kinds = {
+      {"Sigmoid", Kind::kSigmoid},         {"Tanh", Kind::kTanh},           {"Relu", Kind::kRelu},
+      {"Affine", Kind::kAffine},           {"LeakyRelu", Kind::kLeakyRelu}, {"ThresholdedRelu", Kind::kThresholdedRelu},
+      {"ScaledTanh", Kind::kScaledTanh},   {"HardSigmoid", Kind::kHardSigmoid}, {"Elu", Kind::kElu},
+      {"Softsign", Kind::kSoftsign},       {"Softplus", Kind::kSoftplus}};
+  const auto it = kinds.find(name);
+  if (it == kinds.end()) return invalid_model("unknown recurrent activation '" + name + "'");
+  return RecurrentActivation{it->second, alpha, beta};
 }
 
 // The activations of each direction: f (and g, h) from the attribute, or the op's defaults.
-Result<std::vector<Activation>> activations(const ir::Node& node, Cell cell, int directions) {
+Result<std::vector<RecurrentActivation>> activations(const ir::Node& node, Cell cell, int directions) {
   const std::vector<std::string> defaults = cell == Cell::kRnn    ? std::vector<std::string>{"Tanh"}
                                             : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                                                  : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
@@ -47,147 +42,171 @@ Result<std::vector<Activation>> activations(const ir::Node& node, Cell cell, int
   if (names.size() != defaults.size() * static_cast<size_t>(directions))
     return invalid_model(node.describe() + ": expected " + std::to_string(defaults.size() * directions) + " activations");
   const std::vector<float> alphas = node.attr_floats("activation_alpha"), betas = node.attr_floats("activation_beta");
-  std::vector<Activation> out;
+  std::vector<RecurrentActivation> out;
   for (size_t i = 0; i < names.size(); ++i) {
     // Defaults for the parameterised activations follow the ONNX operator docs.
     const double alpha = i < alphas.size() ? alphas[i] : names[i] == "HardSigmoid" ? 0.2 : names[i] == "LeakyRelu" ? 0.01 : 1.0;
     const double beta = i < betas.size() ? betas[i] : names[i] == "HardSigmoid" ? 0.5 : names[i] == "ScaledTanh" ? 1.0 : 0.0;
-    KILN_ASSIGN_OR_RETURN(Activation f, activation(names[i], alpha, beta));
-    out.push_back(std::move(f));
+    KILN_ASSIGN_OR_RETURN(RecurrentActivation f, activation(names[i], alpha, beta));
+    out.push_back(f);
   }
   return out;
 }
 
-int directions_of(const ir::Node& node) { return node.attr_string("direction", "forward") == "bidirectional" ? 2 : 1; }
+}  // namespace
+
+Result<RecurrentAttrs> recurrent_attrs(const ir::Node& node, RecurrentCell cell) {
+  RecurrentAttrs a;
+  a.cell = cell;
+  a.hidden = node.attr_int("hidden_size", 0);
+  if (a.hidden <= 0) return invalid_model(node.describe() + ": hidden_size must be positive");
+  const std::string direction = node.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return invalid_model(node.describe() + ": direction must be forward, reverse or bidirectional");
+  a.directions = direction == "bidirectional" ? 2 : 1;
+  a.reverse_only = direction == "reverse";
+  const int64_t layout = node.attr_int("layout", 0);
+  if (layout != 0 && layout != 1) return invalid_model(node.describe() + ": layout must be 0 or 1");
+  a.batch_first = layout == 1;
+  a.clip = node.attr_float("clip", 0);
+  if (a.clip < 0) return invalid_model(node.describe() + ": clip must not be negative");
+  a.linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
+  a.input_forget = node.attr_int("input_forget", 0) != 0;
+  KILN_ASSIGN_OR_RETURN(a.activations, activations(node, cell, a.directions));
+  return a;
+}
+
+Result<RecurrentSizes> check_recurrent_inputs(const ir::Node& node, const RecurrentAttrs& a, const std::vector<const Tensor*>& in) {
+  auto input = [&](size_t i) { return i < in.size() ? in[i] : nullptr; };
+  const Tensor* x = input(0);
+  if (!x || x->rank() != 3) return invalid_argument(node.describe() + ": X must have rank 3");
+  RecurrentSizes s{x->shape()[a.batch_first ? 1 : 0], x->shape()[a.batch_first ? 0 : 1], x->shape()[2]};
+  const int64_t dirs = a.directions, gh = gates_of(a.cell) * a.hidden, h = a.hidden;
+  auto expect = [&](size_t i, const char* name, const std::vector<int64_t>& shape) -> Status {
+    const Tensor* t = input(i);
+    if (t && t->shape() != shape)
+      return invalid_argument(node.describe() + ": " + name + " must have shape " + shape_to_string(shape) + ", got " +
+                              shape_to_string(t->shape()));
+    return Status::ok();
+  };
+  if (!input(1) || !input(2)) return invalid_argument(node.describe() + ": W and R are required");
+  KILN_RETURN_IF_ERROR(expect(1, "W", {dirs, gh, s.input}));
+  KILN_RETURN_IF_ERROR(expect(2, "R", {dirs, gh, h}));
+  KILN_RETURN_IF_ERROR(expect(3, "B", {dirs, 2 * gh}));
+  KILN_RETURN_IF_ERROR(expect(4, "sequence_lens", {s.batch}));
+  const std::vector<int64_t> state = a.batch_first ? std::vector<int64_t>{s.batch, dirs, h} : std::vector<int64_t>{dirs, s.batch, h};
+  KILN_RETURN_IF_ERROR(expect(5, "initial_h", state));
+  if (a.cell == RecurrentCell::kLstm) {
+    KILN_RETURN_IF_ERROR(expect(6, "initial_c", state));
+    KILN_RETURN_IF_ERROR(expect(7, "P", {dirs, 3 * h}));
+  }
+  if (const Tensor* lens = input(4)) {
+    KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> values, read_int64s(*lens, "sequence_lens"));
+    for (int64_t v : values)
+      if (v < 0 || v > s.seq)
+        return invalid_argument(node.describe() + ": sequence length " + std::to_string(v) + " is outside [0, " + std::to_string(s.seq) + "]");
+  }
+  return s;
+}
+
+namespace {
 
 Status recurrent_infer(InferenceContext& ctx, Cell cell) {
   const ir::TensorType& x = ctx.input_type(0);
-  const int64_t hidden = ctx.node().attr_int("hidden_size", 0);
-  if (hidden <= 0) return ctx.error("hidden_size must be positive");
-  const std::string direction = ctx.node().attr_string("direction", "forward");
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    return ctx.error("direction must be forward, reverse or bidirectional");
-  const bool batch_first = ctx.node().attr_int("layout", 0) == 1;
-  const ir::Dim dirs(directions_of(ctx.node())), h(hidden);
+  Result<RecurrentAttrs> attrs = recurrent_attrs(ctx.node(), cell);
+  if (!attrs.is_ok()) return attrs.status();
+  const RecurrentAttrs& a = attrs.value();
+  const ir::Dim dirs(a.directions), h(a.hidden);
   ir::Dim seq = ir::Dim::unknown(), batch = ir::Dim::unknown();
   if (x.shape && x.shape->rank() == 3) {
-    seq = (*x.shape)[batch_first ? 1 : 0];
-    batch = (*x.shape)[batch_first ? 0 : 1];
+    seq = (*x.shape)[a.batch_first ? 1 : 0];
+    batch = (*x.shape)[a.batch_first ? 0 : 1];
   } else if (x.shape) {
     return ctx.error("X must have rank 3");
   }
-  ctx.set_output_type(0, ir::TensorType{x.dtype, batch_first ? ir::Shape({batch, seq, dirs, h}) : ir::Shape({seq, dirs, batch, h})});
-  const ir::TensorType state{x.dtype, batch_first ? ir::Shape({batch, dirs, h}) : ir::Shape({dirs, batch, h})};
+  ctx.set_output_type(0, ir::TensorType{x.dtype, a.batch_first ? ir::Shape({batch, seq, dirs, h}) : ir::Shape({seq, dirs, batch, h})});
+  const ir::TensorType state{x.dtype, a.batch_first ? ir::Shape({batch, dirs, h}) : ir::Shape({dirs, batch, h})};
   const size_t state_outputs = cell == Cell::kLstm ? 2 : 1;
   for (size_t i = 1; i < ctx.output_count() && i <= state_outputs; ++i) ctx.set_output_type(i, state);
   return Status::ok();
 }
 
-struct Inputs {
-  const Tensor *x, *w, *r, *b, *lens, *h0, *c0, *p;
-};
-
 Status recurrent_kernel(KernelContext& ctx, Cell cell) {
   const ir::Node& node = ctx.node();
-  const Inputs in{ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), ctx.input(5),
-                  cell == Cell::kLstm ? ctx.input(6) : nullptr, cell == Cell::kLstm ? ctx.input(7) : nullptr};
-  const bool batch_first = node.attr_int("layout", 0) == 1;
-  const int64_t seq = in.x->shape()[batch_first ? 1 : 0], batch = in.x->shape()[batch_first ? 0 : 1];
-  const int64_t input_size = in.x->shape()[2], hidden = node.attr_int("hidden_size", 0);
-  const int directions = directions_of(node);
+  KILN_ASSIGN_OR_RETURN(const RecurrentAttrs a, recurrent_attrs(node, cell));
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < (cell == Cell::kLstm ? 8u : 6u); ++i) inputs.push_back(ctx.input(i));
+  KILN_ASSIGN_OR_RETURN(const RecurrentSizes s, check_recurrent_inputs(node, a, inputs));
+  const Tensor *x = inputs[0], *w = inputs[1], *r = inputs[2], *bias = inputs[3], *lens = inputs[4], *h0 = inputs[5];
+  const Tensor* c0 = cell == Cell::kLstm ? inputs[6] : nullptr;
+  const Tensor* p = cell == Cell::kLstm ? inputs[7] : nullptr;
+  const int64_t seq = s.seq, batch = s.batch, input_size = s.input, hidden = a.hidden;
+  const int directions = a.directions;
   const int g = gates_of(cell);
-  const bool reverse_only = node.attr_string("direction", "forward") == "reverse";
-  const double clip = node.attr_float("clip", 0);
-  const bool linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
-  const bool input_forget = node.attr_int("input_forget", 0) != 0;
-  KILN_ASSIGN_OR_RETURN(std::vector<Activation> acts, activations(node, cell, directions));
-  const size_t per_dir = acts.size() / static_cast<size_t>(directions);
   auto X = [&](int64_t t, int64_t b, int64_t i) {
-    return element_as_double(*in.x, (batch_first ? (b * seq + t) : (t * batch + b)) * input_size + i);
+    return element_as_double(*x, (a.batch_first ? (b * seq + t) : (t * batch + b)) * input_size + i);
   };
   auto at = [](const Tensor* t, int64_t i) { return t ? element_as_double(*t, i) : 0.0; };
-  auto clipped = [&](double v) { return clip > 0 ? std::clamp(v, -clip, clip) : v; };
   std::vector<double> y(static_cast<size_t>(seq * directions * batch * hidden), 0.0);
   std::vector<double> y_h(static_cast<size_t>(directions * batch * hidden)), y_c(y_h.size());
+  std::vector<double> wx(static_cast<size_t>(g * hidden)), rh(wx.size()), next(static_cast<size_t>(hidden));
   for (int d = 0; d < directions; ++d) {
-    const bool backward = reverse_only || d == 1;
-    const Activation& f = acts[d * per_dir];
-    const Activation& gfn = per_dir > 1 ? acts[d * per_dir + 1] : acts[d * per_dir];
-    const Activation& hfn = per_dir > 2 ? acts[d * per_dir + 2] : gfn;
+    const bool backward = a.reverse_only || d == 1;
     const int64_t w_base = d * g * hidden * input_size, r_base = d * g * hidden * hidden, b_base = d * 2 * g * hidden;
     for (int64_t b = 0; b < batch; ++b) {
-      const int64_t len = in.lens ? static_cast<int64_t>(element_as_double(*in.lens, b)) : seq;
+      const int64_t len = lens ? static_cast<int64_t>(element_as_double(*lens, b)) : seq;
       std::vector<double> h(static_cast<size_t>(hidden)), c(static_cast<size_t>(hidden));
       for (int64_t k = 0; k < hidden; ++k) {
-        h[k] = at(in.h0, (d * batch + b) * hidden + k);
-        c[k] = at(in.c0, (d * batch + b) * hidden + k);
+        h[k] = at(h0, state_offset(a, batch, d, b) + k);
+        c[k] = at(c0, state_offset(a, batch, d, b) + k);
       }
       for (int64_t step = 0; step < len; ++step) {
         const int64_t t = backward ? len - 1 - step : step;
-        // gate[j][k] = W x + Wb (+ R h + Rb, except GRU's h gate with linear_before_reset handled below)
-        std::vector<std::vector<double>> wx(g, std::vector<double>(hidden)), rh(g, std::vector<double>(hidden));
-        for (int j = 0; j < g; ++j)
-          for (int64_t k = 0; k < hidden; ++k) {
-            double a = at(in.b, b_base + j * hidden + k), r = at(in.b, b_base + (g + j) * hidden + k);
-            for (int64_t i = 0; i < input_size; ++i) a += element_as_double(*in.w, w_base + (j * hidden + k) * input_size + i) * X(t, b, i);
-            for (int64_t i = 0; i < hidden; ++i) r += element_as_double(*in.r, r_base + (j * hidden + k) * hidden + i) * h[i];
-            wx[j][k] = a;
-            rh[j][k] = r;
-          }
-        std::vector<double> next(static_cast<size_t>(hidden));
+        // wx[j H + k] = W x + Wb, rh[j H + k] = R h + Rb of gate j
+        for (int64_t jk = 0; jk < g * hidden; ++jk) {
+          double sum_x = at(bias, b_base + jk), sum_h = at(bias, b_base + g * hidden + jk);
+          for (int64_t i = 0; i < input_size; ++i) sum_x += element_as_double(*w, w_base + jk * input_size + i) * X(t, b, i);
+          for (int64_t i = 0; i < hidden; ++i) sum_h += element_as_double(*r, r_base + jk * hidden + i) * h[i];
+          wx[jk] = sum_x;
+          rh[jk] = sum_h;
+        }
         if (cell == Cell::kRnn) {
-          for (int64_t k = 0; k < hidden; ++k) next[k] = f(clipped(wx[0][k] + rh[0][k]));
+          for (int64_t k = 0; k < hidden; ++k) next[k] = rnn_unit(a, d, wx[k] + rh[k]);
         } else if (cell == Cell::kGru) {  // gates z, r, h
-          std::vector<double> z(static_cast<size_t>(hidden)), rg(static_cast<size_t>(hidden));
+          std::vector<double> z(static_cast<size_t>(hidden)), reset(static_cast<size_t>(hidden));
           for (int64_t k = 0; k < hidden; ++k) {
-            z[k] = f(clipped(wx[0][k] + rh[0][k]));
-            rg[k] = f(clipped(wx[1][k] + rh[1][k]));
+            z[k] = gru_gate(a, d, wx[k] + rh[k]);
+            reset[k] = gru_gate(a, d, wx[hidden + k] + rh[hidden + k]);
           }
           for (int64_t k = 0; k < hidden; ++k) {
-            double recurrent = rg[k] * rh[2][k];  // linear_before_reset: r * (R h + Rb)
-            if (!linear_before_reset) {           // otherwise: R (r * h) + Rb
-              recurrent = at(in.b, b_base + 5 * hidden + k);
+            double recurrent = reset[k] * rh[2 * hidden + k];  // linear_before_reset: r (Rh h + Rbh)
+            if (!a.linear_before_reset) {                    // otherwise: Rh (r h) + Rbh
+              recurrent = at(bias, b_base + 5 * hidden + k);
               for (int64_t i = 0; i < hidden; ++i)
-                recurrent += element_as_double(*in.r, r_base + (2 * hidden + k) * hidden + i) * rg[i] * h[i];
+                recurrent += element_as_double(*r, r_base + (2 * hidden + k) * hidden + i) * reset[i] * h[i];
             }
-            next[k] = (1 - z[k]) * gfn(clipped(wx[2][k] + recurrent)) + z[k] * h[k];
+            next[k] = gru_unit(a, d, z[k], wx[2 * hidden + k], recurrent, h[k]);
           }
         } else {  // LSTM gates i, o, f, c
           for (int64_t k = 0; k < hidden; ++k) {
-            const double pi = at(in.p, d * 3 * hidden + k), po = at(in.p, d * 3 * hidden + hidden + k),
-                         pf = at(in.p, d * 3 * hidden + 2 * hidden + k);
-            const double ig = f(clipped(wx[0][k] + rh[0][k] + pi * c[k]));
-            const double fg = input_forget ? 1 - ig : f(clipped(wx[2][k] + rh[2][k] + pf * c[k]));
-            const double cg = gfn(clipped(wx[3][k] + rh[3][k]));
-            c[k] = fg * c[k] + ig * cg;
-            const double og = f(clipped(wx[1][k] + rh[1][k] + po * c[k]));
-            next[k] = og * hfn(c[k]);
+            const double pre[4] = {wx[k] + rh[k], wx[hidden + k] + rh[hidden + k], wx[2 * hidden + k] + rh[2 * hidden + k],
+                                   wx[3 * hidden + k] + rh[3 * hidden + k]};
+            next[k] = lstm_unit(a, d, pre, at(p, d * 3 * hidden + k), at(p, d * 3 * hidden + hidden + k),
+                                at(p, d * 3 * hidden + 2 * hidden + k), c[k]);
           }
         }
         h = next;
-        for (int64_t k = 0; k < hidden; ++k) y[static_cast<size_t>(((t * directions + d) * batch + b) * hidden + k)] = h[k];
+        for (int64_t k = 0; k < hidden; ++k) y[static_cast<size_t>(y_offset(a, seq, batch, t, d, b) + k)] = h[k];
       }
       for (int64_t k = 0; k < hidden; ++k) {
-        y_h[static_cast<size_t>((d * batch + b) * hidden + k)] = h[k];
-        y_c[static_cast<size_t>((d * batch + b) * hidden + k)] = c[k];
+        y_h[static_cast<size_t>(state_offset(a, batch, d, b) + k)] = h[k];
+        y_c[static_cast<size_t>(state_offset(a, batch, d, b) + k)] = c[k];
       }
     }
   }
-  // Layout 1 stores Y as [batch, seq, dirs, hidden] and states as [batch, dirs, hidden].
-  auto write = [&](size_t out, const std::vector<double>& v, bool is_y) {
-    Tensor* t = ctx.output(out);
-    if (!t) return;
-    const int64_t outer = is_y ? seq * directions : directions;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t k = 0; k < hidden; ++k) {
-          const int64_t src = (o * batch + b) * hidden + k;
-          store_double(*t, batch_first ? (b * outer + o) * hidden + k : src, v[static_cast<size_t>(src)]);
-        }
-  };
-  write(0, y, true);
-  write(1, y_h, false);
-  write(2, y_c, false);
+  for (const auto& [i, v] : {std::pair<size_t, const std::vector<double>*>{0, &y}, {1, &y_h}, {2, &y_c}})
+    if (Tensor* t = ctx.output(i))
+      for (size_t e = 0; e < v->size(); ++e) store_double(*t, static_cast<int64_t>(e), (*v)[e]);
   return Status::ok();
 }
 
