@@ -33,7 +33,7 @@ const std::set<std::string> kAccelerated = {
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
     "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN"};
+    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
@@ -41,7 +41,7 @@ const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "G
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
                                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",
                                          "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-                                         "NonMaxSuppression", "NonZero", "Compress"};
+                                         "NonMaxSuppression", "NonZero", "Compress", "GRU", "RNN", "LSTM"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -84,11 +84,9 @@ TEST(CpuProvider, RunsAndMatchesEveryStandardCaseOfItsOps) {
   for (const OpCase& c : standard_op_cases()) {
     if (!kAccelerated.count(c.op) || !runs_on_cpu(c)) continue;
     const bool declined = (c.op == "Gemm" && c.attributes.count("alpha")) || declined_for_layouts(c);
-    // Kernels refused when built (late declines): oneDNN 2.6 has only its reference LSTM below AVX-512.
-    const bool refused = c.op == "LSTM" && test_target().vector_bits < 512;
     for (uint64_t seed : {5u, 6u}) {
       DifferentialResult r = check_against_reference(cpu, c, seed);
-      EXPECT_EQ(r.verdict, declined || refused ? Verdict::kDeclined : Verdict::kMatch) << c.label() << ": " << r.detail;
+      EXPECT_EQ(r.verdict, declined ? Verdict::kDeclined : Verdict::kMatch) << c.label() << ": " << r.detail;
       matched += r.verdict == Verdict::kMatch;
     }
   }
@@ -180,7 +178,6 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   };
   add("written as a tensor op over doubles, not yet an element function of the registry", {"Shrink"});
   add("a sequence map: its body runs by the reference's subgraph runner", {"SequenceMap"});
-  add("recurrent layers not yet on cpu", {"GRU", "RNN"});
   add("normalizations not yet on cpu", {"MeanVarianceNormalization", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});
   add("data movement not yet on cpu",

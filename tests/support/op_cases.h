@@ -562,6 +562,32 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"LRN", 13, {{DType::kFloat, {2, 7, 5, 6}}}, {{"size", A::of_int(3)}}});
   cases.push_back({"LRN", 13, {{DType::kFloat, {1, 6, 9}}}, {{"size", A::of_int(4)}, {"alpha", A::of_float(0.5f)}, {"bias", A::of_float(2)}}});
   cases.push_back({"LRN", 13, {{DType::kFloat, {1, 64, 27, 27}}}, {{"size", A::of_int(5)}, {"beta", A::of_float(0.6f)}}});
+  // GRU, RNN and the LSTMs oneDNN's primitive does not model, on Kiln's recurrent loop: both GRU
+  // reset forms, bidirectional with initial states and per-batch lengths, layout 1, peepholes,
+  // clip, input_forget, other activations, zero-length rows.
+  cases.push_back({"GRU", 14, {{DType::kFloat, {5, 3, 4}}, {DType::kFloat, {1, 18, 4}, true}, {DType::kFloat, {1, 18, 6}, true},
+                               {DType::kFloat, {1, 36}, true}}, {{"hidden_size", A::of_int(6)}}, 2});
+  cases.push_back({"GRU", 14, {{DType::kFloat, {5, 3, 4}}, {DType::kFloat, {2, 18, 4}, true}, {DType::kFloat, {2, 18, 6}, true},
+                               {DType::kFloat, {2, 36}, true}, {DType::kInt32, {3}, false, {5, 2, 0}}, {DType::kFloat, {2, 3, 6}}},
+                   {{"hidden_size", A::of_int(6)}, {"direction", A::of_string("bidirectional")}, {"linear_before_reset", A::of_int(1)}}, 2});
+  cases.push_back({"GRU", 14, {{DType::kFloat, {2, 7, 3}}, {DType::kFloat, {1, 15, 3}}, {DType::kFloat, {1, 15, 5}}, none, none,
+                               {DType::kFloat, {2, 1, 5}}},
+                   {{"hidden_size", A::of_int(5)}, {"layout", A::of_int(1)}, {"direction", A::of_string("reverse")}}, 2});
+  cases.push_back({"RNN", 14, {{DType::kFloat, {6, 2, 3}}, {DType::kFloat, {1, 4, 3}, true}, {DType::kFloat, {1, 4, 4}, true},
+                               {DType::kFloat, {1, 8}, true}},
+                   {{"hidden_size", A::of_int(4)}, {"activations", A::of_strings({"Relu"})}}, 2});
+  cases.push_back({"RNN", 14, {{DType::kFloat, {4, 3, 5}}, {DType::kFloat, {2, 7, 5}}, {DType::kFloat, {2, 7, 7}}, none,
+                               {DType::kInt32, {3}, false, {1, 4, 3}}},
+                   {{"hidden_size", A::of_int(7)}, {"direction", A::of_string("bidirectional")}}, 2});
+  cases.push_back({"LSTM", 14,
+                   {{DType::kFloat, {4, 2, 3}}, {DType::kFloat, {1, 20, 3}, true}, {DType::kFloat, {1, 20, 5}, true},
+                    {DType::kFloat, {1, 40}, true}, {DType::kInt32, {2}, false, {4, 2}}, {DType::kFloat, {1, 2, 5}},
+                    {DType::kFloat, {1, 2, 5}}, {DType::kFloat, {1, 15}, true}},
+                   {{"hidden_size", A::of_int(5)}, {"clip", A::of_float(0.7f)}}, 3});
+  cases.push_back({"LSTM", 14, {{DType::kFloat, {2, 5, 3}}, {DType::kFloat, {2, 16, 3}}, {DType::kFloat, {2, 16, 4}}},
+                   {{"hidden_size", A::of_int(4)}, {"layout", A::of_int(1)}, {"direction", A::of_string("bidirectional")},
+                    {"input_forget", A::of_int(1)},
+                    {"activations", A::of_strings({"HardSigmoid", "Softsign", "Elu", "Sigmoid", "Tanh", "Tanh"})}}, 3});
   return cases;
 }
 

@@ -1,16 +1,20 @@
-// cpu kernel for LSTM: oneDNN's LSTM primitive, its weights packed once when the plan is built.
+// cpu kernels for the recurrent layers. LSTM: oneDNN's LSTM primitive, its weights packed once
+// when the plan is built.
 // ONNX orders the gates i, o, f, c and stores W [dirs, 4H, I], R [dirs, 4H, H] and B [dirs, 8H]
 // (input and recurrence biases); oneDNN wants gates i, f, c, o in [layer, dir, in, gate, out] and
 // one bias. A bidirectional run's output [T, N, 2H] is regrouped into ONNX's Y [T, 2, N, H]. What
-// oneDNN's LSTM does not model stays with cpu_ref: other activations, clip, input_forget,
-// peepholes, per-batch sequence lengths, batch-first layout. Weights computed by the graph (an
-// Unsqueeze inside an If branch) are packed on each run instead.
+// oneDNN's LSTM does not model (other activations, clip, input_forget, peepholes, per-batch
+// sequence lengths, batch-first layout), and every LSTM where oneDNN has only its reference
+// primitive (below AVX-512 in oneDNN 2.6), runs Kiln's recurrent loop (recurrent_loop.h), as GRU
+// and RNN always do. Weights computed by the graph (an Unsqueeze inside an If branch) are packed on
+// each run instead.
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/recurrent_loop.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -136,8 +140,24 @@ Result<ops::Kernel> build_lstm(const ir::Node& node) {
   });
 }
 
+// oneDNN's LSTM where it runs the node with a vector kernel; the loop otherwise.
+Result<ops::Kernel> build_lstm_or_loop(const ir::Node& node) {
+  if (!lstm_supports(node).supported) return build_recurrent_loop(node);
+  Result<ops::Kernel> primitive = internal_error("unset");
+  const Status built = guard(node, [&] {
+    primitive = build_lstm(node);
+    return Status::ok();
+  });
+  if (built.code() == StatusCode::kUnsupportedTarget) return build_recurrent_loop(node);
+  KILN_RETURN_IF_ERROR(built);
+  return primitive;
+}
+
 }  // namespace
 
-void add_recurrent_kernels(CpuKernelTable& table) { table["LSTM"] = node_only(lstm_supports, build_lstm); }
+void add_recurrent_kernels(CpuKernelTable& table) {
+  table["LSTM"] = node_only(recurrent_loop_supports, build_lstm_or_loop);
+  for (const char* op : {"GRU", "RNN"}) table[op] = node_only(recurrent_loop_supports, build_recurrent_loop);
+}
 
 }  // namespace kiln::providers::cpu
