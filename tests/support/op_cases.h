@@ -588,6 +588,25 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"hidden_size", A::of_int(4)}, {"layout", A::of_int(1)}, {"direction", A::of_string("bidirectional")},
                     {"input_forget", A::of_int(1)},
                     {"activations", A::of_strings({"HardSigmoid", "Softsign", "Elu", "Sigmoid", "Tanh", "Tanh"})}}, 3});
+  // Einsum on one batched GEMM: attention's products, a contraction over two labels, a sum of a
+  // label of one operand, an outer product, implicit output, ellipsis, one-operand transposes and
+  // sums.
+  auto einsum = [&](const char* eq, std::vector<std::vector<int64_t>> shapes) {
+    std::vector<TensorSpec> in;
+    for (auto& s : shapes) in.push_back({DType::kFloat, s});
+    cases.push_back({"Einsum", 12, in, {{"equation", A::of_string(eq)}}});
+  };
+  einsum("bhqd,bhkd->bhqk", {{2, 3, 5, 8}, {2, 3, 7, 8}});
+  einsum("bhqk,bhkd->bhqd", {{2, 3, 5, 7}, {2, 3, 7, 8}});
+  einsum("ij,jk", {{4, 6}, {6, 3}});
+  einsum("abc,cbd->ad", {{3, 4, 5}, {5, 4, 2}});
+  einsum("ab,cd->abcd", {{2, 3}, {4, 5}});
+  einsum("ijk,kl->jl", {{3, 4, 5}, {5, 6}});
+  einsum("...ij,...jk->...ik", {{2, 3, 4, 5}, {2, 3, 5, 2}});
+  einsum("nchw->nhwc", {{2, 3, 4, 5}});
+  einsum("ij->", {{5, 7}});
+  einsum("bij->bj", {{4, 6, 9}});
+  einsum("bn,anm,bm->ba", {{2, 3}, {4, 3, 5}, {2, 5}});
   return cases;
 }
 

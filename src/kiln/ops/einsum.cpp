@@ -1,9 +1,12 @@
 // Einsum: any equation (explicit "ij,jk->ik" or implicit "ij,jk"), repeated labels (diagonals),
-// ellipsis broadcasting. The reference kernel loops over every combination of label values,
-// summing products into the output: plain and exact (in double), not fast.
+// ellipsis broadcasting. The equation is parsed once for every kernel (einsum_equation.h). The
+// reference kernel loops over every combination of label values, summing products into the
+// output: plain and exact (in double), not fast.
 #include <map>
 #include <string>
 #include <vector>
+
+#include "kiln/ops/einsum_equation.h"
 
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
@@ -13,15 +16,6 @@
 namespace kiln::ops {
 
 namespace {
-
-// Labels are letters (0..51) or ellipsis dims (kEllipsis + k, aligned from the right).
-constexpr int kEllipsis = 100;
-
-struct Equation {
-  std::vector<std::vector<int>> inputs;  // labels per operand dim
-  std::vector<int> output;
-  std::map<int, int64_t> sizes;          // label -> size
-};
 
 int letter_label(char c) { return c >= 'a' && c <= 'z' ? c - 'a' : c >= 'A' && c <= 'Z' ? 26 + (c - 'A') : -1; }
 
@@ -42,12 +36,14 @@ Result<std::vector<int>> term_labels(const std::string& term, int64_t rank, int6
     return Status::ok();
   };
   KILN_RETURN_IF_ERROR(add_letters(before));
-  for (int64_t k = 0; k < ellipsis; ++k) labels.push_back(kEllipsis + static_cast<int>(max_ellipsis - ellipsis + k));
+  for (int64_t k = 0; k < ellipsis; ++k) labels.push_back(kEinsumEllipsis + static_cast<int>(max_ellipsis - ellipsis + k));
   KILN_RETURN_IF_ERROR(add_letters(after));
   return labels;
 }
 
-Result<Equation> parse(const std::string& raw, const std::vector<std::vector<int64_t>>& shapes) {
+}  // namespace
+
+Result<EinsumEquation> parse_einsum(const std::string& raw, const std::vector<std::vector<int64_t>>& shapes) {
   std::string eq;
   for (char c : raw)
     if (c != ' ') eq += c;
@@ -69,7 +65,7 @@ Result<Equation> parse(const std::string& raw, const std::vector<std::vector<int
     if (dots != std::string::npos)
       max_ellipsis = std::max<int64_t>(max_ellipsis, static_cast<int64_t>(shapes[i].size() + 3 - terms[i].size()));
   }
-  Equation e;
+  EinsumEquation e;
   std::map<int, int> occurrences;
   for (size_t i = 0; i < terms.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::vector<int> labels, term_labels(terms[i], static_cast<int64_t>(shapes[i].size()), max_ellipsis, raw));
@@ -77,7 +73,7 @@ Result<Equation> parse(const std::string& raw, const std::vector<std::vector<int
       const int64_t size = shapes[i][d];
       auto [it, fresh] = e.sizes.emplace(labels[d], size);
       if (!fresh && it->second != size) {
-        if (labels[d] >= kEllipsis && (it->second == 1 || size == 1)) it->second = std::max(it->second, size);
+        if (labels[d] >= kEinsumEllipsis && (it->second == 1 || size == 1)) it->second = std::max(it->second, size);
         else return invalid_model("einsum equation '" + raw + "': label sizes disagree (" + std::to_string(it->second) + " vs " + std::to_string(size) + ")");
       }
       ++occurrences[labels[d]];
@@ -92,12 +88,14 @@ Result<Equation> parse(const std::string& raw, const std::vector<std::vector<int
     for (int l : e.output)
       if (!e.sizes.count(l)) return invalid_model("einsum equation '" + raw + "': output label not in any input");
   } else {
-    for (int k = 0; k < max_ellipsis; ++k) e.output.push_back(kEllipsis + k);
+    for (int k = 0; k < max_ellipsis; ++k) e.output.push_back(kEinsumEllipsis + k);
     for (const auto& [label, count] : occurrences)
-      if (label < kEllipsis && count == 1) e.output.push_back(label);
+      if (label < kEinsumEllipsis && count == 1) e.output.push_back(label);
   }
   return e;
 }
+
+namespace {
 
 std::vector<std::vector<int64_t>> input_shapes_of(const KernelContext& ctx) {
   std::vector<std::vector<int64_t>> shapes;
@@ -114,7 +112,7 @@ Status einsum_infer(InferenceContext& ctx) {
     }
     shapes.push_back(ctx.input_type(i).shape->static_dims());
   }
-  auto e = parse(ctx.node().attr_string("equation"), shapes);
+  auto e = parse_einsum(ctx.node().attr_string("equation"), shapes);
   if (!e.is_ok()) return ctx.error(e.status().message());
   std::vector<int64_t> out;
   for (int l : e->output) out.push_back(e->sizes.at(l));
@@ -123,9 +121,9 @@ Status einsum_infer(InferenceContext& ctx) {
 }
 
 Status einsum_kernel(KernelContext& ctx) {
-  auto parsed = parse(ctx.node().attr_string("equation"), input_shapes_of(ctx));
+  auto parsed = parse_einsum(ctx.node().attr_string("equation"), input_shapes_of(ctx));
   if (!parsed.is_ok()) return ctx.error(parsed.status().message());
-  const Equation& e = parsed.value();
+  const EinsumEquation& e = parsed.value();
   std::vector<int> all;  // output labels first, then the summed ones
   for (int l : e.output) all.push_back(l);
   for (const auto& [label, size] : e.sizes)

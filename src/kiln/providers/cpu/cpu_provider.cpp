@@ -49,6 +49,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_trilu_kernels(t);
     cpu::add_detection_kernels(t);
     cpu::add_selection_kernels(t);
+    cpu::add_einsum_kernels(t);
     cpu::add_arithmetic_kernels(t);
     return t;
   }();
