@@ -33,7 +33,7 @@ const std::set<std::string> kAccelerated = {
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
     "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum"};
+    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
@@ -41,7 +41,7 @@ const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "G
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
                                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",
                                          "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-                                         "NonMaxSuppression", "NonZero", "Compress", "GRU", "RNN", "LSTM"};
+                                         "NonMaxSuppression", "NonZero", "Compress", "GRU", "RNN", "LSTM", "ReverseSequence"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
 // int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
@@ -182,7 +182,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});
   add("data movement not yet on cpu",
       {"CenterCropPad", "Col2Im",
-       "ReverseSequence", "Unique"});
+       "Unique"});
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size"});
   add("signal processing not yet on cpu", {"DFT", "STFT", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});

@@ -607,6 +607,10 @@ inline std::vector<OpCase> standard_op_cases() {
   einsum("ij->", {{5, 7}});
   einsum("bij->bj", {{4, 6, 9}});
   einsum("bn,anm,bm->ba", {{2, 3}, {4, 3, 5}, {2, 5}});
+  // ReverseSequence with time first and batch first, lengths 0 to the whole axis, int64 data.
+  cases.push_back({"ReverseSequence", 10, {{DType::kFloat, {5, 4, 3, 2}}, {DType::kInt64, {4}, false, {5, 0, 1, 3}}}});
+  cases.push_back({"ReverseSequence", 10, {{DType::kInt64, {3, 6}}, {DType::kInt64, {3}, false, {6, 2, 4}}},
+                   {{"batch_axis", A::of_int(0)}, {"time_axis", A::of_int(1)}}});
   return cases;
 }
 

@@ -331,6 +331,9 @@ Status reverse_sequence_kernel(KernelContext& ctx) {
   if (x.rank() < 2 || batch_axis == time_axis || batch_axis < 0 || time_axis < 0 || batch_axis > 1 || time_axis > 1)
     return ctx.error("batch_axis and time_axis must be 0 and 1 (either order)");
   if (static_cast<int64_t>(lens.size()) != x.shape()[batch_axis]) return ctx.error("sequence_lens must have one entry per batch");
+  for (int64_t len : lens)
+    if (len < 0 || len > x.shape()[time_axis])
+      return ctx.error("sequence length " + std::to_string(len) + " is outside [0, " + std::to_string(x.shape()[time_axis]) + "]");
   Tensor& out = *ctx.output(0);
   const std::vector<int64_t> strides = contiguous_strides(x.shape());
   for_each_index(x.shape(), [&](const std::vector<int64_t>& index, int64_t linear) {
