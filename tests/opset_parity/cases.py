@@ -40,7 +40,7 @@ class Case:
 
 CASES = []
 
-# Col2Im, CenterCropPad, AffineGrid, DeformConv, GridSample, DFT and the Optional ops have no cpu kernel yet (each
+# Col2Im, CenterCropPad, AffineGrid, DeformConv, GridSample and the Optional ops have no cpu kernel yet (each
 # listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
 # reference's semantics, allowed to fall back to it.
 NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
@@ -497,17 +497,17 @@ for _mode, _pad, _ac in (("linear", "zeros", 0), ("linear", "reflection", 1), ("
 case("dft_20_axis_input", 20,
      lambda: single("DFT", 20, [("x", "float32", (2, 8, 3, 1))], [("y", "float32", (2, 8, 3, 2))],
                     {"axis": i64(1)}, node_inputs=["x", "", "axis"]),
-     lambda rng: {"x": uniform(rng, (2, 8, 3, 1))}, tol=1e-4, kiln_args=NO_CPU_KERNEL)
+     lambda rng: {"x": uniform(rng, (2, 8, 3, 1))}, tol=1e-4)
 # The default axis -2 (the last signal dim), one-sided, zero-padded to dft_length 10: 10 / 2 + 1 = 6 bins.
 case("dft_20_default_axis_onesided_padded", 20,
      lambda: single("DFT", 20, [("x", "float32", (3, 7, 1))], [("y", "float32", (3, 6, 2))],
                     {"dft_length": i64(10)}, onesided=1),
-     lambda rng: {"x": uniform(rng, (3, 7, 1))}, kiln_args=NO_CPU_KERNEL)
+     lambda rng: {"x": uniform(rng, (3, 7, 1))})
 # The inverse of a complex signal along a negative axis, cut to dft_length 5.
 case("dft_20_inverse_negative_axis", 20,
      lambda: single("DFT", 20, [("x", "float32", (6, 4, 2))], [("y", "float32", (5, 4, 2))],
                     {"dft_length": i64(5), "axis": i64(-3)}, inverse=1),
-     lambda rng: {"x": uniform(rng, (6, 4, 2))}, kiln_args=NO_CPU_KERNEL)
+     lambda rng: {"x": uniform(rng, (6, 4, 2))})
 
 
 # ---------------------------------------------------------------------------------------------

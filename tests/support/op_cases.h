@@ -611,6 +611,17 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"ReverseSequence", 10, {{DType::kFloat, {5, 4, 3, 2}}, {DType::kInt64, {4}, false, {5, 0, 1, 3}}}});
   cases.push_back({"ReverseSequence", 10, {{DType::kInt64, {3, 6}}, {DType::kInt64, {3}, false, {6, 2, 4}}},
                    {{"batch_axis", A::of_int(0)}, {"time_axis", A::of_int(1)}}});
+  // DFT (a middle axis, complex input, inverse, onesided, zero-padded and cut lengths, opset 20's
+  // axis input) and STFT (a window, a complex signal, frame_length without a window) as GEMMs.
+  cases.push_back({"DFT", 17, {{DType::kFloat, {2, 16, 3, 1}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"DFT", 17, {{DType::kFloat, {3, 10, 2}}}, {{"inverse", A::of_int(1)}}});
+  cases.push_back({"DFT", 17, {{DType::kFloat, {4, 9, 1}}, {DType::kInt64, {}, true, {12}}}, {{"onesided", A::of_int(1)}}});
+  cases.push_back({"DFT", 17, {{DType::kFloat, {2, 12, 5, 2}}, {DType::kInt64, {}, true, {7}}}, {{"axis", A::of_int(1)}}});
+  cases.push_back({"DFT", 20, {{DType::kFloat, {6, 4, 2}}, none, {DType::kInt64, {}, true, {0}}}});
+  cases.push_back({"DFT", 20, {{DType::kFloat, {8, 400, 1}}}, {{"onesided", A::of_int(1)}}});
+  cases.push_back({"STFT", 17, {{DType::kFloat, {2, 1000, 1}}, {DType::kInt64, {}, true, {160}}, {DType::kFloat, {400}}}});
+  cases.push_back({"STFT", 17, {{DType::kFloat, {1, 64, 2}}, {DType::kInt64, {}, true, {7}}, none, {DType::kInt64, {}, true, {16}}},
+                   {{"onesided", A::of_int(0)}}});
   return cases;
 }
 

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "kiln/ops/data_movement.h"
+#include "kiln/ops/dft_twiddles.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -64,12 +65,11 @@ Result<DType> output_datatype(const InferenceContext& ctx) {
 // the inverse transform uses the + sign and divides by n. Phases are reduced exactly mod n.
 std::vector<Complex> dft(const std::vector<Complex>& x, int64_t n, int64_t bins, bool inverse) {
   std::vector<Complex> out(static_cast<size_t>(bins));
-  const double sign = inverse ? 1.0 : -1.0;
   const int64_t used = std::min<int64_t>(static_cast<int64_t>(x.size()), n);
   for (int64_t f = 0; f < bins; ++f) {
     Complex sum = 0.0;
     for (int64_t k = 0; k < used; ++k) {
-      const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>((f * k) % n) / static_cast<double>(n);
+      const double angle = dft_angle(f, k, n, inverse);
       sum += x[static_cast<size_t>(k)] * Complex(std::cos(angle), std::sin(angle));
     }
     out[static_cast<size_t>(f)] = inverse ? sum / static_cast<double>(n) : sum;

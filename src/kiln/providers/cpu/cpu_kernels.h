@@ -58,6 +58,7 @@ void add_detection_kernels(CpuKernelTable& table);
 void add_selection_kernels(CpuKernelTable& table);
 void add_einsum_kernels(CpuKernelTable& table);
 void add_reverse_sequence_kernels(CpuKernelTable& table);
+void add_signal_kernels(CpuKernelTable& table);
 // After add_eltwise_kernels: Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 

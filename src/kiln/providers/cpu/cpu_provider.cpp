@@ -51,6 +51,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_selection_kernels(t);
     cpu::add_einsum_kernels(t);
     cpu::add_reverse_sequence_kernels(t);
+    cpu::add_signal_kernels(t);
     cpu::add_arithmetic_kernels(t);
     return t;
   }();
