@@ -33,7 +33,7 @@ const std::set<std::string> kAccelerated = {
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
     "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT"};
+    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT", "Shrink"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
@@ -176,7 +176,6 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   auto add = [&](const std::string& why, std::initializer_list<const char*> ops) {
     for (const char* op : ops) missing[op] = why;
   };
-  add("written as a tensor op over doubles, not yet an element function of the registry", {"Shrink"});
   add("a sequence map: its body runs by the reference's subgraph runner", {"SequenceMap"});
   add("normalizations not yet on cpu", {"MeanVarianceNormalization", "Hardmax"});
   add("pooling not yet on cpu", {"GlobalLpPool", "LpPool", "MaxUnpool"});

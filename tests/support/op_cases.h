@@ -20,9 +20,11 @@ inline std::vector<OpCase> standard_op_cases() {
   // small and large enough to be spread over threads; values outside a function's domain (Acosh
   // below 1) give NaN on both sides.
   for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil",
-                         "Round", "Sign", "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf"})
+                         "Round", "Sign", "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf",
+                         "Shrink"})
     for (const std::vector<int64_t>& s : {std::vector<int64_t>{3, 5}, std::vector<int64_t>{2, 64, 129}})
       cases.push_back({op, op == std::string("Celu") ? 12 : 13, {{DType::kFloat, s}}});
+  cases.push_back({"Shrink", 13, {{DType::kInt32, {4, 9}}}, {{"lambd", A::of_float(3)}, {"bias", A::of_float(2)}}});
   cases.push_back({"Sign", 13, {{DType::kInt32, {4, 9}}}});
   cases.push_back({"Erf", 13, {{DType::kFloat, {2, 64, 129}}}});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {

@@ -105,6 +105,13 @@ void register_activations(OpRegistry& r) {
     const double alpha = n.attr_float("alpha", 1.0f);
     return [alpha](auto x) { return x > 0 ? double(x) : alpha * std::expm1(x / alpha); };
   });
+  add_unary<NumericTypes>(r, "Shrink", {9}, [](const ir::Node& n) {
+    const double bias = n.attr_float("bias", 0.0f), lambd = n.attr_float("lambd", 0.5f);
+    return [bias, lambd](auto x) {
+      const double v = static_cast<double>(x);
+      return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+    };
+  });
   add_unary<FloatTypes>(r, "ThresholdedRelu", {10}, [](const ir::Node& n) {
     const float alpha = n.attr_float("alpha", 1.0f);
     return [alpha](auto x) { return x > alpha ? x : zero_like(x); };

@@ -1,5 +1,5 @@
 // Tensor ops that index, select or scan: CumSum, OneHot, TopK, Compress, NonZero, Unique,
-// ReverseSequence, Shrink, Det, LRN. Output shapes that depend on input values (TopK's K,
+// ReverseSequence, Det, LRN. Output shapes that depend on input values (TopK's K,
 // Compress's condition, NonZero's data) come from the rule once those values are known.
 #include <algorithm>
 #include <cmath>
@@ -345,7 +345,7 @@ Status reverse_sequence_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
-// ---- Shrink, Det, LRN (floating point, computed in double) ----
+// ---- Det, LRN (floating point, computed in double) ----
 
 template <class F>
 Status map_doubles(KernelContext& ctx, const Tensor& in, Tensor& out, F&& fn) {
@@ -353,13 +353,6 @@ Status map_doubles(KernelContext& ctx, const Tensor& in, Tensor& out, F&& fn) {
     for (int64_t i = 0; i < in.element_count(); ++i) out.data<T>()[i] = from_double<T>(fn(element_as_double(in, i), i));
   });
   return ok ? Status::ok() : ctx.error(std::string("unsupported element type ") + dtype_name(in.dtype()));
-}
-
-Status shrink_kernel(KernelContext& ctx) {
-  const double bias = ctx.node().attr_float("bias", 0.0f), lambd = ctx.node().attr_float("lambd", 0.5f);
-  return map_doubles(ctx, *ctx.input(0), *ctx.output(0), [&](double x, int64_t) {
-    return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;
-  });
 }
 
 Status det_infer(InferenceContext& ctx) {
@@ -435,7 +428,6 @@ void register_tensor_ops(OpRegistry& r) {
   for (int v : {9, 13}) r.add({"", "NonZero", v, with_required_inputs(1, nonzero_infer), nonzero_kernel});
   r.add({"", "Unique", 11, with_required_inputs(1, unique_infer), unique_kernel});
   r.add({"", "ReverseSequence", 10, with_required_inputs(2, same_as_input_infer), reverse_sequence_kernel});
-  r.add({"", "Shrink", 9, with_required_inputs(1, same_as_input_infer), shrink_kernel});
   r.add({"", "Det", 11, with_required_inputs(1, det_infer), det_kernel});
   for (int v : {1, 13}) r.add({"", "LRN", v, with_required_inputs(1, same_as_input_infer), lrn_kernel});
 }
