@@ -116,6 +116,16 @@ Result<int64_t> wrap_index(int64_t v, int64_t dim, const KernelContext& ctx) {
 
 }  // namespace
 
+Status check_element_indices_shape(const KernelContext& ctx, const std::vector<int64_t>& data_shape,
+                                   const std::vector<int64_t>& index_shape, size_t axis) {
+  if (index_shape.size() != data_shape.size()) return ctx.error("indices and data must have the same rank");
+  for (size_t d = 0; d < index_shape.size(); ++d)
+    if (d != axis && index_shape[d] > data_shape[d])
+      return ctx.error("indices dim " + std::to_string(d) + " (" + std::to_string(index_shape[d]) + ") exceeds data's (" +
+                       std::to_string(data_shape[d]) + ")");
+  return Status::ok();
+}
+
 // ---- Transpose ----
 
 Result<std::vector<int64_t>> permutation_attr(const ir::Node& node, const std::string& attr, size_t rank,
@@ -473,12 +483,7 @@ Status gather_kernel(KernelContext& ctx) {
 // replaced by the index value.
 Result<std::vector<int64_t>> element_offsets(const KernelContext& ctx, const std::vector<int64_t>& data_shape,
                                              const Tensor& indices_tensor, size_t axis) {
-  const std::vector<int64_t>& shape = indices_tensor.shape();
-  if (shape.size() != data_shape.size()) return ctx.error("indices and data must have the same rank");
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (d != axis && shape[d] > data_shape[d])
-      return ctx.error("indices dim " + std::to_string(d) + " (" + std::to_string(shape[d]) + ") exceeds data's (" +
-                       std::to_string(data_shape[d]) + ")");
+  KILN_RETURN_IF_ERROR(check_element_indices_shape(ctx, data_shape, indices_tensor.shape(), axis));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> indices, read_int64s(indices_tensor, "indices"));
   const std::vector<int64_t> strides = contiguous_strides(data_shape);
   std::vector<int64_t> offsets(indices.size());

@@ -111,6 +111,11 @@ Result<T> pad_constant(const KernelContext& ctx) {
 // naming the node when the tensor holds another count.
 Result<Tensor> fill_value(const ir::Node& node);
 
+// GatherElements / ScatterElements: the indices have the data's rank and are no larger on any dim
+// but the axis (InvalidArgument naming the node otherwise).
+Status check_element_indices_shape(const KernelContext& ctx, const std::vector<int64_t>& data_shape,
+                                   const std::vector<int64_t>& index_shape, size_t axis);
+
 // Product of dims [begin, end) of a static shape.
 int64_t dims_product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 // Product of (possibly symbolic) dims: static when all are static, the symbol when exactly one dim

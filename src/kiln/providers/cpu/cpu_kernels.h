@@ -75,8 +75,10 @@ Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs
 Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t max_rank);
 // Node input i is a tensor of a fixed-size dtype (not string): what the data movement kernels
 // copy byte for byte.
+Capability fixed_size_tensor(const ir::Node& node, size_t input);
+// Node input i is a tensor of a numeric dtype (not bool or string).
+Capability numeric_tensor(const ir::Node& node, size_t input);
 // Whether `v` is a uint8 or int8 tensor (the quantized kernels' operands).
 bool is_8bit_tensor(const ir::Value* v);
-Capability fixed_size_tensor(const ir::Node& node, size_t input);
 
 }  // namespace kiln::providers::cpu

@@ -11,6 +11,7 @@
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/onednn_target.h"
 #include "kiln/providers/cpu/run_time_shapes.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
 namespace kiln::providers {
@@ -235,6 +236,13 @@ CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise) {
 
 bool is_8bit_tensor(const ir::Value* v) {
   return v && v->type.is_tensor() && (v->type.dtype == DType::kUInt8 || v->type.dtype == DType::kInt8);
+}
+
+Capability numeric_tensor(const ir::Node& node, size_t input) {
+  const ir::Value* v = node.input(input);
+  if (!v || !v->type.is_tensor() || !ops::list_has(ops::NumericTypes{}, v->type.dtype))
+    return Capability::no(node.op_type + " of a non-numeric or non-tensor value");
+  return Capability::yes();
 }
 
 Capability fixed_size_tensor(const ir::Node& node, size_t input) {

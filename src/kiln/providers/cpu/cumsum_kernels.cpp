@@ -12,13 +12,6 @@
 namespace kiln::providers::cpu {
 namespace {
 
-Capability cumsum_supports(const ir::Node& node) {
-  const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor() || !ops::list_has(ops::NumericTypes{}, x->type.dtype))
-    return Capability::no("CumSum of a non-numeric tensor");
-  return Capability::yes();
-}
-
 Result<ops::Kernel> build_cumsum(const ir::Node& node) {
   const std::vector<int64_t> dims = input_dims(node, 0);
   const bool exclusive = node.attr_int("exclusive", 0) != 0, reverse = node.attr_int("reverse", 0) != 0;
@@ -77,6 +70,6 @@ Result<ops::Kernel> build_cumsum(const ir::Node& node) {
 
 }  // namespace
 
-void add_cumsum_kernels(CpuKernelTable& table) { table["CumSum"] = node_only(cumsum_supports, build_cumsum); }
+void add_cumsum_kernels(CpuKernelTable& table) { table["CumSum"] = node_only([](const ir::Node& node) { return numeric_tensor(node, 0); }, build_cumsum); }
 
 }  // namespace kiln::providers::cpu

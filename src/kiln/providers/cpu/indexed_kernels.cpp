@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -56,11 +57,7 @@ std::vector<int64_t> offsets_of(const std::vector<int64_t>& dims, const std::vec
 Result<std::vector<int64_t>> element_offsets(ops::KernelContext& ctx, const std::vector<int64_t>& data, size_t axis) {
   const Tensor& index_tensor = *ctx.input(1);
   const std::vector<int64_t>& shape = index_tensor.shape();
-  if (shape.size() != data.size()) return ctx.error("indices and data must have the same rank");
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (d != axis && shape[d] > data[d])
-      return ctx.error("indices dim " + std::to_string(d) + " (" + std::to_string(shape[d]) + ") exceeds data's (" +
-                       std::to_string(data[d]) + ")");
+  KILN_RETURN_IF_ERROR(ops::check_element_indices_shape(ctx, data, shape, axis));
   KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ops::read_int64s(index_tensor, "indices"));
   const std::vector<int64_t> strides = ops::contiguous_strides(data);
   const std::vector<int64_t> outer = offsets_of({shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis)},

@@ -14,13 +14,6 @@
 namespace kiln::providers::cpu {
 namespace {
 
-Capability topk_supports(const ir::Node& node) {
-  const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor() || !ops::list_has(ops::NumericTypes{}, x->type.dtype))
-    return Capability::no("TopK of a non-numeric tensor");
-  return Capability::yes();
-}
-
 Result<ops::Kernel> build_topk(const ir::Node& node) {
   const std::vector<int64_t> dims = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", -1), static_cast<int64_t>(dims.size())));
@@ -67,6 +60,6 @@ Result<ops::Kernel> build_topk(const ir::Node& node) {
 
 }  // namespace
 
-void add_topk_kernels(CpuKernelTable& table) { table["TopK"] = node_only(topk_supports, build_topk); }
+void add_topk_kernels(CpuKernelTable& table) { table["TopK"] = node_only([](const ir::Node& node) { return numeric_tensor(node, 0); }, build_topk); }
 
 }  // namespace kiln::providers::cpu
