@@ -53,7 +53,22 @@ Capability eltwise_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+const ops::ElementFunction* element_function_of(const ir::Node& node);
+Result<ops::Kernel> build_element_function(const ir::Node& node);
+
+// Up to how many elements the registry's element function (a plain loop on the calling thread)
+// beats a oneDNN eltwise primitive, whose execution costs about a microsecond before the first
+// element: for the ops that are a compare or a multiply per element, and for the others (exp,
+// tanh... in scalar code).
+int64_t plain_loop_limit(const std::string& op) {
+  static const std::set<std::string> cheap = {"Relu", "LeakyRelu", "Abs", "Neg", "HardSwish"};
+  return cheap.count(op) ? 16384 : 256;
+}
+
 Result<ops::Kernel> build_eltwise(const ir::Node& node) {
+  if (node.domain.empty() && element_function_of(node) && shape_element_count(output_dims(node, 0)) <= plain_loop_limit(node.op_type) &&
+      (*element_function_of(node))(node, node.input(0)->type.dtype))
+    return build_element_function(node);
   const EltwiseOp spec = *eltwise_spec(node);
   const memory::desc data = row_major_desc(output_dims(node, 0));
   const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, data, spec.alpha, spec.beta);

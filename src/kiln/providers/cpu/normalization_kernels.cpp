@@ -5,6 +5,7 @@
 // (what batchnorm_folding leaves: one not after a Conv). GroupNormalization and
 // InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads,
 // LpNormalization and LRN its per-line and per-plane functions.
+#include <cmath>
 #include <numeric>
 
 #include "kiln/ops/group_normalization.h"
@@ -104,12 +105,33 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
   for (size_t i : {size_t{1}, size_t{2}})
     if (node.input(i) && product(input_dims(node, i), 0, input_dims(node, i).size()) != inner)
       return unsupported_operator(node.describe() + ": scale or bias broadcast over the normalised dims");
-  const memory::desc data = row_major_desc({product(x, 0, axis), inner}), channel = row_major_desc({inner});
   const bool has_bias = node.input(2) != nullptr;
+  const int64_t rows = product(x, 0, axis);
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  // Small inputs: a plain loop (mean and variance in double) beats the primitive, whose execution
+  // costs a few microseconds before the first element.
+  if (rows * inner <= 8192)
+    return ops::Kernel([rows, inner, epsilon, has_bias](ops::KernelContext& ctx) {
+      const float* in = ctx.input(0)->data<float>();
+      const float* scale = ctx.input(1)->data<float>();
+      const float* bias = has_bias ? ctx.input(2)->data<float>() : nullptr;
+      float* out = ctx.output(0)->data<float>();
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = in + r * inner;
+        double sum = 0, squares = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += row[i];
+        const double mean = sum / static_cast<double>(inner);
+        for (int64_t i = 0; i < inner; ++i) squares += (row[i] - mean) * (row[i] - mean);
+        const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon));
+        const auto m = static_cast<float>(mean);
+        for (int64_t i = 0; i < inner; ++i) out[r * inner + i] = (row[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.0f);
+      }
+      return Status::ok();
+    });
+  const memory::desc data = row_major_desc({rows, inner}), channel = row_major_desc({inner});
   auto flags = dnnl::normalization_flags::use_scale;
   if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
-  const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
-                                                     node.attr_float("epsilon", 1e-5f), flags);
+  const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data, static_cast<float>(epsilon), flags);
   return primitive_kernel(
       dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(desc, cpu_engine())),
       [data, channel, has_bias](ops::KernelContext& ctx) {
