@@ -64,15 +64,17 @@ struct BenchResult {
   nlohmann::json trace_events = nlohmann::json::array();
 };
 
+// Adds one run's kernels to the totals and, when `trace` is given (--profile), to the trace.
 void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offset_ms, std::map<std::pair<std::string, std::string>, KernelTotal>& totals,
-                        nlohmann::json& trace) {
+                        nlohmann::json* trace) {
   for (const KernelEvent& e : events) {
     KernelTotal& t = totals[{e.op_type, e.provider}];
     t.op_type = e.op_type;
     t.provider = e.provider;
     t.calls += 1;
     t.ms += e.duration_ms;
-    trace.push_back({{"name", e.node.empty() ? e.op_type : e.node},
+    if (!trace) continue;
+    trace->push_back({{"name", e.node.empty() ? e.op_type : e.node},
                      {"cat", e.provider},
                      {"ph", "X"},
                      {"ts", (run_offset_ms + e.start_ms) * 1000.0},
@@ -97,7 +99,9 @@ Result<BenchResult> bench(Session& session, const std::map<std::string, Tensor>&
     start = std::chrono::steady_clock::now();
     KILN_ASSIGN_OR_RETURN(outputs, session.run(inputs));
     r.samples_ms.push_back(ms_since(start));
-    add_run_to_profile(session.last_run_kernels(), offset, totals, r.trace_events);
+    // The trace (hundreds of thousands of JSON objects over a long bench) is built only when asked
+    // for: its allocations would otherwise fragment the heap the timed runs allocate from.
+    add_run_to_profile(session.last_run_kernels(), offset, totals, args.profile_path.empty() ? nullptr : &r.trace_events);
   }
   for (auto& [key, total] : totals) {
     total.ms /= args.runs;
