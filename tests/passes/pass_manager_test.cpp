@@ -174,7 +174,7 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
                                           "attention_fusion", "layer_norm_fusion", "concat_split",
                                           "winograd_selection", "elementwise_chain_fusion",
                                           "unit_transpose_elimination", "attention_transpose_folding",
-                                          "product_slicing", "half_in_float", "branch_inlining"}));
+                                          "product_slicing", "half_in_float", "branch_inlining", "subnormal_flushing"}));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/product_slicing.h"
 #include "kiln/passes/shape_folding.h"
+#include "kiln/passes/subnormal_flushing.h"
 #include "kiln/passes/unit_transpose_elimination.h"
 #include "kiln/passes/winograd_selection.h"
 
@@ -49,6 +50,8 @@ const std::vector<PassInfo>& pass_table() {
       {"product_fusion", "fold bias, residual Add and activation into the Conv or MatMul before them", fuse_products},
       {"product_slicing", "cut a product whose output only Slices of the last axis read into one product per Slice",
        slice_products},
+      {"subnormal_flushing", "set float32 constants below FLT_MIN (subnormal, slow on x86) to signed zeros",
+       flush_subnormal_constants},
       {"activation_layout", "run convolution regions on blocked or channels-last tensors (providers that prefer them)",
        choose_activation_layouts, kLoweringStage},
       {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains,

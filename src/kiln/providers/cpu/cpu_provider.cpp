@@ -88,7 +88,7 @@ bool has_unknown_rank(const ir::Node& node) {
 // more than they save on a small kernel (the wake-word heads: 0.030 -> 0.022 ms on 2 cores). The
 // work is estimated from the node's FLOPs and the bytes it reads and writes, at rates one core
 // sustains on small, cache-resident kernels.
-constexpr double kFlopsPerMicrosecond = 20e3, kBytesPerMicrosecond = 20e3, kCallingThreadMicroseconds = 10;
+constexpr double kFlopsPerMicrosecond = 20e3, kBytesPerMicrosecond = 20e3, kCallingThreadMicroseconds = 10, kWeightByteShare = 0.25;
 
 bool runs_on_calling_thread(const ir::Node& node) {
   if (node.has_subgraph()) return false;
@@ -97,7 +97,10 @@ bool runs_on_calling_thread(const ir::Node& node) {
     for (const ir::Value* v : *values) {
       if (!v) continue;
       if (!v->type.is_tensor() || !v->type.has_static_shape() || v->type.dtype == DType::kString) return false;
-      bytes += static_cast<double>(shape_element_count(v->type.shape->static_dims())) * static_cast<double>(dtype_size(v->type.dtype));
+      // Constant weights are read once per run from caches warm since the last one: at a
+      // fraction of the cost of activations.
+      const double weight = v->initializer ? kWeightByteShare : 1.0;
+      bytes += weight * static_cast<double>(shape_element_count(v->type.shape->static_dims())) * static_cast<double>(dtype_size(v->type.dtype));
     }
   const double flops = static_cast<double>(analysis::estimate_flops(node));
   return flops / kFlopsPerMicrosecond + bytes / kBytesPerMicrosecond < kCallingThreadMicroseconds;
