@@ -2,7 +2,8 @@
 // layouts it fits (here NCHW16c, NCHW8c, NHWC: the widest channel block that divides all its
 // channel counts, else NHWC; an AVX2 provider's list has no NCHW16c); a narrow image input is read
 // channels-first; reorders appear only at region edges; Concat keeps its channel axis in blocked
-// layouts; and a converted model computes what the original computes, on cpu and cpu_ref.
+// layouts; BatchNormalization joins a region; and a converted model computes what the original
+// computes, on cpu and cpu_ref.
 #include "kiln/passes/activation_layout.h"
 #include "kiln/passes/dead_code_elimination.h"
 
@@ -123,6 +124,36 @@ TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
       EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,3,4,4,8]");
     }
   EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
+}
+
+// DenseNet's pattern: Concat -> BatchNormalization -> Relu -> Conv stays in the region, the
+// BatchNormalization wrapped in kiln.InLayout, with no reorder between them.
+TEST(ActivationLayout, BatchNormalizationBetweenConvolutionsJoinsTheRegion) {
+  ir::Graph g;
+  ir::Value* a = testing::add_input(g, "a", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
+  ir::Value* normed = g.add_value("normed", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  g.add_node("Conv", {a, add_weights(g, "w1", {16, 16, 1, 1})}, {c}, "conv1", "", 11);
+  g.add_node("Concat", {a, c}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(1);
+  std::vector<ir::Value*> bn_inputs{joined};
+  for (const char* p : {"scale", "bias", "mean", "var"}) bn_inputs.push_back(add_weights(g, p, {32}));
+  g.add_node("BatchNormalization", bn_inputs, {normed}, "bn", "", 15);
+  g.add_node("Relu", {normed}, {r}, "relu", "", 14);
+  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1, 1})}, {y}, "conv2", "", 11);
+  g.outputs = {y};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  bool wrapped = false;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "InLayout") {
+      EXPECT_EQ(n->attr_string("op"), "BatchNormalization");
+      EXPECT_EQ(n->attr_string("layout"), "NCHW16c");
+      wrapped = true;
+    }
+  EXPECT_TRUE(wrapped);
+  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // only `a` into the region and `y` out of it
 }
 
 TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {

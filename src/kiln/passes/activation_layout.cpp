@@ -33,7 +33,7 @@ bool is_conv(const ir::Node& n) { return is_onnx_op(n, "Conv") || (n.domain == "
 // Whether input i of a region node is an activation (the others, weights and bias, stay as they are).
 bool is_activation_input(const ir::Node& node, size_t i) {
   if (is_conv(node)) return i == 0 || i == 3;
-  if (kPools.count(node.op_type)) return i == 0;
+  if (kPools.count(node.op_type) || node.op_type == "BatchNormalization") return i == 0;
   return is_float_4d(node.inputs[i]);
 }
 
@@ -58,6 +58,8 @@ bool may_join_region(const ir::Node& n) {
       if (!(is_scalar_constant(in) || (in && in->type == n.outputs[0]->type))) return false;
     return n.opset_version >= 7;  // no legacy broadcast attribute
   }
+  if (n.op_type == "BatchNormalization")  // inference form only: one output, no training mode
+    return n.opset_version >= 9 && n.attr_int("training_mode", 0) == 0 && is_float_4d(n.input(0));
   return n.op_type == "Concat";
 }
 
@@ -218,7 +220,7 @@ class Converter {
       twin.opset_version = 1;
       twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
       if (plain_input) twin.attributes["input_layout"] = ir::Attribute::of_string("NCHW");
-    } else if (kPools.count(node.op_type) && node.domain.empty()) {
+    } else if ((kPools.count(node.op_type) || node.op_type == "BatchNormalization") && node.domain.empty()) {
       twin.op_type = "InLayout";
       twin.domain = "kiln";
       twin.opset_version = 1;

@@ -3,11 +3,13 @@
 // pass: it runs after partition, and only nodes the provider runs (PassContext::owns) join regions.
 // A region is a connected set of convolutions and pools on 4-d float tensors, with the
 // layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
-// scalars, Concat). Each region gets one layout (ops/activation_layout.h): the first of the
+// scalars, Concat, inference BatchNormalization: DenseNet's Concat -> BatchNormalization -> Relu ->
+// Conv stays in one layout). Each region gets one layout (ops/activation_layout.h): the first of the
 // provider's preferred layouts it fits, a blocked one (NCHW16c, NCHW8c) when its block divides
 // every channel count in the region (a convolution may still read a narrow input of at most 4
 // channels, an image, channels-first), NHWC whatever the counts; none: it stays as it is. Conv and
-// kiln.FusedConv become FusedConv with that layout; pooling ops are wrapped in kiln.InLayout;
+// kiln.FusedConv become FusedConv with that layout; pooling ops and BatchNormalization are wrapped
+// in kiln.InLayout;
 // Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,
 // Transposes for NHWC) are inserted only where a region meets the rest of the graph, each value
 // converted at most once per layout, and the channels-first originals are left to dead-code

@@ -2,12 +2,14 @@
 // oneDNN primitives. Softmax before opset 13 normalises the flattened [outer, inner] view from
 // `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
 // bias per element of those dims; BatchNormalization uses the given mean and variance per channel
-// (what batchnorm_folding leaves: one not after a Conv). GroupNormalization and
+// (what batchnorm_folding leaves: one not after a Conv), in any activation layout when a
+// kiln.InLayout wraps it (DenseNet's, inside a convolution region). GroupNormalization and
 // InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads,
 // LpNormalization and LRN its per-line and per-plane functions.
 #include <cmath>
 #include <numeric>
 
+#include "kiln/ops/activation_layout.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/op_helpers.h"
@@ -143,10 +145,16 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
       });
 }
 
+// BatchNormalization, or the kiln.InLayout wrapping one (its input and output in that layout).
+bool is_wrapped_batch_norm(const ir::Node& node) { return node.domain == "kiln" && node.op_type == "InLayout"; }
+
 Capability batch_norm_supports(const ir::Node& node) {
+  if (is_wrapped_batch_norm(node) && node.attr_string("op") != "BatchNormalization")
+    return Capability::no("kiln.InLayout of " + node.attr_string("op") + " is not a BatchNormalization");
+  const int opset = is_wrapped_batch_norm(node) ? static_cast<int>(node.attr_int("op_version", 0)) : node.opset_version;
   Capability c = float_tensors(node, {0, 1, 2, 3, 4});
   if (!c.supported) return c;
-  if (node.opset_version < 9) return Capability::no("BatchNormalization before opset 9 (spatial and is_test attributes)");
+  if (opset < 9) return Capability::no("BatchNormalization before opset 9 (spatial and is_test attributes)");
   if (node.attr_int("training_mode", 0) != 0) return Capability::no("BatchNormalization in training mode");
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (node.outputs[i]) return Capability::no("BatchNormalization's running mean and variance outputs");
@@ -155,8 +163,13 @@ Capability batch_norm_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
-  const std::vector<int64_t> x = input_dims(node, 0);
-  const memory::desc data = row_major_desc(x), channel = row_major_desc({x[1]});
+  KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout layout, is_wrapped_batch_norm(node) ? ops::layout_attribute(node, "layout")
+                                                                                      : ops::ActivationLayout::channels_first());
+  const std::vector<int64_t> stored = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const memory::desc data, is_wrapped_batch_norm(node) ? activation_desc(stored, layout)
+                                                                              : Result<memory::desc>(row_major_desc(stored)));
+  const int64_t channels = is_wrapped_batch_norm(node) ? ops::channels_first_dims(stored, layout)[1] : stored[1];
+  const memory::desc channel = row_major_desc({channels});
   const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
@@ -264,6 +277,8 @@ void add_normalization_kernels(CpuKernelTable& table) {
   table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
   table["BatchNormalization"] = node_only(batch_norm_supports, build_batch_norm);
+  // kiln.InLayout wraps pools (pool_kernels.cpp, added before) and BatchNormalization.
+  table["kiln.InLayout"] = first_of(table.at("kiln.InLayout"), node_only(batch_norm_supports, build_batch_norm));
 }
 
 }  // namespace kiln::providers::cpu
