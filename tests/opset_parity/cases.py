@@ -40,7 +40,7 @@ class Case:
 
 CASES = []
 
-# Col2Im, CenterCropPad, AffineGrid, DeformConv, GridSample and the Optional ops have no cpu kernel yet (each
+# Col2Im, CenterCropPad, AffineGrid, DeformConv and the Optional ops have no cpu kernel yet (each
 # listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
 # reference's semantics, allowed to fall back to it.
 NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
@@ -481,12 +481,10 @@ def _grid_sample(x_shape, grid_shape, **attrs):
 for _mode, _pad, _ac in (("linear", "zeros", 0), ("cubic", "border", 1), ("cubic", "reflection", 0),
                          ("nearest", "reflection", 1)):
     case("gridsample_20_2d_%s_%s_ac%d" % (_mode, _pad, _ac), 20,
-         *_grid_sample((2, 3, 5, 6), (2, 4, 3, 2), mode=_mode, padding_mode=_pad, align_corners=_ac),
-         kiln_args=NO_CPU_KERNEL)
+         *_grid_sample((2, 3, 5, 6), (2, 4, 3, 2), mode=_mode, padding_mode=_pad, align_corners=_ac))
 for _mode, _pad, _ac in (("linear", "zeros", 0), ("linear", "reflection", 1), ("nearest", "border", 0)):
     case("gridsample_20_3d_%s_%s_ac%d" % (_mode, _pad, _ac), 20,
-         *_grid_sample((1, 2, 3, 4, 5), (1, 2, 3, 4, 3), mode=_mode, padding_mode=_pad, align_corners=_ac),
-         kiln_args=NO_CPU_KERNEL)
+         *_grid_sample((1, 2, 3, 4, 5), (1, 2, 3, 4, 3), mode=_mode, padding_mode=_pad, align_corners=_ac))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ const std::set<std::string> kAccelerated = {
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
     "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT", "Shrink"};
+    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT", "Shrink", "GridSample"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
@@ -185,7 +185,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size"});
   add("signal generators not yet on cpu (their outputs are usually folded constants)", {"BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
-  add("detection and sampling not yet on cpu", {"RoiAlign", "GridSample", "AffineGrid", "DeformConv", "Det"});
+  add("detection and sampling not yet on cpu", {"RoiAlign", "AffineGrid", "DeformConv", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
   add("sequences and optionals are not tensors",
       {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",

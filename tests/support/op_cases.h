@@ -636,6 +636,13 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"STFT", 17, {{DType::kFloat, {2, 1000, 1}}, {DType::kInt64, {}, true, {160}}, {DType::kFloat, {400}}}});
   cases.push_back({"STFT", 17, {{DType::kFloat, {1, 64, 2}}, {DType::kInt64, {}, true, {7}}, none, {DType::kInt64, {}, true, {16}}},
                    {{"onesided", A::of_int(0)}}});
+  // GridSample on the reference's sampling, maps on threads: 2-D every mode and padding, 3-D.
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      cases.push_back({"GridSample", 16, {{DType::kFloat, {2, 3, 6, 7}}, {DType::kFloat, {2, 4, 5, 2}}},
+                       {{"mode", A::of_string(mode)}, {"padding_mode", A::of_string(padding)}}});
+  cases.push_back({"GridSample", 20, {{DType::kFloat, {1, 4, 3, 4, 5}}, {DType::kFloat, {1, 2, 3, 4, 3}}},
+                   {{"align_corners", A::of_int(1)}}});
   return cases;
 }
 

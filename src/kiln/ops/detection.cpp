@@ -78,11 +78,6 @@ Result<NmsParams> nms_params(const Ctx& ctx, const std::vector<const Tensor*>& i
 }
 
 // The selected [batch, class, box] triples, flattened, in batch, class, then selection order.
-// Runs the tasks one after the other (the shape rule, the reference kernel).
-void run_in_order(int64_t count, const std::function<void(int64_t)>& task) {
-  for (int64_t i = 0; i < count; ++i) task(i);
-}
-
 template <class Ctx>
 Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<const Tensor*>& in, const TaskRunner& run_tasks) {
   KILN_ASSIGN_OR_RETURN(NmsParams p, nms_params(ctx, in));

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "kiln/ops/conv.h"
+#include "kiln/ops/grid_sample.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/interpolation.h"
@@ -201,33 +202,7 @@ double grid_sample_at(const SpatialMap& m, const std::vector<double>& x, const G
   return weighted_taps(m, position, weight);
 }
 
-Status grid_sample_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(GridSampleAttrs a, grid_sample_attrs(ctx.node()));
-  const Tensor& x = *ctx.input(0);
-  const std::vector<double> in = as_doubles(x), grid = as_doubles(*ctx.input(1));
-  Tensor& y = *ctx.output(0);
-  const std::vector<int64_t>& xs = x.shape();
-  const size_t rank = xs.size() - 2;
-  const std::vector<int64_t> spatial(xs.begin() + 2, xs.end());
-  const int64_t batch = xs[0], channels = xs[1], map_size = dims_product(xs, 2, xs.size());
-  const int64_t points = dims_product(y.shape(), 2, y.shape().size());
-  std::vector<double> out(static_cast<size_t>(y.element_count())), position(rank);
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c) {
-      const SpatialMap m{in.data() + (n * channels + c) * map_size, spatial};
-      double* o = out.data() + (n * channels + c) * points;
-      const double* g = grid.data() + n * points * static_cast<int64_t>(rank);
-      for (int64_t i = 0; i < points; ++i) {
-        // the grid lists coordinates innermost first: (x, y, z...) for dims (..., z, y, x)
-        for (size_t d = 0; d < rank; ++d)
-          position[d] = unnormalize(g[i * static_cast<int64_t>(rank) + static_cast<int64_t>(rank - 1 - d)], spatial[d],
-                                    a.align_corners);
-        o[i] = grid_sample_at(m, position, a);
-      }
-    }
-  store_doubles(out, y);
-  return Status::ok();
-}
+Status grid_sample_kernel(KernelContext& ctx) { return grid_sample(ctx, run_in_order); }
 
 // ---- RoiAlign ----
 
@@ -545,6 +520,41 @@ Status deform_conv_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Status grid_sample(KernelContext& ctx, const TaskRunner& run) {
+  KILN_ASSIGN_OR_RETURN(const GridSampleAttrs a, grid_sample_attrs(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  const Tensor& grid_tensor = *ctx.input(1);
+  Tensor& y = *ctx.output(0);
+  const std::vector<int64_t>& xs = x.shape();
+  const size_t rank = xs.size() - 2;
+  const std::vector<int64_t> spatial(xs.begin() + 2, xs.end());
+  const int64_t batch = xs[0], channels = xs[1], map_size = dims_product(xs, 2, xs.size());
+  const int64_t points = dims_product(y.shape(), 2, y.shape().size());
+  // Each point's pixel coordinates, outermost dim first (the grid lists them innermost first:
+  // (x, y, z...) for dims (..., z, y, x)), computed once for every channel.
+  const std::vector<double> grid = as_doubles(grid_tensor);
+  std::vector<double> positions(static_cast<size_t>(batch * points) * rank);
+  for (int64_t p = 0; p < batch * points; ++p)
+    for (size_t d = 0; d < rank; ++d)
+      positions[static_cast<size_t>(p) * rank + d] =
+          unnormalize(grid[static_cast<size_t>(p) * rank + rank - 1 - d], spatial[d], a.align_corners);
+  dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    run(batch * channels, [&](int64_t plane) {  // one (image, channel) map per task
+      std::vector<double> values(static_cast<size_t>(map_size)), position(rank);
+      for (int64_t i = 0; i < map_size; ++i) values[static_cast<size_t>(i)] = load(in[plane * map_size + i]);
+      const SpatialMap m{values.data(), spatial};
+      const double* p = positions.data() + static_cast<size_t>((plane / channels) * points) * rank;
+      for (int64_t i = 0; i < points; ++i) {
+        position.assign(p + static_cast<size_t>(i) * rank, p + static_cast<size_t>(i + 1) * rank);
+        out[plane * points + i] = from_double<T>(grid_sample_at(m, position, a));
+      }
+    });
+  });
+  return Status::ok();
+}
 
 void register_sampling_ops(OpRegistry& r) {
   r.add({"", "GridSample", 16, grid_sample_rule, grid_sample_kernel});

@@ -62,6 +62,9 @@ void add_signal_kernels(CpuKernelTable& table);
 // After add_eltwise_kernels: Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 
+// An ops::TaskRunner on OpenMP threads (dynamic schedule), for the kernels the reference shares.
+void run_on_threads(int64_t count, const std::function<void(int64_t)>& task);
+
 // `preferred` where it supports a node, `otherwise` where it does not.
 CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise);
 

@@ -227,6 +227,11 @@ CpuKernel node_only(std::function<Capability(const ir::Node&)> supports,
   return {std::move(supports), [build = std::move(build)](const ir::Node& node, KernelBuild&) { return build(node); }};
 }
 
+void run_on_threads(int64_t count, const std::function<void(int64_t)>& task) {
+#pragma omp parallel for schedule(dynamic) if (count > 1)
+  for (int64_t i = 0; i < count; ++i) task(i);
+}
+
 CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise) {
   return {[=](const ir::Node& node) {
             const Capability first = preferred.supports(node);

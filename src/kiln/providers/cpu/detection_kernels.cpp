@@ -1,15 +1,13 @@
-// cpu kernel for NonMaxSuppression: the reference's greedy selection (ops/non_max_suppression.h),
-// its (batch, class) pairs spread over OpenMP threads when there are several.
+// cpu kernels for NonMaxSuppression and GridSample: the reference's kernels (the greedy selection
+// of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their independent tasks
+// ((batch, class) selections, (image, channel) maps) spread over OpenMP threads.
+#include "kiln/ops/grid_sample.h"
 #include "kiln/ops/non_max_suppression.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 
 namespace kiln::providers::cpu {
 namespace {
-
-void run_on_threads(int64_t count, const std::function<void(int64_t)>& task) {
-#pragma omp parallel for schedule(dynamic) if (count > 1)
-  for (int64_t i = 0; i < count; ++i) task(i);
-}
 
 Capability nms_supports(const ir::Node& node) {
   for (size_t i : {0, 1})
@@ -18,9 +16,19 @@ Capability nms_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+Capability grid_sample_supports(const ir::Node& node) {
+  for (size_t i : {0, 1})
+    if (!node.input(i) || !node.input(i)->type.is_tensor() || !ops::is_float_dtype(node.input(i)->type.dtype))
+      return Capability::no("GridSample of inputs that are not float tensors");
+  return Capability::yes();
+}
+
 }  // namespace
 
 void add_detection_kernels(CpuKernelTable& table) {
+  table["GridSample"] = node_only(grid_sample_supports, [](const ir::Node&) -> Result<ops::Kernel> {
+    return ops::Kernel([](ops::KernelContext& ctx) { return ops::grid_sample(ctx, run_on_threads); });
+  });
   table["NonMaxSuppression"] = node_only(nms_supports, [](const ir::Node&) -> Result<ops::Kernel> {
     return ops::Kernel([](ops::KernelContext& ctx) { return ops::non_max_suppression(ctx, run_on_threads); });
   });
