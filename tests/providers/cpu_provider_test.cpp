@@ -33,7 +33,7 @@ const std::set<std::string> kAccelerated = {
     "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
     "Reciprocal", "Softsign", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "IsNaN", "IsInf", "Tile",
     "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK", "CumSum", "Mod", "BitShift", "Sum", "Mean", "Trilu", "EyeLike", "Range", "OneHot",
-    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT", "Shrink", "GridSample"};
+    "NonMaxSuppression", "NonZero", "Compress", "LpNormalization", "LRN", "GRU", "RNN", "Einsum", "ReverseSequence", "DFT", "STFT", "Shrink", "GridSample", "RoiAlign"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
 const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
@@ -44,14 +44,16 @@ const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "G
                                          "NonMaxSuppression", "NonZero", "Compress", "GRU", "RNN", "LSTM", "ReverseSequence"};
 
 // float32 data, or any dtype for the data movement, comparison, logic, Cast and Pad kernels; bool masks of attention, Resize's
-// int64 sizes and ReduceSum's int64 axes: the cases cpu must run.
+// int64 sizes, ReduceSum's int64 axes, RoiAlign's batch indices, DFT's and STFT's lengths and steps: the
+// cases cpu must run.
 bool runs_on_cpu(const OpCase& c) {
   if (kAnyDtype.count(c.op)) return true;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const TensorSpec& t = c.inputs[i];
     if (t.omitted() || t.dtype == DType::kFloat) continue;
     if (t.dtype == DType::kBool && c.op == "kiln.Attention") continue;
-    if (t.dtype == DType::kInt64 && (c.op == "Resize" || c.op == "ReduceSum") && i > 0) continue;
+    if (t.dtype == DType::kInt64 && (c.op == "Resize" || c.op == "ReduceSum" || c.op == "RoiAlign" || c.op == "DFT" || c.op == "STFT") && i > 0)
+      continue;
     return false;
   }
   return true;
@@ -185,7 +187,7 @@ std::map<std::string, std::string> ops_without_cpu_kernels() {
   add("shape and constant ops: folded at compile time, or cpu's integer shape arithmetic when small",
       {"Constant", "Shape", "Size"});
   add("signal generators not yet on cpu (their outputs are usually folded constants)", {"BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix"});
-  add("detection and sampling not yet on cpu", {"RoiAlign", "AffineGrid", "DeformConv", "Det"});
+  add("detection and sampling not yet on cpu", {"AffineGrid", "DeformConv", "Det"});
   add("random: the reference's seeded stream", {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
   add("sequences and optionals are not tensors",
       {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",

@@ -643,6 +643,13 @@ inline std::vector<OpCase> standard_op_cases() {
                        {{"mode", A::of_string(mode)}, {"padding_mode", A::of_string(padding)}}});
   cases.push_back({"GridSample", 20, {{DType::kFloat, {1, 4, 3, 4, 5}}, {DType::kFloat, {1, 2, 3, 4, 3}}},
                    {{"align_corners", A::of_int(1)}}});
+  // RoiAlign: avg and max, several rois over two images, sampling ratio given and adaptive.
+  for (const char* mode : {"avg", "max"})
+    cases.push_back({"RoiAlign", 16,
+                     {{DType::kFloat, {2, 3, 10, 12}}, {DType::kFloat, {4, 4}, false, {0, 0, 5, 5, 1.5, 2, 9, 7.5, 3, 1, 11, 9, 0, 0, 12, 10}},
+                      {DType::kInt64, {4}, false, {0, 1, 1, 0}}},
+                     {{"mode", A::of_string(mode)}, {"output_height", A::of_int(3)}, {"output_width", A::of_int(4)},
+                      {"sampling_ratio", A::of_int(std::string(mode) == "avg" ? 2 : 0)}, {"spatial_scale", A::of_float(0.9f)}}});
   return cases;
 }
 

@@ -1,6 +1,7 @@
-// GridSample's kernel (opsets 16 and 20, sampling.cpp), shared by the reference and the cpu
-// provider: each (image, channel) map is sampled at every grid point, in double, one task per map;
-// the caller says how the tasks run (in order, or on its threads).
+// The sampling kernels of GridSample (opsets 16 and 20) and RoiAlign (sampling.cpp), shared by the
+// reference and the cpu provider: GridSample samples each (image, channel) map at every grid point,
+// RoiAlign pools each (roi, channel)'s bins, in double, one task per map or (roi, channel); the
+// caller says how the tasks run (in order, or on its threads).
 #pragma once
 
 #include "kiln/ops/op_registry.h"
@@ -10,5 +11,7 @@ namespace kiln::ops {
 
 // Samples input 0 at input 1's grid into output 0 (sized by the shape rule).
 Status grid_sample(KernelContext& ctx, const TaskRunner& run);
+// Pools inputs 0 (X), 1 (rois), 2 (batch_indices) into output 0 (sized by the shape rule).
+Status roi_align(KernelContext& ctx, const TaskRunner& run);
 
 }  // namespace kiln::ops

@@ -334,30 +334,7 @@ double pool_bin(const double* plane, const SampleTaps* taps, int64_t count, bool
   return max_mode ? acc : acc / static_cast<double>(std::max<int64_t>(count, 1));
 }
 
-Status roi_align_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(RoiAlignAttrs a, roi_align_attrs(ctx.node()));
-  const Tensor& x = *ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> batch_indices, read_int64s(*ctx.input(2), "batch_indices"));
-  const std::vector<double> in = as_doubles(x), rois = as_doubles(*ctx.input(1));
-  Tensor& y = *ctx.output(0);
-  const std::vector<int64_t>& xs = x.shape();
-  const int64_t channels = xs[1], plane = xs[2] * xs[3], bins = a.height * a.width, roi_count = y.shape()[0];
-  if (static_cast<int64_t>(rois.size()) != roi_count * 4 || static_cast<int64_t>(batch_indices.size()) != roi_count)
-    return ctx.error("rois and batch_indices must describe the same number of rois");
-  std::vector<double> out(static_cast<size_t>(y.element_count()));
-  for (int64_t r = 0; r < roi_count; ++r) {
-    const int64_t b = batch_indices[static_cast<size_t>(r)];
-    if (b < 0 || b >= xs[0]) return ctx.error("batch index " + std::to_string(b) + " out of range for batch " + std::to_string(xs[0]));
-    const double* roi = rois.data() + r * 4;
-    KILN_ASSIGN_OR_RETURN(RoiSamples s, roi_samples(ctx, a, {roi[0], roi[1], roi[2], roi[3]}, xs[2], xs[3]));
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t bin = 0; bin < bins; ++bin)
-        out[static_cast<size_t>((r * channels + c) * bins + bin)] =
-            pool_bin(in.data() + (b * channels + c) * plane, s.taps.data() + bin * s.per_bin, s.per_bin, a.max_mode);
-  }
-  store_doubles(out, y);
-  return Status::ok();
-}
+Status roi_align_kernel(KernelContext& ctx) { return roi_align(ctx, run_in_order); }
 
 // ---- AffineGrid: theta [N, 2, 3] or [N, 3, 4] and size [N, C, (D,) H, W] -> grid [N, (D,) H, W, 2 or 3] ----
 
@@ -553,6 +530,38 @@ Status grid_sample(KernelContext& ctx, const TaskRunner& run) {
       }
     });
   });
+  return Status::ok();
+}
+
+Status roi_align(KernelContext& ctx, const TaskRunner& run) {
+  KILN_ASSIGN_OR_RETURN(const RoiAlignAttrs a, roi_align_attrs(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> batch_indices, read_int64s(*ctx.input(2), "batch_indices"));
+  const std::vector<double> rois = as_doubles(*ctx.input(1));
+  Tensor& y = *ctx.output(0);
+  const std::vector<int64_t>& xs = x.shape();
+  const int64_t channels = xs[1], plane = xs[2] * xs[3], bins = a.height * a.width, roi_count = y.shape()[0];
+  if (static_cast<int64_t>(rois.size()) != roi_count * 4 || static_cast<int64_t>(batch_indices.size()) != roi_count)
+    return ctx.error("rois and batch_indices must describe the same number of rois");
+  // Every roi's taps first (and its errors), then one task per (roi, channel).
+  std::vector<RoiSamples> samples;
+  for (int64_t r = 0; r < roi_count; ++r) {
+    const int64_t b = batch_indices[static_cast<size_t>(r)];
+    if (b < 0 || b >= xs[0]) return ctx.error("batch index " + std::to_string(b) + " out of range for batch " + std::to_string(xs[0]));
+    const double* roi = rois.data() + r * 4;
+    KILN_ASSIGN_OR_RETURN(RoiSamples s, roi_samples(ctx, a, {roi[0], roi[1], roi[2], roi[3]}, xs[2], xs[3]));
+    samples.push_back(std::move(s));
+  }
+  const std::vector<double> in = as_doubles(x);
+  std::vector<double> out(static_cast<size_t>(y.element_count()));
+  run(roi_count * channels, [&](int64_t task) {
+    const int64_t r = task / channels, c = task % channels, b = batch_indices[static_cast<size_t>(r)];
+    const RoiSamples& s = samples[static_cast<size_t>(r)];
+    for (int64_t bin = 0; bin < bins; ++bin)
+      out[static_cast<size_t>(task * bins + bin)] =
+          pool_bin(in.data() + (b * channels + c) * plane, s.taps.data() + bin * s.per_bin, s.per_bin, a.max_mode);
+  });
+  store_doubles(out, y);
   return Status::ok();
 }
 

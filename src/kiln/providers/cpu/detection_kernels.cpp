@@ -1,6 +1,7 @@
-// cpu kernels for NonMaxSuppression and GridSample: the reference's kernels (the greedy selection
-// of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their independent tasks
-// ((batch, class) selections, (image, channel) maps) spread over OpenMP threads.
+// cpu kernels for NonMaxSuppression, GridSample and RoiAlign: the reference's kernels (the greedy
+// selection of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their independent
+// tasks ((batch, class) selections, (image, channel) maps, (roi, channel) bins) spread over OpenMP
+// threads.
 #include "kiln/ops/grid_sample.h"
 #include "kiln/ops/non_max_suppression.h"
 #include "kiln/ops/op_helpers.h"
@@ -29,6 +30,14 @@ void add_detection_kernels(CpuKernelTable& table) {
   table["GridSample"] = node_only(grid_sample_supports, [](const ir::Node&) -> Result<ops::Kernel> {
     return ops::Kernel([](ops::KernelContext& ctx) { return ops::grid_sample(ctx, run_on_threads); });
   });
+  table["RoiAlign"] = node_only(
+      [](const ir::Node& node) {
+        Capability c = grid_sample_supports(node);  // X and rois: float tensors
+        return c.supported ? c : Capability::no("RoiAlign of inputs that are not float tensors");
+      },
+      [](const ir::Node&) -> Result<ops::Kernel> {
+        return ops::Kernel([](ops::KernelContext& ctx) { return ops::roi_align(ctx, run_on_threads); });
+      });
   table["NonMaxSuppression"] = node_only(nms_supports, [](const ir::Node&) -> Result<ops::Kernel> {
     return ops::Kernel([](ops::KernelContext& ctx) { return ops::non_max_suppression(ctx, run_on_threads); });
   });
