@@ -416,14 +416,6 @@ Status deform_conv_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-std::vector<double> doubles_of(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.element_count()));
-  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = load(t.data<T>()[i]);
-  });
-  return v;
-}
-
 // X's value at (h, w) by bilinear interpolation, corners outside the image counting 0.
 double sample_or_zero(const std::vector<double>& image, int64_t height, int64_t width, double h, double w) {
   if (h <= -1 || h >= static_cast<double>(height) || w <= -1 || w >= static_cast<double>(width)) return 0;
@@ -459,9 +451,9 @@ Status deform_conv_kernel(KernelContext& ctx) {
   if (mask && mask->shape() != std::vector<int64_t>{n, offset_groups * taps, oh, ow})
     return ctx.error("mask must have shape [N, offset_group * kH * kW, oH, oW], got " + shape_to_string(mask->shape()));
   if (bias && bias->element_count() != oc) return ctx.error("B must hold one value per output channel");
-  const std::vector<double> xs = doubles_of(x), ws = doubles_of(w), offs = doubles_of(offset);
-  const std::vector<double> masks = mask ? doubles_of(*mask) : std::vector<double>();
-  const std::vector<double> bs = bias ? doubles_of(*bias) : std::vector<double>(static_cast<size_t>(oc), 0.0);
+  const std::vector<double> xs = as_doubles(x), ws = as_doubles(w), offs = as_doubles(offset);
+  const std::vector<double> masks = mask ? as_doubles(*mask) : std::vector<double>();
+  const std::vector<double> bs = bias ? as_doubles(*bias) : std::vector<double>(static_cast<size_t>(oc), 0.0);
   const int64_t per_group = c / group, out_per_group = oc / group, per_offset_group = c / offset_groups;
   std::vector<double> out(static_cast<size_t>(y.element_count()));
   std::vector<double> columns(static_cast<size_t>(c * taps * positions));
