@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "support/differential.h"
@@ -310,21 +311,29 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"PRelu", 16, {{DType::kFloat, {1, 64, 56, 56}}, {DType::kFloat, {64, 1, 1}, true}}});
   cases.push_back({"PRelu", 16, {{DType::kFloat, {3, 5}}, {DType::kFloat, {5}}}});
   cases.push_back({"PRelu", 16, {{DType::kInt32, {2, 5}, false, small_ints(10, 9)}, {DType::kInt32, {}, true, {3}}}});
+  // 8-bit data over its whole range: random_tensor's integers (0 to 9) would hide saturation and
+  // the sign of int8 activations.
+  const auto full_range = [](DType dtype, std::vector<int64_t> shape, bool constant = false) {
+    std::mt19937 rng(static_cast<unsigned>(shape_element_count(shape)));
+    std::vector<double> values(static_cast<size_t>(shape_element_count(shape)));
+    for (double& v : values) v = static_cast<double>(static_cast<int>(rng() % 256) - (dtype == DType::kInt8 ? 128 : 0));
+    return TensorSpec{dtype, std::move(shape), constant, std::move(values)};
+  };
   // Dynamic quantization: the range and rounding of DynamicQuantizeLinear; ConvInteger with uint8
   // and int8 weights, per-tensor and per-channel weight zero points, padding, strides and groups.
   cases.push_back({"DynamicQuantizeLinear", 11, {{DType::kFloat, {2, 3, 17}}}, {}, 3});
   cases.push_back({"DynamicQuantizeLinear", 11, {{DType::kFloat, {1, 64, 32, 32}}}, {}, 3});
   cases.push_back({"ConvInteger", 10,
-                   {{DType::kUInt8, {1, 8, 9, 9}}, {DType::kUInt8, {16, 8, 3, 3}, true}, {DType::kUInt8, {}, false, {120}},
+                   {full_range(DType::kUInt8, {1, 8, 9, 9}), full_range(DType::kUInt8, {16, 8, 3, 3}, true), {DType::kUInt8, {}, false, {120}},
                     {DType::kUInt8, {}, true, {135}}},
                    {{"pads", A::of_ints({1, 1, 1, 1})}}});
   cases.push_back({"ConvInteger", 10,
-                   {{DType::kUInt8, {2, 16, 11, 10}}, {DType::kUInt8, {16, 8, 3, 3}, true}, {DType::kUInt8, {}, false, {3}},
+                   {full_range(DType::kUInt8, {2, 16, 11, 10}), full_range(DType::kUInt8, {16, 8, 3, 3}, true), {DType::kUInt8, {}, false, {3}},
                     {DType::kUInt8, {16}, true, {0, 255, 128, 7, 90, 200, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}},
                    {{"group", A::of_int(2)}, {"strides", A::of_ints({2, 2})}, {"pads", A::of_ints({1, 0, 1, 1})}}});
-  cases.push_back({"ConvInteger", 10, {{DType::kUInt8, {1, 3, 7, 7}}, {DType::kInt8, {5, 3, 1, 1}, true}}});
+  cases.push_back({"ConvInteger", 10, {full_range(DType::kUInt8, {1, 3, 7, 7}), full_range(DType::kInt8, {5, 3, 1, 1}, true)}});
   cases.push_back({"ConvInteger", 10,
-                   {{DType::kInt8, {1, 4, 6, 6}}, {DType::kInt8, {6, 4, 3, 3}, true}, {DType::kInt8, {}, false, {-7}},
+                   {full_range(DType::kInt8, {1, 4, 6, 6}), full_range(DType::kInt8, {6, 4, 3, 3}, true), {DType::kInt8, {}, false, {-7}},
                     {DType::kInt8, {6}, true, {0, -128, 127, 5, -3, 1}}},
                    {{"dilations", A::of_ints({2, 1})}}});
   // Opset 18-20 element-wise ops: Mish, Gelu's two forms, the bitwise ops with broadcasting.
@@ -333,7 +342,7 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Gelu", 20, {{DType::kFloat, {4, 77}}}, {{"approximate", A::of_string("tanh")}}});
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     cases.push_back({op, 18, {{DType::kInt32, {3, 4, 5}, false, small_ints(60, 1000)}, {DType::kInt32, {5}, false, small_ints(5, 77)}}});
-    cases.push_back({op, 18, {{DType::kUInt8, {6, 1}}, {DType::kUInt8, {1, 7}}}});
+    cases.push_back({op, 18, {full_range(DType::kUInt8, {6, 1}), full_range(DType::kUInt8, {1, 7})}});
   }
   cases.push_back({"BitwiseNot", 18, {{DType::kInt64, {2, 9}, false, small_ints(18, 5000)}}});
   cases.push_back({"BitwiseNot", 18, {{DType::kUInt16, {33}}}});
@@ -350,34 +359,34 @@ inline std::vector<OpCase> standard_op_cases() {
                     {DType::kInt8, {7}, true, {-128, -5, 0, 5, 127, 1, -1}}},
                    {{"axis", A::of_int(-1)}}});
   cases.push_back({"QuantizeLinear", 13, {{DType::kInt32, {2, 50}, false, small_ints(100, 2001)}, {DType::kFloat, {}, true, {3.5}}, {DType::kInt8, {}, true, {2}}}});
-  cases.push_back({"DequantizeLinear", 10, {{DType::kUInt8, {2, 3, 40}}, {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {128}}}});
-  cases.push_back({"DequantizeLinear", 13, {{DType::kInt8, {1, 64, 33, 33}}, {DType::kFloat, {}, false, {0.003}}, {DType::kInt8, {}, false, {-3}}}});
+  cases.push_back({"DequantizeLinear", 10, {full_range(DType::kUInt8, {2, 3, 40}), {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {128}}}});
+  cases.push_back({"DequantizeLinear", 13, {full_range(DType::kInt8, {1, 64, 33, 33}), {DType::kFloat, {}, false, {0.003}}, {DType::kInt8, {}, false, {-3}}}});
   cases.push_back({"DequantizeLinear", 13,
-                   {{DType::kUInt8, {2, 4, 3, 5}}, {DType::kFloat, {4}, true, {0.01, 0.002, 0.1, 1.0}}, {DType::kUInt8, {4}, true, {0, 10, 128, 255}}}});
-  cases.push_back({"DequantizeLinear", 13, {{DType::kInt8, {3, 7}}, {DType::kFloat, {3}, true, {0.5, 0.25, 2.0}}, no_input}, {{"axis", A::of_int(0)}}});
+                   {full_range(DType::kUInt8, {2, 4, 3, 5}), {DType::kFloat, {4}, true, {0.01, 0.002, 0.1, 1.0}}, {DType::kUInt8, {4}, true, {0, 10, 128, 255}}}});
+  cases.push_back({"DequantizeLinear", 13, {full_range(DType::kInt8, {3, 7}), {DType::kFloat, {3}, true, {0.5, 0.25, 2.0}}, no_input}, {{"axis", A::of_int(0)}}});
   cases.push_back({"DequantizeLinear", 13, {{DType::kInt32, {2, 50}}, {DType::kFloat, {}, true, {0.125}}}});
   // Requantizing convolutions: uint8 and int8 activations and outputs, per-tensor and per-channel
   // weight scales and zero points, bias, groups, strides.
   cases.push_back({"QLinearConv", 10,
-                   {{DType::kUInt8, {1, 8, 9, 9}}, {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {120}},
-                    {DType::kUInt8, {16, 8, 3, 3}, true}, {DType::kFloat, {}, true, {0.005}}, {DType::kUInt8, {}, true, {135}},
+                   {full_range(DType::kUInt8, {1, 8, 9, 9}), {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {120}},
+                    full_range(DType::kUInt8, {16, 8, 3, 3}, true), {DType::kFloat, {}, true, {0.005}}, {DType::kUInt8, {}, true, {135}},
                     {DType::kFloat, {}, true, {0.05}}, {DType::kUInt8, {}, true, {100}}, {DType::kInt32, {16}, true}},
                    {{"pads", A::of_ints({1, 1, 1, 1})}}});
   std::vector<double> per_channel_scales;
   for (int c = 0; c < 16; ++c) per_channel_scales.push_back(0.001 * (c + 1));
   cases.push_back({"QLinearConv", 10,
-                   {{DType::kInt8, {2, 16, 11, 10}}, {DType::kFloat, {}, true, {0.03}}, {DType::kInt8, {}, true, {-4}},
-                    {DType::kInt8, {16, 8, 3, 3}, true}, {DType::kFloat, {16}, true, per_channel_scales},
+                   {full_range(DType::kInt8, {2, 16, 11, 10}), {DType::kFloat, {}, true, {0.03}}, {DType::kInt8, {}, true, {-4}},
+                    full_range(DType::kInt8, {16, 8, 3, 3}, true), {DType::kFloat, {16}, true, per_channel_scales},
                     {DType::kInt8, {16}, true, {0, -1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12, -13, 14, -15}},
                     {DType::kFloat, {}, true, {0.02}}, {DType::kInt8, {}, true, {-10}}},
                    {{"group", A::of_int(2)}, {"strides", A::of_ints({2, 2})}, {"pads", A::of_ints({1, 0, 1, 1})}}});
   // Integer products: rank 1 to 3 A, per-row and per-column zero points and scales, uint8 and int8.
-  cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {4, 33}}, {DType::kUInt8, {33, 17}, true}, {DType::kUInt8, {}, false, {7}},
+  cases.push_back({"MatMulInteger", 10, {full_range(DType::kUInt8, {4, 33}), full_range(DType::kUInt8, {33, 17}, true), {DType::kUInt8, {}, false, {7}},
                                          {DType::kUInt8, {}, true, {128}}}});
-  cases.push_back({"MatMulInteger", 10, {{DType::kInt8, {2, 3, 64}}, {DType::kInt8, {64, 40}, true}, {DType::kInt8, {3}, false, {-1, 0, 5}},
+  cases.push_back({"MatMulInteger", 10, {full_range(DType::kInt8, {2, 3, 64}), full_range(DType::kInt8, {64, 40}, true), {DType::kInt8, {3}, false, {-1, 0, 5}},
                                          {DType::kInt8, {40}, true, small_ints(40, 255)}}});
-  cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {64}}, {DType::kInt8, {64, 9}, true}}});
-  cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {3, 5, 24}}, {DType::kUInt8, {24, 7}}, {DType::kUInt8, {}, false, {9}},
+  cases.push_back({"MatMulInteger", 10, {full_range(DType::kUInt8, {64}), full_range(DType::kInt8, {64, 9}, true)}});
+  cases.push_back({"MatMulInteger", 10, {full_range(DType::kUInt8, {3, 5, 24}), full_range(DType::kUInt8, {24, 7}), {DType::kUInt8, {}, false, {9}},
                                          {DType::kUInt8, {7}, false, {0, 1, 128, 255, 7, 8, 200}}}});  // B given at run time
   // GroupNormalization: scale and bias per group (18) and per channel (21).
   cases.push_back({"GroupNormalization", 18, {{DType::kFloat, {2, 6, 5, 4}}, {DType::kFloat, {3}, true}, {DType::kFloat, {3}, true}},
@@ -395,7 +404,7 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"DepthToSpace", 13, {{DType::kFloat, {2, 8, 3, 5}}}, {{"blocksize", A::of_int(2)}}});
   cases.push_back({"DepthToSpace", 13, {{DType::kFloat, {1, 18, 4, 4}}}, {{"blocksize", A::of_int(3)}, {"mode", A::of_string("CRD")}}});
   cases.push_back({"SpaceToDepth", 13, {{DType::kFloat, {2, 3, 6, 4}}}, {{"blocksize", A::of_int(2)}}});
-  cases.push_back({"SpaceToDepth", 13, {{DType::kInt8, {1, 2, 9, 3}}}, {{"blocksize", A::of_int(3)}}});
+  cases.push_back({"SpaceToDepth", 13, {full_range(DType::kInt8, {1, 2, 9, 3})}, {{"blocksize", A::of_int(3)}}});
   // Dilated windows: Kiln's own pooling loop on cpu.
   cases.push_back({"AveragePool", 19, {{DType::kFloat, {2, 3, 9, 8}}},
                    {{"kernel_shape", A::of_ints({3, 2})}, {"dilations", A::of_ints({2, 3})}, {"pads", A::of_ints({1, 2, 2, 1})},
@@ -405,17 +414,17 @@ inline std::vector<OpCase> standard_op_cases() {
                     {"strides", A::of_ints({2, 1})}}});
   cases.push_back({"MaxPool", 12, {{DType::kFloat, {1, 2, 10, 9}}},
                    {{"kernel_shape", A::of_ints({2, 3})}, {"dilations", A::of_ints({3, 2})}, {"pads", A::of_ints({1, 1, 1, 1})}}});
-  cases.push_back({"MatMulInteger", 10, {{DType::kUInt8, {128, 256}}, {DType::kUInt8, {256, 96}, true}, {DType::kUInt8, {}, false, {130}},
+  cases.push_back({"MatMulInteger", 10, {full_range(DType::kUInt8, {128, 256}), full_range(DType::kUInt8, {256, 96}, true), {DType::kUInt8, {}, false, {130}},
                                          {DType::kUInt8, {96}, true, small_ints(96, 255)}}});
   cases.push_back({"QLinearMatMul", 10,
-                   {{DType::kUInt8, {2, 5, 48}}, {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {128}},
-                    {DType::kUInt8, {48, 20}, true}, {DType::kFloat, {}, true, {0.004}}, {DType::kUInt8, {}, true, {120}},
+                   {full_range(DType::kUInt8, {2, 5, 48}), {DType::kFloat, {}, true, {0.02}}, {DType::kUInt8, {}, true, {128}},
+                    full_range(DType::kUInt8, {48, 20}, true), {DType::kFloat, {}, true, {0.004}}, {DType::kUInt8, {}, true, {120}},
                     {DType::kFloat, {}, true, {0.1}}, {DType::kUInt8, {}, true, {60}}}});
   std::vector<double> column_scales;
   for (int c = 0; c < 20; ++c) column_scales.push_back(0.0005 * (c + 1));
   cases.push_back({"QLinearMatMul", 10,
-                   {{DType::kInt8, {6, 48}}, {DType::kFloat, {6}, true, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06}}, {DType::kInt8, {6}, true, {0, 1, -1, 2, -2, 3}},
-                    {DType::kInt8, {48, 20}, true}, {DType::kFloat, {20}, true, column_scales}, {DType::kInt8, {20}, true, small_ints(20, 200)},
+                   {full_range(DType::kInt8, {6, 48}), {DType::kFloat, {6}, true, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06}}, {DType::kInt8, {6}, true, {0, 1, -1, 2, -2, 3}},
+                    full_range(DType::kInt8, {48, 20}, true), {DType::kFloat, {20}, true, column_scales}, {DType::kInt8, {20}, true, small_ints(20, 200)},
                     {DType::kFloat, {}, true, {0.05}}, {DType::kInt8, {}, true, {-3}}}});
   const auto cast = [&](DType from, DType to, std::vector<int64_t> shape, std::vector<double> values = {}) {
     cases.push_back({"Cast", 13, {{from, std::move(shape), false, std::move(values)}}, {{"to", A::of_int(static_cast<int64_t>(to))}}});

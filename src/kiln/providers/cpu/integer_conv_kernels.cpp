@@ -10,6 +10,9 @@
 // (channel sums, then the window's taps). All sums are exact in int32. oneDNN's int8 kernels on
 // CPUs without VNNI sum pairs of products in 16 bits (vpmaddubsw), which may saturate: there the
 // weights are split (split_int8_weights) and two convolutions give 64 * high + low, exactly.
+// oneDNN only ever sees uint8 activations: int8 ones become x + 128 (their sign bit flipped) with
+// the zero point moved alike, so x - xz is unchanged. oneDNN 2.6's own int8-activation path is not
+// exact below VNNI (it halves the weights), which gave wrong sums on AVX2 CPUs.
 #include <algorithm>
 #include <functional>
 
@@ -98,6 +101,7 @@ class IntegerConvolution {
   memory src_inner_, dst_inner_;
   std::vector<memory> packed_;  // the weights, or their high and low parts (split_int8_weights)
   std::shared_ptr<std::vector<int32_t>> low_part_;  // the low part's result, when split
+  std::shared_ptr<std::vector<uint8_t>> flipped_x_;  // int8 activations as uint8 (x + 128)
   std::vector<int32_t> zero_points_;  // the weights', shifted, per output channel
   std::shared_ptr<dnnl::stream> stream_;
 };
@@ -118,7 +122,8 @@ Result<IntegerConvolution> IntegerConvolution::build(const ir::Node& node, const
     return groups > 1 ? memory::dims{groups, outputs, in_per_group, w[2], w[3]} : memory::dims{outputs, in_per_group, w[2], w[3]};
   };
   c.signed_x_ = node.input(at.x)->type.dtype == DType::kInt8;
-  const memory::data_type x_type = c.signed_x_ ? memory::data_type::s8 : memory::data_type::u8;
+  const memory::data_type x_type = memory::data_type::u8;
+  if (c.signed_x_) c.flipped_x_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(shape_element_count(x)));
   // oneDNN's int8 kernels work on channels-last (or blocked) activations: the kernel reorders its
   // input in and its output out, in buffers of its own.
   auto any = [](const std::vector<int64_t>& d, memory::data_type t) { return memory::desc(memory::dims(d.begin(), d.end()), t, memory::format_tag::any); };
@@ -171,9 +176,19 @@ Status IntegerConvolution::accumulate(const ops::KernelContext& ctx, int32_t* ou
   const DType x_type = ctx.input(at_.x)->dtype();
   if (xz && (xz->element_count() != 1 || xz->dtype() != x_type)) return ctx.error("x_zero_point must be one value of x's type");
   int32_t x_zero = !xz ? 0 : signed_x_ ? xz->data<int8_t>()[0] : xz->data<uint8_t>()[0];
-  memory zero(memory::desc({1}, memory::data_type::s32, memory::format_tag::x), cpu_engine(), &x_zero);
+  int32_t unsigned_x_zero = signed_x_ ? x_zero + 128 : x_zero;
+  memory zero(memory::desc({1}, memory::data_type::s32, memory::format_tag::x), cpu_engine(), &unsigned_x_zero);
   return guard(ctx.node(), [&] {
-    src_in_.execute(*stream_, {{DNNL_ARG_FROM, wrap(src_, *ctx.input(at_.x))}, {DNNL_ARG_TO, src_inner_}});
+    void* x = const_cast<void*>(ctx.input(at_.x)->raw_data());
+    if (signed_x_) {
+      const auto* from = static_cast<const uint8_t*>(x);
+      uint8_t* to = flipped_x_->data();
+      const auto count = static_cast<int64_t>(flipped_x_->size());
+#pragma omp parallel for schedule(static) if (count >= (1 << 16))
+      for (int64_t i = 0; i < count; ++i) to[i] = from[i] ^ 0x80;
+      x = to;
+    }
+    src_in_.execute(*stream_, {{DNNL_ARG_FROM, memory(src_, cpu_engine(), x)}, {DNNL_ARG_TO, src_inner_}});
     for (size_t part = 0; part < packed_.size(); ++part) {
       main_.execute(*stream_, {{DNNL_ARG_SRC, src_inner_}, {DNNL_ARG_WEIGHTS, packed_[part]}, {DNNL_ARG_DST, dst_inner_},
                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero}});
