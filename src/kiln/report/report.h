@@ -28,6 +28,7 @@ struct MemorySection {
   int64_t naive_bytes = 0;  // no reuse
   int64_t buffers = 0;
   int64_t reused_buffers = 0;
+  int64_t concats_in_place = 0;  // Concats whose inputs are written into their output: nothing copied
   int64_t dynamic_values = 0;
   int64_t kernel_reorders = 0;  // activation reorders inside the plan's kernels (Winograd convs), per run
   int64_t output_bytes = 0;

@@ -206,6 +206,7 @@ std::string to_json(const Report& report, int indent) {
         {"naive_bytes", m.naive_bytes},
         {"buffers", m.buffers},
         {"reused_buffers", m.reused_buffers},
+        {"concats_in_place", m.concats_in_place},
         {"dynamic_values", m.dynamic_values},
         {"kernel_reorders", m.kernel_reorders},
         {"output_bytes", m.output_bytes}}},

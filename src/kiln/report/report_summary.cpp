@@ -49,6 +49,7 @@ std::string to_summary(const Report& r) {
     << "\n";
   s << "memory     arena " << mib(r.memory.arena_bytes) << " planned peak vs " << mib(r.memory.naive_bytes)
     << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "
+    << r.memory.concats_in_place << " concats in place, "
     << r.memory.dynamic_values << " dynamic\n";
   s << "times      import " << ms(r.stages.import_ms) << ", analysis " << ms(r.stages.analysis_ms) << ", passes "
     << ms(r.stages.passes_ms) << ", partition " << ms(r.stages.partition_ms) << ", plan " << ms(r.stages.plan_ms)

@@ -1,13 +1,13 @@
 // Plan building: specialise shapes, choose kernels, assign slots, plan the arena.
 #include "kiln/runtime/execution_plan.h"
 
-#include "kiln/runtime/body_plans.h"
-
-
 #include <algorithm>
+#include <set>
 
 #include "kiln/analysis/lifetimes.h"
 #include "kiln/analysis/type_inference.h"
+#include "kiln/runtime/body_plans.h"
+#include "kiln/runtime/concat_in_place.h"
 
 namespace kiln::runtime {
 
@@ -67,9 +67,12 @@ bool produced_by_self_allocating_op(const ir::Value* v, const ops::OpRegistry& r
 
 // Values that share one arena buffer: an op's output with the input it may overwrite
 // (OpDef::in_place_input) when that input is read by nothing after the op. Maps each such output to
-// the value whose buffer it takes (chains resolve to the first).
+// the value whose buffer it takes (chains resolve to the first). Values of Concats in place are left
+// out: their buffers hold other values too.
 std::map<const ir::Value*, const ir::Value*> in_place_pairs(const ir::Graph& graph, const ops::OpRegistry& registry,
-                                                            const std::vector<analysis::Lifetime>& lifetimes) {
+                                                            const std::vector<analysis::Lifetime>& lifetimes,
+                                                            const InPlaceConcats& concats) {
+  auto in_concat = [&](const ir::Value* v) { return concats.places.count(v) || concats.roots.count(v); };
   std::map<const ir::Value*, int64_t> last_read;
   for (const analysis::Lifetime& life : lifetimes) last_read[life.value] = life.last_step;
   std::map<const ir::Value*, const ir::Value*> owner;
@@ -82,6 +85,7 @@ std::map<const ir::Value*, const ir::Value*> in_place_pairs(const ir::Graph& gra
     const ir::Value* out = node.outputs[0];
     const auto read = in ? last_read.find(in) : last_read.end();
     if (read == last_read.end() || read->second != static_cast<int64_t>(step) || !last_read.count(out)) continue;
+    if (in_concat(in) || in_concat(out)) continue;
     if (std::count(node.inputs.begin(), node.inputs.end(), in) != 1) continue;
     if (in->type.dtype != out->type.dtype || !in->type.has_static_shape() || !out->type.has_static_shape() ||
         shape_element_count(in->type.shape->static_dims()) != shape_element_count(out->type.shape->static_dims()))
@@ -93,48 +97,68 @@ std::map<const ir::Value*, const ir::Value*> in_place_pairs(const ir::Graph& gra
 }
 
 // Arena slots for intermediates with static shapes; dynamic slots for the rest. In-place pairs
-// share one request spanning both lifetimes.
+// share one request spanning both lifetimes; so do the values of Concats in place, each at its
+// offset in the request of the value that owns the buffer.
 void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry, ExecutionPlan& plan,
                         std::map<const ir::Value*, int>& slot_of) {
-  std::vector<memory::BufferRequest> requests;
-  std::vector<std::vector<int>> request_slots;  // the slots each request serves
-  std::map<const ir::Value*, size_t> request_of;
   const std::vector<analysis::Lifetime> lifetimes = analysis::compute_lifetimes(graph);
-  const std::map<const ir::Value*, const ir::Value*> owner = in_place_pairs(graph, registry, lifetimes);
+  auto planned = [&](const ir::Value* v) {
+    return !slot_of.count(v) && v->type.has_static_shape() && v->type.dtype != DType::kString &&
+           v->type.dtype != DType::kUndefined && !produced_by_self_allocating_op(v, registry);
+  };
+  std::set<const ir::Value*> intermediates;
+  for (const analysis::Lifetime& life : lifetimes)
+    if (planned(life.value)) intermediates.insert(life.value);
+  const InPlaceConcats concats = place_concats_in_place(
+      graph, [&](const ir::Value* v) { return intermediates.count(v) > 0; }, memory::kArenaAlignment);
+  const std::map<const ir::Value*, const ir::Value*> owner = in_place_pairs(graph, registry, lifetimes, concats);
+  std::vector<memory::BufferRequest> requests;
+  std::vector<std::vector<std::pair<int, int64_t>>> request_slots;  // the slots each request serves, at byte offsets
+  std::map<const ir::Value*, size_t> request_of;
+  std::vector<std::pair<int, const analysis::Lifetime*>> in_concat_buffers;  // placed once their owners have requests
   for (const analysis::Lifetime& life : lifetimes) {
     const ir::Value* v = life.value;
     if (slot_of.count(v)) continue;
     ValueSlot slot;
     slot.value = v;
     slot.dtype = v->type.dtype;
-    const bool planned = v->type.has_static_shape() && v->type.dtype != DType::kString &&
-                         v->type.dtype != DType::kUndefined && !produced_by_self_allocating_op(v, registry);
-    slot.kind = planned ? ValueSlot::Kind::kArena : ValueSlot::Kind::kDynamic;
-    if (planned) {
+    slot.kind = intermediates.count(v) ? ValueSlot::Kind::kArena : ValueSlot::Kind::kDynamic;
+    const int index = static_cast<int>(plan.slots.size());
+    if (slot.kind == ValueSlot::Kind::kArena) {
       slot.shape = v->type.shape->static_dims();
       const auto shared = owner.find(v);
       const auto request = shared == owner.end() ? request_of.end() : request_of.find(shared->second);
-      if (request != request_of.end()) {
+      if (concats.places.count(v)) {
+        in_concat_buffers.emplace_back(index, &life);
+      } else if (request != request_of.end()) {
         memory::BufferRequest& r = requests[request->second];
         r.first_step = std::min(r.first_step, life.first_step);
         r.last_step = std::max(r.last_step, life.last_step);
-        request_slots[request->second].push_back(static_cast<int>(plan.slots.size()));
+        request_slots[request->second].emplace_back(index, 0);
         request_of[v] = request->second;
       } else {
         request_of[v] = requests.size();
         requests.push_back({static_cast<int64_t>(shape_element_count(slot.shape) * dtype_size(slot.dtype)),
                             life.first_step, life.last_step});
-        request_slots.push_back({static_cast<int>(plan.slots.size())});
+        request_slots.push_back({{index, 0}});
       }
     } else {
       ++plan.dynamic_values;
     }
-    slot_of[v] = static_cast<int>(plan.slots.size());
+    slot_of[v] = index;
     plan.slots.push_back(std::move(slot));
   }
+  for (const auto& [index, life] : in_concat_buffers) {
+    const InPlaceConcats::Place& place = concats.places.at(life->value);
+    const size_t request = request_of.at(place.root);
+    requests[request].first_step = std::min(requests[request].first_step, life->first_step);
+    requests[request].last_step = std::max(requests[request].last_step, life->last_step);
+    request_slots[request].emplace_back(index, place.byte_offset);
+  }
+  plan.concats_in_place = concats.elided;
   plan.memory = memory::plan_memory(requests);
   for (size_t i = 0; i < request_slots.size(); ++i)
-    for (int s : request_slots[i]) plan.slots[static_cast<size_t>(s)].offset = plan.memory.offsets[i];
+    for (const auto& [s, offset] : request_slots[i]) plan.slots[static_cast<size_t>(s)].offset = plan.memory.offsets[i] + offset;
 }
 
 // The kernel of `node` from `placed` (the partition's provider); when that provider cannot build
@@ -177,6 +201,7 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
     if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
     KILN_ASSIGN_OR_RETURN(step.kernel, kernel_by_policy(node, *provider, partition, providers, plan, step.provider));
     step.self_allocating = step.def->kernel_allocates_outputs;
+    step.elided = plan.concats_in_place.count(&node) > 0;
     for (const ir::Value* out : node.outputs)
       if (out && !out->type.is_tensor()) step.self_allocating = true;
     for (const ir::Value* in : node.inputs) {

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct Step {
   bool dynamic_outputs = false;
   // The kernel assigns its outputs: control flow, and any op that gives sequences or optionals.
   bool self_allocating = false;
+  // A Concat whose inputs their producers wrote into its output already (concat_in_place.h): not run.
+  bool elided = false;
   // Enclosing values the node's subgraphs read, by name, with their slots.
   std::vector<std::pair<std::string, int>> captured;
 };
@@ -55,6 +58,7 @@ struct ExecutionPlan {
   std::vector<int> output_slots;  // one per graph output
   memory::MemoryPlan memory;
   int64_t dynamic_values = 0;
+  std::set<const ir::Node*> concats_in_place;  // Concats elided: their inputs share their output's buffer
   providers::KernelBuild kernel_build;  // the implementations and CPU features the kernels need
   // Nodes re-placed while their kernels were built: the partition's provider could not build one
   // (UnsupportedTarget) and another the policy allows could.

@@ -319,6 +319,7 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   m.naive_bytes = plan.memory.naive_bytes;
   m.buffers = plan.memory.buffers;
   m.reused_buffers = plan.memory.reused_buffers;
+  m.concats_in_place = static_cast<int64_t>(plan.concats_in_place.size());
   m.dynamic_values = plan.dynamic_values;
   m.kernel_reorders = plan.kernel_build.activation_reorders();
   m.output_bytes = 0;
