@@ -40,9 +40,9 @@ class Case:
 
 CASES = []
 
-# Col2Im, CenterCropPad, AffineGrid, DeformConv and the Optional ops have no cpu kernel yet (each
-# listed with the reason in tests/providers/cpu_provider_test.cpp): their cases check the
-# reference's semantics, allowed to fall back to it.
+# The Optional ops have no cpu kernel (optionals are not tensors: listed with the reason in
+# tests/providers/cpu_provider_test.cpp): their cases check the reference's semantics, allowed to
+# fall back to it.
 NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
 
 
@@ -416,32 +416,27 @@ case("split_18_num_outputs", 18,
 case("col2im_18", 18,
      lambda: single("Col2Im", 18, [("x", "float32", (1, 8, 12))], [("y", "float32", (1, 2, 4, 5))],
                     {"image_shape": i64([4, 5]), "block_shape": i64([2, 2])}),
-     _x((1, 8, 12)),
-     kiln_args=NO_CPU_KERNEL)
+     _x((1, 8, 12)))
 case("col2im_18_strides_pads", 18,
      lambda: single("Col2Im", 18, [("x", "float32", (1, 8, 9))], [("y", "float32", (1, 2, 5, 5))],
                     {"image_shape": i64([5, 5]), "block_shape": i64([2, 2])}, strides=[2, 2], pads=[1, 1, 1, 1]),
-     _x((1, 8, 9)),
-     kiln_args=NO_CPU_KERNEL)
+     _x((1, 8, 9)))
 # CenterCropPad-18: crop 7x8 to 4x5 over axes [1, 2] (odd differences); then crop one axis and pad
 # another with no axes attribute.
 case("centercroppad_18_crop", 18,
      lambda: single("CenterCropPad", 18, [("x", "float32", (2, 7, 8))], [("y", "float32", (2, 4, 5))],
                     {"shape": i64([4, 5])}, axes=[1, 2]),
-     _x((2, 7, 8)),
-     kiln_args=NO_CPU_KERNEL)
+     _x((2, 7, 8)))
 case("centercroppad_18_crop_and_pad", 18,
      lambda: single("CenterCropPad", 18, [("x", "float32", (2, 3, 4))], [("y", "float32", (2, 2, 7))],
                     {"shape": i64([2, 2, 7])}),
-     _x((2, 3, 4)),
-     kiln_args=NO_CPU_KERNEL)
+     _x((2, 3, 4)))
 # AffineGrid-20, 2-D: theta [N, 2, 3], size (N, C, H, W) -> grid [N, H, W, 2].
 for _ac in (0, 1):
     case("affinegrid_20_align_corners%d" % _ac, 20,
          lambda ac=_ac: single("AffineGrid", 20, [("theta", "float32", (2, 2, 3))], [("grid", "float32", (2, 4, 5, 2))],
                                {"size": i64([2, 3, 4, 5])}, align_corners=ac),
-         lambda rng: {"theta": uniform(rng, (2, 2, 3))},
-         kiln_args=NO_CPU_KERNEL)
+         lambda rng: {"theta": uniform(rng, (2, 2, 3))})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,16 +449,14 @@ case("deformconv_19_mask_bias", 19,
                      ("b", "float32", (3,)), ("mask", "float32", (1, 9, 3, 4))],
                     [("y", "float32", (1, 3, 3, 4))], kernel_shape=[3, 3]),
      lambda rng: {"x": uniform(rng, (1, 2, 5, 6)), "w": uniform(rng, (3, 2, 3, 3)), "offset": uniform(rng, (1, 18, 3, 4), -1.5, 1.5),
-                  "b": uniform(rng, (3,)), "mask": uniform(rng, (1, 9, 3, 4), 0.0, 1.0)},
-     kiln_args=NO_CPU_KERNEL)
+                  "b": uniform(rng, (3,)), "mask": uniform(rng, (1, 9, 3, 4), 0.0, 1.0)})
 # Two groups and two offset groups, stride 2, pads 1, dilation 2, no bias or mask: (7 + 2 - 3) / 2 + 1 = 4.
 case("deformconv_19_groups_strides", 19,
      lambda: single("DeformConv", 19,
                     [("x", "float32", (2, 4, 7, 7)), ("w", "float32", (6, 2, 2, 2)), ("offset", "float32", (2, 16, 4, 4))],
                     [("y", "float32", (2, 6, 4, 4))], kernel_shape=[2, 2], group=2, offset_group=2, strides=[2, 2],
                     pads=[1, 1, 1, 1], dilations=[2, 2]),
-     lambda rng: {"x": uniform(rng, (2, 4, 7, 7)), "w": uniform(rng, (6, 2, 2, 2)), "offset": uniform(rng, (2, 16, 4, 4), -2.0, 2.0)},
-     kiln_args=NO_CPU_KERNEL)
+     lambda rng: {"x": uniform(rng, (2, 4, 7, 7)), "w": uniform(rng, (6, 2, 2, 2)), "offset": uniform(rng, (2, 16, 4, 4), -2.0, 2.0)})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -659,6 +659,22 @@ inline std::vector<OpCase> standard_op_cases() {
                       {DType::kInt64, {4}, false, {0, 1, 1, 0}}},
                      {{"mode", A::of_string(mode)}, {"output_height", A::of_int(3)}, {"output_width", A::of_int(4)},
                       {"sampling_ratio", A::of_int(std::string(mode) == "avg" ? 2 : 0)}, {"spatial_scale", A::of_float(0.9f)}}});
+  // DeformConv: groups and offset groups with mask and bias; strides and dilations without.
+  cases.push_back({"DeformConv", 19,
+                   {{DType::kFloat, {2, 4, 7, 6}}, {DType::kFloat, {6, 2, 3, 3}}, {DType::kFloat, {2, 36, 7, 6}}, {DType::kFloat, {6}},
+                    {DType::kFloat, {2, 18, 7, 6}}},
+                   {{"group", A::of_int(2)}, {"offset_group", A::of_int(2)}, {"pads", A::of_ints({1, 1, 1, 1})}}});
+  cases.push_back({"DeformConv", 19, {{DType::kFloat, {1, 3, 9, 9}}, {DType::kFloat, {5, 3, 2, 2}}, {DType::kFloat, {1, 8, 4, 4}}},
+                   {{"strides", A::of_ints({2, 2})}, {"dilations", A::of_ints({2, 2})}}});
+  // Det of a batch of matrices and of one; AffineGrid in 2-D and 3-D; MeanVarianceNormalization
+  // over its default axes and over one.
+  cases.push_back({"Det", 11, {{DType::kFloat, {3, 4, 5, 5}}}});
+  cases.push_back({"Det", 11, {{DType::kFloat, {2, 2}}}});
+  cases.push_back({"AffineGrid", 20, {{DType::kFloat, {2, 2, 3}}, {DType::kInt64, {4}, true, {2, 3, 5, 7}}}});
+  cases.push_back({"AffineGrid", 20, {{DType::kFloat, {1, 3, 4}}, {DType::kInt64, {5}, true, {1, 1, 3, 4, 5}}},
+                   {{"align_corners", A::of_int(1)}}});
+  cases.push_back({"MeanVarianceNormalization", 13, {{DType::kFloat, {2, 3, 5, 4}}}});
+  cases.push_back({"MeanVarianceNormalization", 13, {{DType::kFloat, {3, 6, 8}}}, {{"axes", A::of_ints({1})}}});
   return cases;
 }
 

@@ -1,7 +1,8 @@
-// The sampling kernels of GridSample (opsets 16 and 20) and RoiAlign (sampling.cpp), shared by the
-// reference and the cpu provider: GridSample samples each (image, channel) map at every grid point,
-// RoiAlign pools each (roi, channel)'s bins, in double, one task per map or (roi, channel); the
-// caller says how the tasks run (in order, or on its threads).
+// The sampling kernels of GridSample (opsets 16 and 20), RoiAlign and AffineGrid (sampling.cpp),
+// shared by the reference and the cpu provider: GridSample samples each (image, channel) map at
+// every grid point, RoiAlign pools each (roi, channel)'s bins, AffineGrid maps each row of points
+// by its image's matrix, in double, one task per map, (roi, channel) or row; the caller says how
+// the tasks run (in order, or on its threads).
 #pragma once
 
 #include "kiln/ops/op_registry.h"
@@ -13,5 +14,7 @@ namespace kiln::ops {
 Status grid_sample(KernelContext& ctx, const TaskRunner& run);
 // Pools inputs 0 (X), 1 (rois), 2 (batch_indices) into output 0 (sized by the shape rule).
 Status roi_align(KernelContext& ctx, const TaskRunner& run);
+// The grid of input 0's affine matrices (theta [N, 2, 3] or [N, 3, 4]) over input 1's size.
+Status affine_grid(KernelContext& ctx, const TaskRunner& run);
 
 }  // namespace kiln::ops

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "kiln/ops/elementwise_broadcast.h"
+#include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/local_normalizations.h"
+#include "kiln/ops/mean_variance_normalization.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -330,15 +332,6 @@ Status lp_norm_kernel(KernelContext& ctx) {
 
 // ---- MeanVarianceNormalization ----
 
-Result<std::vector<bool>> mvn_axes(const ir::Node& node, int64_t rank) {
-  std::vector<bool> reduced(static_cast<size_t>(rank), false);
-  for (int64_t a : node.attr_ints("axes", {0, 2, 3})) {
-    KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(a, rank, "axis"));
-    reduced[static_cast<size_t>(axis)] = true;
-  }
-  return reduced;
-}
-
 Status mvn_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(float_inputs_rule(ctx, 1, 1));
   const ir::TensorType& x = ctx.input_type(0);
@@ -349,33 +342,67 @@ Status mvn_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), the ONNX function body.
-Status mvn_kernel(KernelContext& ctx) {
-  const Tensor& x = *ctx.input(0);
-  auto reduced = mvn_axes(ctx.node(), x.rank());
-  if (!reduced.is_ok()) return ctx.error(reduced.status().message());
-  int64_t count = 1;
-  for (size_t d = 0; d < reduced.value().size(); ++d)
-    if (reduced.value()[d]) count *= x.shape()[d];
-  dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
-    using Sums = std::pair<double, double>;
-    const auto sums = accumulate<Sums>(x.data<T>(), x.shape(), reduced.value(), Sums{0, 0}, [](Sums s, const T& v) {
-      const double d = load(v);
-      return Sums{s.first + d, s.second + d * d};
-    });
-    const std::vector<int64_t> stats_shape = kept_shape(x.shape(), reduced.value());
-    const T* in = x.data<T>();
-    T* out = ctx.output(0)->data<T>();
-    for_each_broadcast<1>(x.shape(), {stats_shape}, [&](int64_t i, const std::array<int64_t, 1>& off) {
-      const double mean = sums[static_cast<size_t>(off[0])].first / static_cast<double>(count);
-      const double var = sums[static_cast<size_t>(off[0])].second / static_cast<double>(count) - mean * mean;
-      out[i] = store<T>((load(in[i]) - mean) / (std::sqrt(std::max(var, 0.0)) + 1e-9));
-    });
-  });
-  return Status::ok();
-}
+Status mvn_kernel(KernelContext& ctx) { return mean_variance_normalization(ctx, run_in_order); }
 
 }  // namespace
+
+Result<std::vector<bool>> mvn_axes(const ir::Node& node, int64_t rank) {
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : node.attr_ints("axes", {0, 2, 3})) {
+    KILN_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(a, rank, "axis"));
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  return reduced;
+}
+
+Status mean_variance_normalization(KernelContext& ctx, const TaskRunner& run) {
+  const Tensor& x = *ctx.input(0);
+  const std::vector<int64_t>& shape = x.shape();
+  auto reduced = mvn_axes(ctx.node(), static_cast<int64_t>(shape.size()));
+  if (!reduced.is_ok()) return ctx.error(reduced.status().message());
+  // Each slice: the kept dims pick its start, the reduced dims (an odometer) walk its elements.
+  std::vector<int64_t> kept_dims, kept_strides, reduced_dims, reduced_strides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool is_reduced = reduced.value()[d];
+    (is_reduced ? reduced_dims : kept_dims).push_back(shape[d]);
+    (is_reduced ? reduced_strides : kept_strides).push_back(dims_product(shape, d + 1, shape.size()));
+  }
+  const int64_t count = shape_element_count(reduced_dims), slices = count == 0 ? 0 : shape_element_count(kept_dims);
+  const bool ok = dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = ctx.output(0)->data<T>();
+    run(slices, [&](int64_t slice) {
+      int64_t start = 0;
+      for (size_t k = kept_dims.size(), rest = static_cast<size_t>(slice); k-- > 0;) {
+        start += static_cast<int64_t>(rest % static_cast<size_t>(kept_dims[k])) * kept_strides[k];
+        rest /= static_cast<size_t>(kept_dims[k]);
+      }
+      const auto for_each_element = [&](auto&& visit) {
+        std::vector<int64_t> index(reduced_dims.size(), 0);
+        int64_t offset = start;
+        for (int64_t i = 0; i < count; ++i) {
+          visit(offset);
+          for (size_t d = reduced_dims.size(); d-- > 0;) {
+            offset += reduced_strides[d];
+            if (++index[d] < reduced_dims[d]) break;
+            offset -= index[d] * reduced_strides[d];
+            index[d] = 0;
+          }
+        }
+      };
+      double sum = 0, squares = 0;
+      for_each_element([&](int64_t o) {
+        const double v = load(in[o]);
+        sum += v;
+        squares += v * v;
+      });
+      const double mean = sum / static_cast<double>(count);
+      const double deviation = std::sqrt(std::max(squares / static_cast<double>(count) - mean * mean, 0.0)) + 1e-9;
+      for_each_element([&](int64_t o) { out[o] = store<T>((load(in[o]) - mean) / deviation); });
+    });
+  });
+  return ok ? Status::ok() : ctx.error(std::string("unsupported element type ") + dtype_name(x.dtype()));
+}
 
 void register_normalization_ops(OpRegistry& r) {
   r.add(OpDef{"", "LayerNormalization", 17, layer_norm_rule, layer_norm_kernel});

@@ -12,6 +12,7 @@
 #include "kiln/ops/conv.h"
 #include "kiln/ops/grid_sample.h"
 #include "kiln/ops/data_movement.h"
+#include "kiln/ops/deformable_columns.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/interpolation.h"
 #include "kiln/ops/op_families.h"
@@ -368,38 +369,7 @@ Status affine_grid_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// grid[n, (d,) h, w] = theta[n] (x_w, y_h, (z_d,) 1): x along W, y along H, z along D.
-Status affine_grid_kernel(KernelContext& ctx) {
-  const Tensor& theta = *ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> size, read_int64s(*ctx.input(1), "size"));
-  const auto spatial = static_cast<int64_t>(size.size()) - 2;
-  if (spatial < 2 || spatial > 3 || theta.shape() != std::vector<int64_t>{size[0], spatial, spatial + 1})
-    return ctx.error("theta " + shape_to_string(theta.shape()) + " does not match size " + shape_to_string(size));
-  const bool align = ctx.node().attr_int("align_corners", 0) != 0;
-  const std::vector<int64_t> dims(size.begin() + 2, size.end());  // (D,) H, W
-  const int64_t points = shape_element_count(dims);
-  Tensor& grid = *ctx.output(0);
-  dispatch<FloatTypes>(theta.dtype(), [&]<class T>() {
-    const T* m = theta.data<T>();
-    T* out = grid.data<T>();
-    std::vector<double> base(static_cast<size_t>(spatial) + 1, 1.0);  // (x, y, (z,) 1)
-    for (int64_t n = 0; n < size[0]; ++n)
-      for (int64_t p = 0; p < points; ++p) {
-        int64_t rest = p;
-        for (int64_t k = spatial; k-- > 0;) {  // dims are (D,) H, W; base is x (W), y (H), z (D)
-          const int64_t length = dims[static_cast<size_t>(k)];
-          base[static_cast<size_t>(spatial - 1 - k)] = grid_coordinate(rest % length, length, align);
-          rest /= length;
-        }
-        for (int64_t r = 0; r < spatial; ++r) {
-          double v = 0;
-          for (int64_t c = 0; c <= spatial; ++c) v += load(m[(n * spatial + r) * (spatial + 1) + c]) * base[static_cast<size_t>(c)];
-          out[(n * points + p) * spatial + r] = store<T>(v);
-        }
-      }
-  });
-  return Status::ok();
-}
+Status affine_grid_kernel(KernelContext& ctx) { return affine_grid(ctx, run_in_order); }
 
 // ---- DeformConv: X [N, C, H, W], W [oC, C / group, kH, kW], offset [N, offset_group * 2 * kH * kW,
 // oH, oW], B [oC], mask [N, offset_group * kH * kW, oH, oW] ----
@@ -416,62 +386,24 @@ Status deform_conv_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// X's value at (h, w) by bilinear interpolation, corners outside the image counting 0.
-double sample_or_zero(const std::vector<double>& image, int64_t height, int64_t width, double h, double w) {
-  if (h <= -1 || h >= static_cast<double>(height) || w <= -1 || w >= static_cast<double>(width)) return 0;
-  const auto h0 = static_cast<int64_t>(std::floor(h)), w0 = static_cast<int64_t>(std::floor(w));
-  const double lh = h - static_cast<double>(h0), lw = w - static_cast<double>(w0);
-  double v = 0;
-  for (int64_t dy = 0; dy < 2; ++dy)
-    for (int64_t dx = 0; dx < 2; ++dx) {
-      const int64_t y = h0 + dy, x = w0 + dx;
-      if (y < 0 || y >= height || x < 0 || x >= width) continue;
-      v += (dy ? lh : 1 - lh) * (dx ? lw : 1 - lw) * image[static_cast<size_t>(y * width + x)];
-    }
-  return v;
-}
-
-// Columns of the moved, masked taps (per channel and tap, one row of output positions), then per
-// group the product with the weights, as Conv's im2col does with fixed taps. In double.
+// The columns of the moved, masked taps (deformable_columns.h), then per group the product with
+// the weights, as Conv's im2col does with fixed taps. In double.
 Status deform_conv_kernel(KernelContext& ctx) {
-  const Tensor& x = *ctx.input(0);
-  const Tensor& w = *ctx.input(1);
-  const Tensor& offset = *ctx.input(2);
-  const Tensor* bias = ctx.input(3);
-  const Tensor* mask = ctx.input(4);
+  KILN_ASSIGN_OR_RETURN(const DeformProblem p, deform_problem(ctx));
+  const int64_t n = p.conv.batch, c = p.conv.in_channels, oc = p.conv.out_channels, group = p.conv.group;
+  const int64_t taps = p.taps, positions = p.positions, image = p.height * p.width;
+  const std::vector<double> xs = as_doubles(*ctx.input(0)), ws = as_doubles(*ctx.input(1)), offs = as_doubles(*ctx.input(2));
+  const std::vector<double> masks = p.has_mask ? as_doubles(*ctx.input(4)) : std::vector<double>();
+  const std::vector<double> bs = p.has_bias ? as_doubles(*ctx.input(3)) : std::vector<double>(static_cast<size_t>(oc), 0.0);
+  const int64_t per_group = c / group, out_per_group = oc / group;
   Tensor& y = *ctx.output(0);
-  KILN_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(ctx.node(), x.shape(), w.shape(), y.shape(), false));
-  const int64_t n = p.batch, c = p.in_channels, oc = p.out_channels, group = p.group;
-  const int64_t height = x.shape()[2], width = x.shape()[3], kh = w.shape()[2], kw = w.shape()[3], taps = kh * kw;
-  const int64_t oh = y.shape()[2], ow = y.shape()[3], positions = oh * ow;
-  const int64_t offset_groups = ctx.node().attr_int("offset_group", 1);
-  if (c % offset_groups != 0) return ctx.error("C is not a multiple of offset_group");
-  if (offset.shape() != std::vector<int64_t>{n, offset_groups * 2 * taps, oh, ow})
-    return ctx.error("offset must have shape [N, offset_group * 2 * kH * kW, oH, oW], got " + shape_to_string(offset.shape()));
-  if (mask && mask->shape() != std::vector<int64_t>{n, offset_groups * taps, oh, ow})
-    return ctx.error("mask must have shape [N, offset_group * kH * kW, oH, oW], got " + shape_to_string(mask->shape()));
-  if (bias && bias->element_count() != oc) return ctx.error("B must hold one value per output channel");
-  const std::vector<double> xs = as_doubles(x), ws = as_doubles(w), offs = as_doubles(offset);
-  const std::vector<double> masks = mask ? as_doubles(*mask) : std::vector<double>();
-  const std::vector<double> bs = bias ? as_doubles(*bias) : std::vector<double>(static_cast<size_t>(oc), 0.0);
-  const int64_t per_group = c / group, out_per_group = oc / group, per_offset_group = c / offset_groups;
   std::vector<double> out(static_cast<size_t>(y.element_count()));
   std::vector<double> columns(static_cast<size_t>(c * taps * positions));
   for (int64_t b = 0; b < n; ++b) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const std::vector<double> image(xs.begin() + (b * c + ch) * height * width, xs.begin() + (b * c + ch + 1) * height * width);
-      const int64_t og = ch / per_offset_group;
-      for (int64_t t = 0; t < taps; ++t)
-        for (int64_t pos = 0; pos < positions; ++pos) {
-          const int64_t row = pos / ow, col = pos % ow;
-          const auto at = [&](int64_t channel) { return static_cast<size_t>((b * offset_groups * 2 * taps + channel) * positions + pos); };
-          const double dy = offs[at(og * 2 * taps + 2 * t)], dx = offs[at(og * 2 * taps + 2 * t + 1)];
-          const double h = static_cast<double>(row * p.grid.strides[0] - p.grid.pads_begin[0] + (t / kw) * p.grid.dilations[0]) + dy;
-          const double ww = static_cast<double>(col * p.grid.strides[1] - p.grid.pads_begin[1] + (t % kw) * p.grid.dilations[1]) + dx;
-          const double m = mask ? masks[static_cast<size_t>(((b * offset_groups + og) * taps + t) * positions + pos)] : 1.0;
-          columns[static_cast<size_t>((ch * taps + t) * positions + pos)] = m * sample_or_zero(image, height, width, h, ww);
-        }
-    }
+    const double* offsets = offs.data() + b * p.offset_groups * 2 * taps * positions;
+    const double* mask = p.has_mask ? masks.data() + b * p.offset_groups * taps * positions : nullptr;
+    for (int64_t ch = 0; ch < c; ++ch)
+      deformable_columns(p, ch, xs.data() + (b * c + ch) * image, offsets, mask, columns.data() + ch * taps * positions);
     for (int64_t o = 0; o < oc; ++o) {
       const int64_t g = o / out_per_group;
       for (int64_t pos = 0; pos < positions; ++pos) {
@@ -489,6 +421,70 @@ Status deform_conv_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+// grid[n, (d,) h, w] = theta[n] (x_w, y_h, (z_d,) 1): x along W, y along H, z along D. One task
+// per (image, row of points along W).
+Status affine_grid(KernelContext& ctx, const TaskRunner& run) {
+  const Tensor& theta = *ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> size, read_int64s(*ctx.input(1), "size"));
+  const auto spatial = static_cast<int64_t>(size.size()) - 2;
+  if (spatial < 2 || spatial > 3 || theta.shape() != std::vector<int64_t>{size[0], spatial, spatial + 1})
+    return ctx.error("theta " + shape_to_string(theta.shape()) + " does not match size " + shape_to_string(size));
+  const bool align = ctx.node().attr_int("align_corners", 0) != 0;
+  const std::vector<int64_t> dims(size.begin() + 2, size.end());  // (D,) H, W
+  const int64_t points = shape_element_count(dims), row = dims.back(), rows = row == 0 ? 0 : points / row;
+  Tensor& grid = *ctx.output(0);
+  dispatch<FloatTypes>(theta.dtype(), [&]<class T>() {
+    const T* m = theta.data<T>();
+    T* out = grid.data<T>();
+    run(size[0] * rows, [&](int64_t task) {
+      const int64_t n = task / std::max<int64_t>(rows, 1);
+      std::vector<double> base(static_cast<size_t>(spatial) + 1, 1.0);  // (x, y, (z,) 1)
+      for (int64_t p = (task % rows) * row; p < (task % rows + 1) * row; ++p) {
+        int64_t rest = p;
+        for (int64_t k = spatial; k-- > 0;) {  // dims are (D,) H, W; base is x (W), y (H), z (D)
+          const int64_t length = dims[static_cast<size_t>(k)];
+          base[static_cast<size_t>(spatial - 1 - k)] = grid_coordinate(rest % length, length, align);
+          rest /= length;
+        }
+        for (int64_t r = 0; r < spatial; ++r) {
+          double v = 0;
+          for (int64_t c = 0; c <= spatial; ++c) v += load(m[(n * spatial + r) * (spatial + 1) + c]) * base[static_cast<size_t>(c)];
+          out[(n * points + p) * spatial + r] = store<T>(v);
+        }
+      }
+    });
+  });
+  return Status::ok();
+}
+
+Result<DeformProblem> deform_problem(const KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& w = *ctx.input(1);
+  const Tensor& offset = *ctx.input(2);
+  const Tensor* bias = ctx.input(3);
+  const Tensor* mask = ctx.input(4);
+  const Tensor& y = *ctx.output(0);
+  DeformProblem p;
+  KILN_ASSIGN_OR_RETURN(p.conv, conv_problem(ctx.node(), x.shape(), w.shape(), y.shape(), false));
+  p.height = x.shape()[2];
+  p.width = x.shape()[3];
+  p.kernel_w = w.shape()[3];
+  p.taps = w.shape()[2] * p.kernel_w;
+  p.out_w = y.shape()[3];
+  p.positions = y.shape()[2] * p.out_w;
+  p.offset_groups = ctx.node().attr_int("offset_group", 1);
+  p.has_mask = mask != nullptr;
+  p.has_bias = bias != nullptr;
+  const int64_t n = p.conv.batch, oh = y.shape()[2];
+  if (p.conv.in_channels % p.offset_groups != 0) return ctx.error("C is not a multiple of offset_group");
+  if (offset.shape() != std::vector<int64_t>{n, p.offset_groups * 2 * p.taps, oh, p.out_w})
+    return ctx.error("offset must have shape [N, offset_group * 2 * kH * kW, oH, oW], got " + shape_to_string(offset.shape()));
+  if (mask && mask->shape() != std::vector<int64_t>{n, p.offset_groups * p.taps, oh, p.out_w})
+    return ctx.error("mask must have shape [N, offset_group * kH * kW, oH, oW], got " + shape_to_string(mask->shape()));
+  if (bias && bias->element_count() != p.conv.out_channels) return ctx.error("B must hold one value per output channel");
+  return p;
+}
 
 Status grid_sample(KernelContext& ctx, const TaskRunner& run) {
   KILN_ASSIGN_OR_RETURN(const GridSampleAttrs a, grid_sample_attrs(ctx.node()));

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "kiln/ops/data_movement.h"
+#include "kiln/ops/determinant.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -387,18 +388,7 @@ double determinant(std::vector<double> a, int64_t n) {
   return det;
 }
 
-Status det_kernel(KernelContext& ctx) {
-  const Tensor& x = *ctx.input(0);
-  const int64_t n = x.shape()[x.rank() - 1];
-  if (x.shape()[x.rank() - 2] != n) return ctx.error("matrices must be square");
-  std::vector<double> dets;
-  for (int64_t m = 0; m * n * n < x.element_count(); ++m) {
-    std::vector<double> a(static_cast<size_t>(n * n));
-    for (int64_t i = 0; i < n * n; ++i) a[i] = element_as_double(x, m * n * n + i);
-    dets.push_back(determinant(std::move(a), n));
-  }
-  return map_doubles(ctx, *ctx.output(0), *ctx.output(0), [&](double, int64_t i) { return dets[i]; });
-}
+Status det_kernel(KernelContext& ctx) { return determinants(ctx, run_in_order); }
 
 Status lrn_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
@@ -419,6 +409,21 @@ Status lrn_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Status determinants(KernelContext& ctx, const TaskRunner& run) {
+  const Tensor& x = *ctx.input(0);
+  if (x.rank() < 2) return ctx.error("input must have rank >= 2 ([..., M, M])");
+  const int64_t n = x.shape()[x.rank() - 1];
+  if (x.shape()[x.rank() - 2] != n) return ctx.error("matrices must be square");
+  const int64_t matrices = n == 0 ? ctx.output(0)->element_count() : x.element_count() / (n * n);
+  std::vector<double> dets(static_cast<size_t>(matrices));
+  run(matrices, [&](int64_t m) {
+    std::vector<double> a(static_cast<size_t>(n * n));
+    for (int64_t i = 0; i < n * n; ++i) a[static_cast<size_t>(i)] = element_as_double(x, m * n * n + i);
+    dets[static_cast<size_t>(m)] = determinant(std::move(a), n);
+  });
+  return map_doubles(ctx, *ctx.output(0), *ctx.output(0), [&](double, int64_t i) { return dets[static_cast<size_t>(i)]; });
+}
 
 void register_tensor_ops(OpRegistry& r) {
   for (int v : {11, 14}) r.add({"", "CumSum", v, with_required_inputs(2, same_as_input_infer), cumsum_kernel});

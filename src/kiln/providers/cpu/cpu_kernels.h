@@ -59,6 +59,9 @@ void add_selection_kernels(CpuKernelTable& table);
 void add_einsum_kernels(CpuKernelTable& table);
 void add_reverse_sequence_kernels(CpuKernelTable& table);
 void add_signal_kernels(CpuKernelTable& table);
+void add_deform_conv_kernels(CpuKernelTable& table);
+void add_det_kernels(CpuKernelTable& table);
+void add_reference_loop_kernels(CpuKernelTable& table);
 // After add_eltwise_kernels: Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 

@@ -53,6 +53,9 @@ const cpu::CpuKernelTable& table() {
     cpu::add_einsum_kernels(t);
     cpu::add_reverse_sequence_kernels(t);
     cpu::add_signal_kernels(t);
+    cpu::add_deform_conv_kernels(t);
+    cpu::add_det_kernels(t);
+    cpu::add_reference_loop_kernels(t);
     cpu::add_arithmetic_kernels(t);
     return t;
   }();

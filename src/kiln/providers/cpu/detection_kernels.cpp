@@ -1,7 +1,7 @@
-// cpu kernels for NonMaxSuppression, GridSample and RoiAlign: the reference's kernels (the greedy
-// selection of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their independent
-// tasks ((batch, class) selections, (image, channel) maps, (roi, channel) bins) spread over OpenMP
-// threads.
+// cpu kernels for NonMaxSuppression, GridSample, RoiAlign and AffineGrid: the reference's kernels
+// (the greedy selection of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their
+// independent tasks ((batch, class) selections, (image, channel) maps, (roi, channel) bins, rows of
+// grid points) spread over OpenMP threads.
 #include "kiln/ops/grid_sample.h"
 #include "kiln/ops/non_max_suppression.h"
 #include "kiln/ops/op_helpers.h"
@@ -37,6 +37,15 @@ void add_detection_kernels(CpuKernelTable& table) {
       },
       [](const ir::Node&) -> Result<ops::Kernel> {
         return ops::Kernel([](ops::KernelContext& ctx) { return ops::roi_align(ctx, run_on_threads); });
+      });
+  table["AffineGrid"] = node_only(
+      [](const ir::Node& node) {
+        const ir::Value* theta = node.input(0);
+        return theta && theta->type.is_tensor() && ops::is_float_dtype(theta->type.dtype) ? Capability::yes()
+                                                                                          : Capability::no("AffineGrid of a theta that is not a float tensor");
+      },
+      [](const ir::Node&) -> Result<ops::Kernel> {
+        return ops::Kernel([](ops::KernelContext& ctx) { return ops::affine_grid(ctx, run_on_threads); });
       });
   table["NonMaxSuppression"] = node_only(nms_supports, [](const ir::Node&) -> Result<ops::Kernel> {
     return ops::Kernel([](ops::KernelContext& ctx) { return ops::non_max_suppression(ctx, run_on_threads); });

@@ -5,13 +5,15 @@
 // (what batchnorm_folding leaves: one not after a Conv), in any activation layout when a
 // kiln.InLayout wraps it (DenseNet's, inside a convolution region). GroupNormalization and
 // InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads,
-// LpNormalization and LRN its per-line and per-plane functions.
+// LpNormalization and LRN its per-line and per-plane functions, MeanVarianceNormalization its
+// per-slice function.
 #include <cmath>
 #include <numeric>
 
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/local_normalizations.h"
+#include "kiln/ops/mean_variance_normalization.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -273,6 +275,12 @@ void add_normalization_kernels(CpuKernelTable& table) {
   table["LRN"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 3, 8); }, build_lrn);
   table["GroupNormalization"] = node_only(group_norm_supports, build_group_norm);
   table["InstanceNormalization"] = node_only(group_norm_supports, build_group_norm);
+  table["MeanVarianceNormalization"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 1, 8); },
+                                                 [](const ir::Node&) -> Result<ops::Kernel> {
+                                                   return ops::Kernel([](ops::KernelContext& ctx) {
+                                                     return ops::mean_variance_normalization(ctx, run_on_threads);
+                                                   });
+                                                 });
   table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
   table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
