@@ -29,8 +29,20 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   // One pass of data movement each: MaxUnpool scatters every input element once, Col2Im adds every
   // column element once, CenterCropPad copies the kept window once (memory-bound, one pass).
   for (const char* op : {"MaxUnpool", "Col2Im", "CenterCropPad"}) table[op] = reference_loop();
-  // Sequential by nature: Unique sorts and deduplicates in first-occurrence order.
+  // Sequential by nature: Unique sorts and deduplicates in first-occurrence order; the random ops
+  // draw from one seeded stream (ops/random_stream.h), so a seed gives the reference's values.
   table["Unique"] = reference_loop();
+  for (const char* op : {"Bernoulli", "Dropout", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"})
+    table[op] = reference_loop();
+  // Sequences and optionals are lists of tensors, not tensors: these ops build, index and take apart
+  // the lists (their elements are shared, not copied, where the reference can).
+  for (const char* op : {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
+                         "SequenceLength", "SplitToSequence", "Optional", "OptionalGetElement", "OptionalHasElement"})
+    table[op] = reference_loop();
+  // Strings, one at a time: StringNormalizer's case and stop words, TfIdfVectorizer's n-gram counts.
+  for (const char* op : {"StringNormalizer", "TfIdfVectorizer"}) table[op] = reference_loop();
+  // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
 }
 
 }  // namespace kiln::providers::cpu
