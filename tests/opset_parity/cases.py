@@ -20,7 +20,7 @@ DEFAULT_TOL = 1e-4
 
 
 class Case:
-    def __init__(self, name, opset, build, inputs, tol=DEFAULT_TOL, int_tol=0, note="", kiln_args=()):
+    def __init__(self, name, opset, build, inputs, tol=DEFAULT_TOL, int_tol=0, note=""):
         self.name = name
         self.opset = opset
         self.build = build          # () -> onnx.ModelProto
@@ -28,9 +28,6 @@ class Case:
         self.tol = tol
         self.int_tol = int_tol
         self.note = note
-        # Extra `kiln run` arguments: only --allow-fallback cpu_ref, for an op the cpu provider has no
-        # kernel for yet (tests/providers/cpu_provider_test.cpp lists each with its reason).
-        self.kiln_args = list(kiln_args)
 
     def make_inputs(self):
         import numpy as np
@@ -39,11 +36,6 @@ class Case:
 
 
 CASES = []
-
-# The Optional ops have no cpu kernel (optionals are not tensors: listed with the reason in
-# tests/providers/cpu_provider_test.cpp): their cases check the reference's semantics, allowed to
-# fall back to it.
-NO_CPU_KERNEL = ("--allow-fallback", "cpu_ref")
 
 
 def case(name, opset, build, inputs, **kw):
@@ -515,4 +507,4 @@ def _optional_18():
                  [("has", "bool", ()), ("has_none", "bool", ()), ("y", "float32", (2, 3))], 18)
 
 
-case("optional_18_tensor_inputs", 18, _optional_18, _x((2, 3)), kiln_args=NO_CPU_KERNEL)
+case("optional_18_tensor_inputs", 18, _optional_18, _x((2, 3)))

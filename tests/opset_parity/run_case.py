@@ -209,7 +209,7 @@ def check(np, onnx, c, a, tag, work):
     kiln_cmd = [a.kiln, "run", model_path, "--mode", a.mode]
     for f in feeds:
         kiln_cmd += ["--input", f]
-    kiln_cmd += ["--output-dir", kiln_dir, *c.kiln_args, *a.kiln_arg]
+    kiln_cmd += ["--output-dir", kiln_dir, *a.kiln_arg]
     rc, text = run(kiln_cmd, KILN_TIMEOUT)
     with open(os.path.join(work, "kiln.log"), "w") as f:
         f.write(" ".join(kiln_cmd) + "\n" + text)
