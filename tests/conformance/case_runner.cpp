@@ -149,11 +149,11 @@ const char* case_status_name(CaseStatus status) {
   return "fail";
 }
 
-CaseResult run_case(const std::string& case_dir, ExecutionMode mode, const std::string& isa) {
+CaseResult run_case(const std::string& case_dir, const CaseSetup& setup) {
   SessionOptions options;
-  options.isa = isa;
-  options.providers = {"cpu_ref"};  // the suite measures the reference provider's coverage
-  options.mode = mode;
+  options.isa = setup.isa;
+  options.providers = {setup.provider};
+  options.mode = setup.mode;
   Result<std::unique_ptr<Session>> session = Session::load(case_dir + "/model.onnx", options);
   if (!session.is_ok()) {
     return fail("load failed: " + session.status().to_string());
@@ -167,14 +167,14 @@ CaseResult run_case(const std::string& case_dir, ExecutionMode mode, const std::
   return {CaseStatus::kPass, ""};
 }
 
-CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, const std::string& isa, int timeout_s) {
+CaseResult run_case_isolated(const std::string& case_dir, const CaseSetup& setup, int timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) return fail("cannot create a pipe");
   pid_t pid = ::fork();
   if (pid < 0) return fail("cannot fork");
   if (pid == 0) {
     ::close(fds[0]);
-    CaseResult r = run_case(case_dir, mode, isa);
+    CaseResult r = run_case(case_dir, setup);
     write_all(fds[1], std::string(1, static_cast<char>('0' + static_cast<int>(r.status))) + r.reason);
     ::close(fds[1]);
     ::_exit(0);

@@ -22,11 +22,18 @@ struct CaseResult {
 
 const char* case_status_name(CaseStatus status);
 
-// Loads and runs the case in `case_dir`, in-process, in execution mode `mode` (on cpu_ref), for the
-// target capped at `isa` ("" for this machine's best).
-CaseResult run_case(const std::string& case_dir, ExecutionMode mode, const std::string& isa);
+// How a case runs: execution mode, the target's ISA cap ("" for this machine's best), and the one
+// provider (fail closed: cpu_ref measures the reference's coverage, cpu the default policy's).
+struct CaseSetup {
+  ExecutionMode mode = ExecutionMode::kGraph;
+  std::string isa;
+  std::string provider = "cpu_ref";
+};
+
+// Loads and runs the case in `case_dir`, in-process.
+CaseResult run_case(const std::string& case_dir, const CaseSetup& setup);
 
 // run_case() in a forked child, killed after `timeout_s` seconds.
-CaseResult run_case_isolated(const std::string& case_dir, ExecutionMode mode, const std::string& isa, int timeout_s);
+CaseResult run_case_isolated(const std::string& case_dir, const CaseSetup& setup, int timeout_s);
 
 }  // namespace kiln::conformance

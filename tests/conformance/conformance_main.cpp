@@ -30,14 +30,13 @@ struct Options {
   std::string write_expected;  // regenerate the expectations here
   int case_timeout_s = 300;
   bool verbose = false;
-  kiln::ExecutionMode mode = kiln::ExecutionMode::kGraph;
-  std::string isa;  // the session's ISA cap ("" for this machine's best)
+  kiln::conformance::CaseSetup setup;
 };
 
 constexpr const char* kUsage =
     "usage: kiln_conformance [--suite NAME]... [--filter TEXT] [--csv FILE] [--data-root DIR]\n"
     "                        [--expected FILE] [--write-expected FILE] [--case-timeout SECONDS] [--verbose]\n"
-    "                        [--mode graph|eager|jit] [--isa LEVEL]\n"
+    "                        [--mode graph|eager|jit] [--isa LEVEL] [--provider cpu_ref|cpu]\n"
     "suites: node, pytorch-converted, pytorch-operator, simple (default: all)\n";
 
 bool parse_args(int argc, char** argv, Options& o) {
@@ -51,12 +50,13 @@ bool parse_args(int argc, char** argv, Options& o) {
     else if (arg == "--data-root" && has_value) o.data_root = argv[++i];
     else if (arg == "--expected" && has_value) o.expected = argv[++i];
     else if (arg == "--write-expected" && has_value) o.write_expected = argv[++i];
-    else if (arg == "--isa" && has_value) o.isa = argv[++i];
+    else if (arg == "--isa" && has_value) o.setup.isa = argv[++i];
+    else if (arg == "--provider" && has_value) o.setup.provider = argv[++i];
     else if (arg == "--case-timeout" && has_value) o.case_timeout_s = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--mode" && has_value) {
       kiln::Result<kiln::ExecutionMode> mode = kiln::parse_execution_mode(argv[++i]);
       if (!mode.is_ok()) return false;
-      o.mode = mode.value();
+      o.setup.mode = mode.value();
     }
     else return false;
   }
@@ -97,11 +97,11 @@ struct CaseRecord {
   CaseResult result;
 };
 
-void write_expectations(const std::string& path, const std::map<std::string, int>& passed,
+void write_expectations(const std::string& path, const std::string& provider, const std::map<std::string, int>& passed,
                         const std::vector<CaseRecord>& records) {
   std::ofstream out(path);
-  out << "# Conformance expectations (ONNX backend test data, Debian libonnx-testdata), written by\n"
-         "# kiln_conformance --write-expected. `passed <suite> <N>`: make test fails when a suite passes\n"
+  out << "# Conformance expectations (ONNX backend test data, Debian libonnx-testdata) on provider " << provider << " alone,\n"
+         "# written by kiln_conformance --provider " << provider << " --write-expected. `passed <suite> <N>`: make test fails when a suite passes\n"
          "# fewer cases. Every case that does not pass is listed with its status and reason; a case that\n"
          "# is not listed must pass.\n";
   for (const auto& [suite, count] : passed) out << "passed " << suite << " " << count << "\n";
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
     }
     Counts counts;
     for (const std::string& name : case_names(suite_dir, o.filter)) {
-      CaseResult r = run_case_isolated((suite_dir / name).string(), o.mode, o.isa, o.case_timeout_s);
+      CaseResult r = run_case_isolated((suite_dir / name).string(), o.setup, o.case_timeout_s);
       counts.add(r.status);
       total.add(r.status);
       const std::string id = suite + "/" + name;
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   print_counts("total", total);
-  if (!o.write_expected.empty()) write_expectations(o.write_expected, passed_by_suite, records);
+  if (!o.write_expected.empty()) write_expectations(o.write_expected, o.setup.provider, passed_by_suite, records);
   for (const auto& id : fixed) std::printf("now passes (run --write-expected to raise the ratchet): %s\n", id.c_str());
   for (const auto& line : unexpected) std::printf("REGRESSION %s\n", line.c_str());
   return unexpected.empty() ? 0 : 1;

@@ -76,6 +76,17 @@ std::vector<std::string> computing_layouts(const ir::Node& node) {
   return layouts;
 }
 
+// Whether a tensor the node reads or writes has a dim the plan does not know, on a node of tensors
+// only (sequence and optional ops take their elements as they come).
+bool has_unknown_dims(const ir::Node& node) {
+  auto container = [](const ir::Value* v) { return v && !v->type.is_tensor(); };
+  auto unknown = [](const ir::Value* v) { return v && v->type.is_tensor() && !v->type.has_static_shape(); };
+  if (std::any_of(node.inputs.begin(), node.inputs.end(), container) || std::any_of(node.outputs.begin(), node.outputs.end(), container))
+    return false;
+  return std::any_of(node.inputs.begin(), node.inputs.end(), unknown) ||
+         std::any_of(node.outputs.begin(), node.outputs.end(), unknown);
+}
+
 // Whether analysis left a tensor of `node` without a rank or dtype (it follows an If whose branches
 // give different ranks): its kernel's constraints can only be checked once a plan's shapes are known.
 bool has_unknown_rank(const ir::Node& node) {
@@ -165,9 +176,10 @@ std::string CpuProvider::preferred_names() const {
 Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& build) const {
   if (cpu::is_shape_arithmetic(node)) return cpu::shape_arithmetic_kernel(node);
   const cpu::CpuKernel* entry = entry_for(node);
-  // Shapes this plan does not know either (an If chose its branch by an input's value): the
-  // kernel is built on each run for that run's shapes.
-  if (entry && has_unknown_rank(node) && !node.has_subgraph()) {
+  // Shapes this plan does not know either (an If chose its branch by an input's value; a length
+  // that depends on data, as Range's or NonZero's): the kernel is built on each run for that run's
+  // shapes.
+  if (entry && has_unknown_dims(node) && !node.has_subgraph()) {
     build.record_implementation(node.name, "kiln:run-time-shapes");
     return cpu::run_time_shaped_kernel(node, [this](const ir::Node& typed, KernelBuild& b) { return kernel_for(typed, b); });
   }
