@@ -37,7 +37,7 @@ const std::set<std::string> kAccelerated = {
     "DeformConv", "Det", "AffineGrid", "MeanVarianceNormalization"};
 
 // The ops whose cpu kernels move or compare elements of any numeric or bool dtype.
-const std::set<std::string> kAnyDtype = {"Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+const std::set<std::string> kAnyDtype = {"Add", "Sub", "Mul", "Div", "Gather", "Expand", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
                                          "Or", "Xor", "Not", "Where", "PRelu", "Cast", "Pad", "Split", "ConstantOfShape", "Slice", "Pow", "Concat", "DynamicQuantizeLinear", "ConvInteger",
                                          "QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger", "QLinearMatMul",
                                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Sign", "Tile", "DepthToSpace", "SpaceToDepth",

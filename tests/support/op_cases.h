@@ -32,7 +32,7 @@ inline std::vector<OpCase> standard_op_cases() {
     cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {2, 3, 4}}}});
     cases.push_back({op, 17, {{DType::kFloat, {2, 3, 4}}, {DType::kFloat, {4}}}});
     cases.push_back({op, 17, {{DType::kFloat, {2, 1, 4}}, {DType::kFloat, {3, 1}}}});
-    cases.push_back({op, 17, {{DType::kInt64, {5, 6}}, {DType::kInt64, {6}}}});
+    cases.push_back({op, 17, {{DType::kInt64, {5, 6}}, {DType::kInt64, {6}, false, {3, -2, 7, 1, -5, 4}}}});
     cases.push_back({op, 17, {{DType::kFloat, {4}}, {DType::kFloat, {2, 3, 4}}}});
   }
   // ConvTranspose: the OCR head's 2x2 stride-2 upsampling, and pads, dilation, groups, bias, 1-d.
@@ -659,6 +659,12 @@ inline std::vector<OpCase> standard_op_cases() {
                       {DType::kInt64, {4}, false, {0, 1, 1, 0}}},
                      {{"mode", A::of_string(mode)}, {"output_height", A::of_int(3)}, {"output_width", A::of_int(4)},
                       {"sampling_ratio", A::of_int(std::string(mode) == "avg" ? 2 : 0)}, {"spatial_scale", A::of_float(0.9f)}}});
+  // Add, Sub, Mul and Div of dtypes other than float32: Kiln's broadcast loop on cpu.
+  cases.push_back({"Add", 14, {{DType::kDouble, {3, 4}}, {DType::kDouble, {4}}}});
+  cases.push_back({"Sub", 14, {{DType::kFloat16, {2, 6}}, {DType::kFloat16, {2, 1}}}});
+  cases.push_back({"Mul", 14, {{DType::kInt32, {2, 3, 5}, false, small_ints(30, 41)}, {DType::kInt32, {5}, false, small_ints(5, 9)}}});
+  cases.push_back({"Div", 14, {{DType::kInt32, {2, 5}, false, small_ints(10, 19)}, {DType::kInt32, {5}, false, {3, -2, 7, 1, -5}}}});
+  cases.push_back({"Div", 14, {{DType::kDouble, {4, 3}}, {DType::kDouble, {}, true, {0.3}}}});
   // DeformConv: groups and offset groups with mask and bias; strides and dilations without.
   cases.push_back({"DeformConv", 19,
                    {{DType::kFloat, {2, 4, 7, 6}}, {DType::kFloat, {6, 2, 3, 3}}, {DType::kFloat, {2, 36, 7, 6}}, {DType::kFloat, {6}},

@@ -1,6 +1,6 @@
-// The element functions of Div, Mod and BitShift, whose integer forms need care (truncation, the
-// sign of a remainder, the most negative integer over -1, shifts past the width), and the folds of
-// the variadic Sum, Mean, Max and Min, shared by the
+// The element functions of Add, Sub, Mul, Div, Mod and BitShift (the integer forms of the last three
+// need care: truncation, the sign of a remainder, the most negative integer over -1, shifts past
+// the width), and the folds of the variadic Sum, Mean, Max and Min, shared by the
 // reference kernels (elementwise_binary.cpp) and the cpu provider's broadcast loops: the math is
 // written once. Arguments are compute values (ops::load of the storage type).
 #pragma once
@@ -43,12 +43,26 @@ V shift(V x, V by, bool left) {
   return static_cast<V>(left ? x << by : x >> by);
 }
 
-// The variadic ops fold their inputs in order: out = fn(out, next). Max and Min keep the value
-// already there unless the next one is strictly beyond it (a NaN input after the first is passed over).
+// Add (and Sum's fold), Sub, Mul and Div as functions.
 struct SumFn {
   template <class V>
   V operator()(V a, V b) const { return a + b; }
 };
+struct DifferenceFn {
+  template <class V>
+  V operator()(V a, V b) const { return a - b; }
+};
+struct ProductFn {
+  template <class V>
+  V operator()(V a, V b) const { return a * b; }
+};
+struct QuotientFn {
+  template <class V>
+  V operator()(V a, V b) const { return divide(a, b); }
+};
+
+// The variadic ops fold their inputs in order: out = fn(out, next). Max and Min keep the value
+// already there unless the next one is strictly beyond it (a NaN input after the first is passed over).
 struct MaxFn {
   template <class V>
   V operator()(V a, V b) const { return a < b ? b : a; }

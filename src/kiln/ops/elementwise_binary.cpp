@@ -131,10 +131,10 @@ using ArithmeticTypes = NumericTypes;
 using ComparableTypes = NumericTypes;
 
 void register_arithmetic(OpRegistry& r) {
-  add_binary<ArithmeticTypes>(r, "Add", {1, 6, 7, 13, 14}, pure([](auto a, auto b) { return a + b; }));
-  add_binary<ArithmeticTypes>(r, "Sub", {1, 6, 7, 13, 14}, pure([](auto a, auto b) { return a - b; }));
-  add_binary<ArithmeticTypes>(r, "Mul", {1, 6, 7, 13, 14}, pure([](auto a, auto b) { return a * b; }));
-  add_binary<ArithmeticTypes>(r, "Div", {1, 6, 7, 13, 14}, pure([](auto a, auto b) { return divide(a, b); }),
+  add_binary<ArithmeticTypes>(r, "Add", {1, 6, 7, 13, 14}, pure(SumFn{}));
+  add_binary<ArithmeticTypes>(r, "Sub", {1, 6, 7, 13, 14}, pure(DifferenceFn{}));
+  add_binary<ArithmeticTypes>(r, "Mul", {1, 6, 7, 13, 14}, pure(ProductFn{}));
+  add_binary<ArithmeticTypes>(r, "Div", {1, 6, 7, 13, 14}, pure(QuotientFn{}),
                               Divisor::kNonZeroInteger);
   add_binary<ArithmeticTypes>(r, "Mod", {10, 13}, [](const ir::Node& n) {
     const bool c_style = n.attr_int("fmod", 0) != 0;

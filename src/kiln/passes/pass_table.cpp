@@ -16,6 +16,7 @@
 #include "kiln/passes/half_in_float.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/layer_norm_fusion.h"
+#include "kiln/passes/legacy_forms.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/product_slicing.h"
 #include "kiln/passes/shape_folding.h"
@@ -29,6 +30,8 @@ const std::vector<PassInfo>& pass_table() {
   static const std::vector<PassInfo> table = {
       {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code, kGraphStage | kLoweringStage},
       {"identity_elimination", "bypass Identity and inference-mode Dropout", eliminate_identities},
+      {"legacy_forms", "rewrite opset 1-8 broadcast, variadic and BatchNormalization forms as their current versions",
+       modernise_legacy_forms},
       {"half_in_float", "compute float16 ops in float32 for providers without float16 kernels (cast at the edges)",
        compute_half_in_float},
       {"shape_folding", "replace Shape and Size of statically shaped values by constants", fold_shapes},

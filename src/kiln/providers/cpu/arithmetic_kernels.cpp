@@ -1,6 +1,7 @@
 // cpu kernels for the arithmetic oneDNN has no primitive for: Mod (any numeric dtype, both sign
-// conventions), BitShift, and the variadic Sum, Mean, Max and Min (any number of inputs, any
-// numeric dtype for Max and Min; oneDNN's binary primitive keeps two float inputs). Kiln's own
+// conventions), BitShift, the variadic Sum, Mean, Max and Min (any number of inputs, any
+// numeric dtype for Max and Min; oneDNN's binary primitive keeps two float inputs), and Add, Sub,
+// Mul and Div of the dtypes other than float32 (double, the integers, float16). Kiln's own
 // broadcast loop (broadcast_loop.h) applies the element functions the reference kernels use
 // (ops/arithmetic.h); the variadic ops fold their inputs into the output in order, as the
 // reference does.
@@ -61,6 +62,25 @@ CpuKernel bitshift_kernel() {
                    });
 }
 
+// out = fn(a, b) over the broadcast, any numeric dtype; `divisor`: integer zeros are refused.
+template <class Fn>
+CpuKernel binary_loop_kernel(Fn fn, bool divisor) {
+  return node_only([](const ir::Node& node) { return typed_tensors<ops::NumericTypes>(node); },
+                   [fn, divisor](const ir::Node& node) -> Result<ops::Kernel> {
+                     ops::Kernel kernel;
+                     ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
+                       kernel = [fn, divisor](ops::KernelContext& ctx) -> Status {
+                         if (divisor && has_zero<T>(*ctx.input(1))) return ctx.error("integer division by zero");
+                         Tensor& out = *ctx.output(0);
+                         broadcast_loop(out.data<T>(), out.shape(), [fn](T a, T b) { return ops::store<T>(fn(ops::load(a), ops::load(b))); },
+                                        operand<T>(*ctx.input(0)), operand<T>(*ctx.input(1)));
+                         return Status::ok();
+                       };
+                     });
+                     return kernel;
+                   });
+}
+
 // out = input 0 broadcast, then out = fn(out, input k) for each further input; Mean divides by
 // the input count at the end.
 template <class List, class Fn>
@@ -92,6 +112,10 @@ CpuKernel variadic_kernel(Fn fn, bool mean) {
 
 void add_arithmetic_kernels(CpuKernelTable& table) {
   table["Mod"] = mod_kernel();
+  table["Add"] = first_of(table.at("Add"), binary_loop_kernel(ops::SumFn{}, false));
+  table["Sub"] = first_of(table.at("Sub"), binary_loop_kernel(ops::DifferenceFn{}, false));
+  table["Mul"] = first_of(table.at("Mul"), binary_loop_kernel(ops::ProductFn{}, false));
+  table["Div"] = first_of(table.at("Div"), binary_loop_kernel(ops::QuotientFn{}, true));
   table["BitShift"] = bitshift_kernel();
   table["Sum"] = variadic_kernel<ops::FloatTypes>(ops::SumFn{}, false);
   table["Mean"] = variadic_kernel<ops::FloatTypes>(ops::SumFn{}, true);

@@ -62,7 +62,7 @@ void add_signal_kernels(CpuKernelTable& table);
 void add_deform_conv_kernels(CpuKernelTable& table);
 void add_det_kernels(CpuKernelTable& table);
 void add_reference_loop_kernels(CpuKernelTable& table);
-// After add_eltwise_kernels: Max and Min extend its entries.
+// After add_eltwise_kernels: Add, Sub, Mul, Div, Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 
 // An ops::TaskRunner on OpenMP threads (dynamic schedule), for the kernels the reference shares.
