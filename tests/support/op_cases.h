@@ -43,6 +43,15 @@ inline std::vector<OpCase> standard_op_cases() {
                     {"dilations", A::of_ints({1, 2})}}});
   cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {1, 3, 9}}, {DType::kFloat, {3, 5, 4}}, {DType::kFloat, {5}}},
                    {{"strides", A::of_ints({3})}, {"pads", A::of_ints({1, 2})}}});
+  // ConvTranspose's output size set by output_padding, output_shape and SAME padding (oneDNN's
+  // right padding goes negative where the output grows past the last tap).
+  cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {1, 4, 5, 6}}, {DType::kFloat, {4, 3, 3, 3}, true}, {DType::kFloat, {3}, true}},
+                   {{"strides", A::of_ints({2, 2})}, {"pads", A::of_ints({1, 1, 1, 1})}, {"output_padding", A::of_ints({1, 0})}}});
+  cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {2, 3, 4, 4}}, {DType::kFloat, {3, 2, 3, 3}, true}},
+                   {{"strides", A::of_ints({3, 2})}, {"output_shape", A::of_ints({12, 10})}}});
+  for (const char* auto_pad : {"SAME_UPPER", "SAME_LOWER"})
+    cases.push_back({"ConvTranspose", 11, {{DType::kFloat, {1, 2, 5, 5}}, {DType::kFloat, {2, 4, 3, 3}, true}},
+                     {{"strides", A::of_ints({2, 2})}, {"auto_pad", A::of_string(auto_pad)}}});
   // Gather (embedding rows, a middle axis, negative indices, other dtypes) and Expand.
   cases.push_back({"Gather", 13, {{DType::kFloat, {5, 7}}, {DType::kInt64, {3}, false, {4, -1, 0}}}});
   cases.push_back({"Gather", 13, {{DType::kFloat, {2, 6, 3}}, {DType::kInt32, {2, 2}, false, {5, 0, -6, 3}}}, {{"axis", A::of_int(1)}}});
@@ -95,6 +104,9 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Gemm", 13, {{DType::kFloat, {7, 9}}, {DType::kFloat, {11, 9}, true}, {DType::kFloat, {11}, true}},
                    {{"transB", A::of_int(1)}}});
   cases.push_back({"Gemm", 13, {{DType::kFloat, {9, 7}}, {DType::kFloat, {9, 5}}, {DType::kFloat, {7, 1}}}, {{"transA", A::of_int(1)}}});
+  cases.push_back({"Gemm", 13, {{DType::kFloat, {4, 6}}, {DType::kFloat, {6, 3}, true}, {DType::kFloat, {4, 3}}},
+                   {{"alpha", A::of_float(0.25f)}, {"beta", A::of_float(-2.0f)}}});
+  cases.push_back({"Gemm", 13, {{DType::kFloat, {4, 6}}, {DType::kFloat, {3, 6}}}, {{"transB", A::of_int(1)}, {"alpha", A::of_float(3.0f)}}});
   cases.push_back({"MaxPool", 12, {{DType::kFloat, {1, 3, 11, 11}}},
                    {{"kernel_shape", A::of_ints({3, 3})}, {"strides", A::of_ints({2, 2})}, {"ceil_mode", A::of_int(1)}}});
   cases.push_back({"AveragePool", 11, {{DType::kFloat, {1, 3, 9, 9}}},

@@ -1,7 +1,9 @@
 // cpu kernel for ConvTranspose: one oneDNN deconvolution primitive per node and plan, with constant
 // weights reordered once into the layout it prefers. ONNX's W is [C, M/group, k...], which oneDNN
-// reads as its weights [(group,) M/group, C/group, k...] with the two channel strides swapped. Explicit pads
-// (or VALID) only: output_padding, output_shape and SAME padding stay on cpu_ref.
+// reads as its weights [(group,) M/group, C/group, k...] with the two channel strides swapped. The
+// pads come from the op's problem (explicit, SAME, or set by output_shape); the right pads follow
+// from the output size, negative where output_padding or output_shape grow the output past the
+// last tap (those positions hold only the bias).
 #include <memory>
 #include <optional>
 
@@ -20,11 +22,6 @@ Capability conv_transpose_supports(const ir::Node& node) {
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("ConvTranspose over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") return Capability::no("ConvTranspose with auto_pad " + auto_pad);
-  if (node.has_attr("output_shape")) return Capability::no("ConvTranspose with output_shape");
-  for (int64_t p : node.attr_ints("output_padding"))
-    if (p != 0) return Capability::no("ConvTranspose with output_padding");
   return Capability::yes();
 }
 

@@ -100,8 +100,6 @@ Result<ops::Kernel> build_matmul(const ir::Node& node, KernelBuild& build) {
 Capability gemm_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0, 1, 2});
   if (!c.supported) return c;
-  if (node.attr_float("alpha", 1.0f) != 1.0f) return Capability::no("Gemm with alpha != 1");
-  if (node.input(2) && node.attr_float("beta", 1.0f) != 1.0f) return Capability::no("Gemm with beta != 1");
   if (node.input(2) && node.inputs[2]->type.shape->rank() > 2) return Capability::no("Gemm bias of rank > 2");
   return Capability::yes();
 }
@@ -109,27 +107,31 @@ Capability gemm_supports(const ir::Node& node) {
 Result<ops::Kernel> build_gemm(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> a = input_dims(node, 0), b = input_dims(node, 1), y = output_dims(node, 0);
   const bool trans_a = node.attr_int("transA", 0) != 0, trans_b = node.attr_int("transB", 0) != 0;
+  const float alpha = node.attr_float("alpha", 1.0f), beta = node.input(2) ? node.attr_float("beta", 1.0f) : 0.0f;
   const int64_t m = y[0], n = y[1], k = trans_a ? a[0] : a[1];
   // A transposed storage [K, M] read as [M, K]; likewise B.
   const memory::desc src = trans_a ? strided_desc({m, k}, {1, m}) : row_major_desc({m, k});
   const memory::desc weights = trans_b ? strided_desc({k, n}, {1, k}) : row_major_desc({k, n});
-  if (!node.input(2)) return product_kernel(make_product(node, build, 1, src, weights, nullptr, row_major_desc(y)), std::nullopt);
-  const std::vector<int64_t> c = left_padded(input_dims(node, 2), 2);
-  if (c[0] == 1 && c[1] == n) {  // one bias per column: the primitive's own
+  const bool plain = alpha == 1.0f && (beta == 1.0f || !node.input(2));
+  if (plain && !node.input(2)) return product_kernel(make_product(node, build, 1, src, weights, nullptr, row_major_desc(y)), std::nullopt);
+  const std::vector<int64_t> c = node.input(2) ? left_padded(input_dims(node, 2), 2) : std::vector<int64_t>{1, 1};
+  if (plain && c[0] == 1 && c[1] == n) {  // one bias per column: the primitive's own
     const memory::desc bias = row_major_desc(c);
     return product_kernel(make_product(node, build, 1, src, weights, &bias, row_major_desc(y)), size_t{2});
   }
-  // C broadcast otherwise ([M, 1], [1, 1], [M, N]): oneDNN's matmul has only its reference
-  // implementation for such a bias, so the product runs without it and C is added after.
+  // C broadcast otherwise ([M, 1], [1, 1], [M, N]), or alpha or beta not 1: oneDNN's matmul has
+  // only its reference implementation for such a bias, so the product runs without it and
+  // alpha * product + beta * C is formed after.
   ops::Kernel product = product_kernel(make_product(node, build, 1, src, weights, nullptr, row_major_desc(y)), std::nullopt);
-  return ops::Kernel([product, c, m, n](ops::KernelContext& ctx) {
+  return ops::Kernel([product, c, m, n, alpha, beta](ops::KernelContext& ctx) {
     KILN_RETURN_IF_ERROR(product(ctx));
-    const float* bias = ctx.input(2)->data<float>();
+    const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
     float* out = ctx.output(0)->data<float>();
     const int64_t row_step = c[0] == 1 ? 0 : c[1], column_step = c[1] == 1 ? 0 : 1;
 #pragma omp parallel for if (m * n > (int64_t{1} << 15))
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] += bias[i * row_step + j * column_step];
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] = alpha * out[i * n + j] + (bias ? beta * bias[i * row_step + j * column_step] : 0.0f);
     return Status::ok();
   });
 }
