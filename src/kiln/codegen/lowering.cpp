@@ -106,7 +106,7 @@ Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<
   const std::string& op = reduction.op_type;
   // Max and Min must let a NaN through (the reference's rule), which OpenMP's max/min do not.
   if (op == "ReduceLogSumExp" || op == "ReduceMax" || op == "ReduceMin") return unsupported(reduction, op);
-  KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec, ops::reduction_axes(reduction, axes != nullptr, axes));
+  KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec, ops::reduction_axes(reduction, reduction.input(1) != nullptr, axes));
   if (!spec.axes) return unsupported(reduction, "axes known only at run time");
   if (spec.noop) return unsupported(reduction, "a reduction with no axes");
   Result<std::vector<bool>> reduced = ops::reduced_dims(*spec.axes, static_cast<int64_t>(x.size()));

@@ -24,7 +24,8 @@ Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::vec
                                            const std::vector<int64_t>& output);
 Result<LoopKernel> lower_softmax(const ir::Node& softmax, const std::vector<int64_t>& x);
 Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vector<std::vector<int64_t>>& input_dims);
-// `axes`: the value of the node's axes input, when it has one (ops/reduction_axes.h).
+// `axes`: the value of the node's axes input when it is a constant (null when the graph computes it:
+// then the reduction is not lowered).
 Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<int64_t>& x, const Tensor* axes);
 
 }  // namespace kiln::codegen

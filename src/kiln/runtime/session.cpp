@@ -22,6 +22,7 @@
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/half_in_float.h"
+#include "kiln/passes/legacy_forms.h"
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/providers/tuning.h"
@@ -218,6 +219,8 @@ Result<std::vector<passes::PassRun>> run_graph_passes(ir::Graph& graph, bool hal
   passes::PassContext ctx{ops::OpRegistry::global()};
   ctx.half_in_float = half_in_float;
   if (rewrite) return passes::run_table_stage(graph, ctx, passes::kGraphStage, pipeline);
+  // Without rewrites (eager), the passes that let providers run the graph at all still apply.
+  KILN_RETURN_IF_ERROR(passes::modernise_legacy_forms(graph, ctx).status());
   KILN_RETURN_IF_ERROR(passes::compute_half_in_float(graph, ctx).status());
   return std::vector<passes::PassRun>{};
 }

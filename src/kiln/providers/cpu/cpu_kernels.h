@@ -65,6 +65,10 @@ void add_reference_loop_kernels(CpuKernelTable& table);
 // After add_eltwise_kernels: Add, Sub, Mul, Div, Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 
+// The reference's kernel for `node` (the cpu_ref provider's), for what the cpu provider runs as the
+// reference does (reference_loop_kernels.cpp, shape arithmetic, reductions with nothing to fold).
+Result<ops::Kernel> reference_kernel(const ir::Node& node);
+
 // An ops::TaskRunner on OpenMP threads (dynamic schedule), for the kernels the reference shares.
 void run_on_threads(int64_t count, const std::function<void(int64_t)>& task);
 

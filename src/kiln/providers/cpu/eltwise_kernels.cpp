@@ -70,7 +70,9 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node) {
       (*element_function_of(node))(node, node.input(0)->type.dtype))
     return build_element_function(node);
   const EltwiseOp spec = *eltwise_spec(node);
-  const memory::desc data = row_major_desc(output_dims(node, 0));
+  std::vector<int64_t> dims = output_dims(node, 0);
+  if (dims.empty()) dims = {1};  // a scalar: oneDNN has no rank-0 memory
+  const memory::desc data = row_major_desc(dims);
   const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, data, spec.alpha, spec.beta);
   return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
                           [data](ops::KernelContext& ctx) {
@@ -261,20 +263,25 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 Capability clip_supports(const ir::Node& node) {
   if (eltwise_spec(node)) return eltwise_supports(node);
   const ir::Value* x = node.input(0);
-  if (!x || !x->type.is_tensor() || x->type.dtype != DType::kFloat) return Capability::no("Clip of a value that is not float32");
+  if (!x || !x->type.is_tensor() || !ops::list_has(ops::NumericTypes{}, x->type.dtype))
+    return Capability::no("Clip of a value that is not a numeric tensor");
   return Capability::yes();
 }
 
 Result<ops::Kernel> build_clip(const ir::Node& node) {
   if (eltwise_spec(node)) return build_eltwise(node);
-  return ops::Kernel([](ops::KernelContext& ctx) -> Status {
-    KILN_ASSIGN_OR_RETURN(const auto bounds, ops::clip_bounds<float>(ctx));
-    const auto [lo, hi] = bounds;
-    Tensor& y = *ctx.output(0);
-    broadcast_loop(y.data<float>(), y.shape(), [lo, hi](float v) { return ops::clip_value(v, lo, hi); },
-                   Operand<float>{ctx.input(0)->data<float>(), y.shape()});
-    return Status::ok();
+  ops::Kernel kernel;
+  ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
+    kernel = [](ops::KernelContext& ctx) -> Status {
+      KILN_ASSIGN_OR_RETURN(const auto bounds, ops::clip_bounds<T>(ctx));
+      const auto [lo, hi] = bounds;
+      Tensor& y = *ctx.output(0);
+      broadcast_loop(y.data<T>(), y.shape(), [lo, hi](T v) { return ops::store<T>(ops::clip_value(ops::load(v), lo, hi)); },
+                     Operand<T>{ctx.input(0)->data<T>(), y.shape()});
+      return Status::ok();
+    };
   });
+  return kernel;
 }
 
 // Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own

@@ -97,7 +97,8 @@ Capability layer_norm_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0, 1, 2});
   if (!c.supported) return c;
   for (size_t i = 1; i < node.outputs.size(); ++i)
-    if (node.outputs[i]) return Capability::no("LayerNormalization's Mean and InvStdDev outputs");
+    if (node.outputs[i] && node.outputs[i]->type.dtype != DType::kFloat)
+      return Capability::no("LayerNormalization's Mean and InvStdDev outputs of other than float32");
   if (node.attr_int("stash_type", 1) != 1) return Capability::no("LayerNormalization with stash_type other than float");
   return Capability::yes();
 }
@@ -113,13 +114,18 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
   const int64_t rows = product(x, 0, axis);
   const double epsilon = node.attr_float("epsilon", 1e-5f);
   // Small inputs: a plain loop (mean and variance in double) beats the primitive, whose execution
-  // costs a few microseconds before the first element.
-  if (rows * inner <= 8192)
+  // costs a few microseconds before the first element. The loop also gives the Mean and InvStdDev
+  // outputs (one per row), which oneDNN's inference primitive does not.
+  const bool statistics = (node.outputs.size() > 1 && node.outputs[1]) || (node.outputs.size() > 2 && node.outputs[2]);
+  if (rows * inner <= 8192 || statistics)
     return ops::Kernel([rows, inner, epsilon, has_bias](ops::KernelContext& ctx) {
       const float* in = ctx.input(0)->data<float>();
       const float* scale = ctx.input(1)->data<float>();
       const float* bias = has_bias ? ctx.input(2)->data<float>() : nullptr;
       float* out = ctx.output(0)->data<float>();
+      float* means = ctx.output(1) ? ctx.output(1)->data<float>() : nullptr;
+      float* inverse_deviations = ctx.output(2) ? ctx.output(2)->data<float>() : nullptr;
+#pragma omp parallel for schedule(static) if (rows * inner > 8192)
       for (int64_t r = 0; r < rows; ++r) {
         const float* row = in + r * inner;
         double sum = 0, squares = 0;
@@ -129,6 +135,8 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
         const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon));
         const auto m = static_cast<float>(mean);
         for (int64_t i = 0; i < inner; ++i) out[r * inner + i] = (row[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.0f);
+        if (means) means[r] = m;
+        if (inverse_deviations) inverse_deviations[r] = inv;
       }
       return Status::ok();
     });

@@ -8,7 +8,8 @@
 // of) fold in Kiln's loops (middle_reduction.h), ArgMax/ArgMin in arg_extreme.h's. In jit mode,
 // innermost sums, means, products and norms are generated instead (generated_kernels.cpp). A
 // reduction with nothing to fold (an empty tensor, or no dim above 1 reduced) runs the reference
-// kernel: those are copies or element-wise edge cases.
+// kernel: those are copies or element-wise edge cases. Axes the graph computes are read on each run,
+// the kernel built for them.
 #include <map>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/middle_reduction.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/run_time_shapes.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -55,15 +57,7 @@ Capability reduce_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0});
   if (!c.supported) return c;
   if (node.inputs[0]->type.shape->rank() == 0) return Capability::no(node.op_type + " of a scalar");
-  if (ops::reduction_axes_from_input(node) && node.input(1) && !constant_input(node, 1))
-    return Capability::no(node.op_type + " with axes given at run time");
   return Capability::yes();
-}
-
-// The reference kernel of `node` (the cpu_ref provider's).
-Result<ops::Kernel> reference_kernel(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
-  return def->reference;
 }
 
 // The order that puts the kept dims first and the reduced ones last, each in their own order.
@@ -133,6 +127,9 @@ void plan_library_fold(ReduceState& s, const ir::Node& node, const Reduction& r)
 }
 
 Result<ops::Kernel> build_reduce(const ir::Node& node) {
+  // Axes the graph computes: the kernel is built on each run for its axes (run_time_shapes.h).
+  if (ops::reduction_axes_from_input(node) && node.input(1) && !constant_input(node, 1))
+    return run_time_shaped_kernel(node, [](const ir::Node& typed, KernelBuild&) { return build_reduce(typed); });
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec,
                         ops::reduction_axes(node, node.input(1) != nullptr, constant_input(node, 1)));

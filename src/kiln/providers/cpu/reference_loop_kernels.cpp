@@ -8,14 +8,15 @@ namespace kiln::providers::cpu {
 namespace {
 
 CpuKernel reference_loop() {
-  return {[](const ir::Node&) { return Capability::yes(); },
-          [](const ir::Node& node, KernelBuild&) -> Result<ops::Kernel> {
-            KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
-            return def->reference;
-          }};
+  return node_only([](const ir::Node&) { return Capability::yes(); }, reference_kernel);
 }
 
 }  // namespace
+
+Result<ops::Kernel> reference_kernel(const ir::Node& node) {
+  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
+  return def->reference;
+}
 
 void add_reference_loop_kernels(CpuKernelTable& table) {
   // No arithmetic: the attribute's tensor, or the input's dims.

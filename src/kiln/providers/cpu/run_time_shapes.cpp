@@ -6,11 +6,13 @@
 #include <mutex>
 
 #include "kiln/ops/evaluate.h"
+#include "kiln/ops/op_helpers.h"
 
 namespace kiln::providers::cpu {
 namespace {
 
 constexpr size_t kKernelsPerNode = 8;
+constexpr int64_t kValuesPerInput = 16;
 
 class RunTimeShapes {
  public:
@@ -18,12 +20,18 @@ class RunTimeShapes {
 
   Status run(ops::KernelContext& ctx) {
     std::vector<const Tensor*> inputs;
-    std::vector<std::vector<int64_t>> shapes;
+    std::vector<std::vector<int64_t>> shapes;  // each input's shape, then each value input's values
     for (size_t i = 0; i < node_.inputs.size(); ++i) {
       const Tensor* t = node_.inputs[i] ? ctx.input(i) : nullptr;
       inputs.push_back(t);
       shapes.push_back(t ? t->shape() : std::vector<int64_t>{});
     }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (is_value_input(i, inputs[i])) {
+        Result<std::vector<int64_t>> values = ops::read_int64s(*inputs[i], node_.inputs[i]->name);
+        if (!values.is_ok()) return values.status();
+        shapes.push_back(std::move(values).value());
+      }
     const ops::Kernel* kernel = nullptr;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -39,6 +47,14 @@ class RunTimeShapes {
   }
 
  private:
+  // A small integer input computed by the graph (axes, pads, sizes): the kernel is built with its
+  // values as a constant, as for a model that gives them as an initializer.
+  bool is_value_input(size_t i, const Tensor* t) const {
+    const ir::Value* v = node_.inputs[i];
+    return t && v && !v->is_constant() && (t->dtype() == DType::kInt64 || t->dtype() == DType::kInt32) && t->rank() <= 1 &&
+           t->element_count() <= kValuesPerInput;
+  }
+
   struct Specialized {
     std::unique_ptr<ir::Graph> graph;  // holds the typed copy of the node the kernel was built for
     ops::Kernel kernel;
@@ -58,8 +74,9 @@ class RunTimeShapes {
         continue;
       }
       if (!copies.count(v))
-        copies[v] = v->is_constant() ? s.graph->add_constant(v->name, *v->initializer)
-                                     : s.graph->add_value(v->name, ir::TensorType{inputs[i]->dtype(), ir::Shape::from_static(inputs[i]->shape())});
+        copies[v] = v->is_constant()              ? s.graph->add_constant(v->name, *v->initializer)
+                    : is_value_input(i, inputs[i]) ? s.graph->add_constant(v->name, inputs[i]->clone())
+                                                  : s.graph->add_value(v->name, ir::TensorType{inputs[i]->dtype(), ir::Shape::from_static(inputs[i]->shape())});
       ins.push_back(copies[v]);
     }
     KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node_));

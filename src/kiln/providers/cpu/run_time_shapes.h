@@ -1,7 +1,9 @@
 // Kernels for nodes whose shapes a plan does not know: those after an If whose branch, chosen by
-// an input's value, gives another rank. On a run the kernel is built for that run's input shapes
-// (from a copy of the node typed with them, by the provider's own kernel_for), kept for the next
-// runs with the same shapes (a few per node), and run. A node the provider cannot run at those
+// an input's value, gives another rank; lengths that depend on data (Range, NonZero); outputs
+// shaped by values the graph computes (a reduction's axes). On a run the kernel is built for that
+// run's input shapes and small integer inputs' values (from a copy of the node typed with them,
+// those values as constants, by the provider's own kernel_for), kept for the next runs with the
+// same shapes and values (a few per node), and run. A node the provider cannot run at those
 // shapes fails that run with the provider's reason (UnsupportedTarget), never a wrong result.
 #pragma once
 

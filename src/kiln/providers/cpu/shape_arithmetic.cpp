@@ -1,6 +1,8 @@
 // Shape arithmetic on the cpu provider: which nodes qualify, and their reference kernels.
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
+#include "kiln/providers/cpu/cpu_kernels.h"
+
 #include <set>
 
 namespace kiln::providers::cpu {
@@ -9,7 +11,7 @@ namespace {
 const std::set<std::string> kShapeOps = {"Shape", "Size",  "Gather", "Concat",    "Unsqueeze", "Squeeze", "Reshape",
                                          "Slice", "Equal", "Less",   "Greater",   "Where",     "Expand",  "Add",
                                          "Sub",   "Mul",   "Div",    "Cast",      "Not",       "And",     "Or",
-                                         "Min",   "Max",   "Range",  "Identity", "ConstantOfShape"};
+                                         "Min",   "Max",   "Range",  "Identity", "ConstantOfShape", "Neg", "Abs"};
 
 bool integer_or_bool(const ir::Value* v) {
   if (!v->type.is_tensor()) return false;
@@ -37,9 +39,6 @@ bool is_shape_arithmetic(const ir::Node& node) {
   return true;
 }
 
-Result<ops::Kernel> shape_arithmetic_kernel(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
-  return def->reference;
-}
+Result<ops::Kernel> shape_arithmetic_kernel(const ir::Node& node) { return reference_kernel(node); }
 
 }  // namespace kiln::providers::cpu
