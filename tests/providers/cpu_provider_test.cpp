@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/session.h"
 #include "support/test_target.h"
 #include "support/differential.h"
@@ -107,10 +109,40 @@ TEST(CpuProvider, DeclinesWithReasons) {
   DifferentialResult f64 = check_against_reference(cpu, {"MatMul", 17, {{DType::kDouble, {2, 3}}, {DType::kDouble, {3, 2}}}}, 1);
   EXPECT_EQ(f64.verdict, Verdict::kDeclined);
   EXPECT_NE(f64.detail.find("not float32"), std::string::npos) << f64.detail;
+}
+
+// A form the tuned kernels decline (MaxPool's Indices output) runs the reference's loop on cpu,
+// matching it, and the report names that implementation for the node.
+TEST(CpuProvider, RareFormsRunTheReferencesLoopAndTheReportSaysSo) {
   DifferentialResult indices = check_against_reference(
-      cpu, {"MaxPool", 12, {{DType::kFloat, {1, 1, 4, 4}}}, {{"kernel_shape", A::of_ints({2, 2})}}, 2}, 1);
-  EXPECT_EQ(indices.verdict, Verdict::kDeclined);
-  EXPECT_NE(indices.detail.find("Indices"), std::string::npos) << indices.detail;
+      cpu_provider(), {"MaxPool", 12, {{DType::kFloat, {1, 1, 4, 4}}}, {{"kernel_shape", A::of_ints({2, 2})}}, 2}, 1);
+  EXPECT_EQ(indices.verdict, Verdict::kMatch) << indices.detail;
+  ScratchDir dir("cpu_reference_loop");
+  ModelBuilder b(12);
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}});
+  b.output("y", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  b.output("at", onnx::TensorProto::INT64, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  onnx::NodeProto& pool = b.node("MaxPool", {"x"}, {"y", "at"}, "pool");
+  onnx::AttributeProto* kernel = pool.add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(2);
+  kernel->add_ints(2);
+  onnx::AttributeProto* strides = pool.add_attribute();
+  strides->CopyFrom(*kernel);
+  strides->set_name("strides");
+  SessionOptions options;
+  options.providers = {"cpu"};
+  auto session = Session::load(b.save(dir.file("pool.onnx")), options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 16);
+  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 1, 4, 4}, x)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(std::vector<int64_t>(out.value().at("at").data<int64_t>(), out.value().at("at").data<int64_t>() + 4),
+            (std::vector<int64_t>{4, 2, 9, 11}));  // x[i] = 7i mod 16: the maxima 12, 14, 15, 13 are there
+  const auto report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_EQ(report["target"]["node_implementations"]["pool"], "kiln:reference-loop") << report["target"];
 }
 
 // An embedding lookup whose token id is past the table: InvalidArgument naming the node, not a

@@ -62,6 +62,8 @@ void add_signal_kernels(CpuKernelTable& table);
 void add_deform_conv_kernels(CpuKernelTable& table);
 void add_det_kernels(CpuKernelTable& table);
 void add_reference_loop_kernels(CpuKernelTable& table);
+// Last: extends other families' entries with the reference's loop for their rare forms.
+void add_reference_loop_forms(CpuKernelTable& table);
 // After add_eltwise_kernels: Add, Sub, Mul, Div, Max and Min extend its entries.
 void add_arithmetic_kernels(CpuKernelTable& table);
 

@@ -57,6 +57,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_det_kernels(t);
     cpu::add_reference_loop_kernels(t);
     cpu::add_arithmetic_kernels(t);
+    cpu::add_reference_loop_forms(t);
     return t;
   }();
   return kernels;

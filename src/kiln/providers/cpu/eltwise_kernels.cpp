@@ -260,8 +260,12 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 
 // Clip with bounds that are inputs computed by the graph (no constant for oneDNN's eltwise): Kiln's
 // own loop reads them when it runs, through the reference's bounds and element function.
+// Clip with constant float32 bounds is oneDNN's clip; any other (bounds the graph computes, other
+// dtypes) runs Kiln's loop with the reference's bounds and element function.
+bool clip_by_primitive(const ir::Node& node) { return eltwise_spec(node) && eltwise_supports(node).supported; }
+
 Capability clip_supports(const ir::Node& node) {
-  if (eltwise_spec(node)) return eltwise_supports(node);
+  if (clip_by_primitive(node)) return Capability::yes();
   const ir::Value* x = node.input(0);
   if (!x || !x->type.is_tensor() || !ops::list_has(ops::NumericTypes{}, x->type.dtype))
     return Capability::no("Clip of a value that is not a numeric tensor");
@@ -269,7 +273,7 @@ Capability clip_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_clip(const ir::Node& node) {
-  if (eltwise_spec(node)) return build_eltwise(node);
+  if (clip_by_primitive(node)) return build_eltwise(node);
   ops::Kernel kernel;
   ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
     kernel = [](ops::KernelContext& ctx) -> Status {

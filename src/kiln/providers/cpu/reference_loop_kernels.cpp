@@ -7,8 +7,14 @@
 namespace kiln::providers::cpu {
 namespace {
 
+// The reference's kernel, recorded in the report as `kiln:reference-loop` so that the forms it
+// runs are visible next to the tuned kernels' implementations.
 CpuKernel reference_loop() {
-  return node_only([](const ir::Node&) { return Capability::yes(); }, reference_kernel);
+  return {[](const ir::Node&) { return Capability::yes(); },
+          [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
+            build.record_implementation(node.name, "kiln:reference-loop");
+            return reference_kernel(node);
+          }};
 }
 
 }  // namespace
@@ -44,6 +50,20 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   for (const char* op : {"StringNormalizer", "TfIdfVectorizer"}) table[op] = reference_loop();
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
+}
+
+void add_reference_loop_forms(CpuKernelTable& table) {
+  // Rare forms the tuned kernels decline run the reference's loop rather than refuse the model:
+  // the fallback a user would otherwise have to allow runs the same loop. Per op, those forms:
+  //   Identity: sequences and optionals; MaxPool: its Indices output, 8-bit images; Cast and
+  //   CastLike: strings; BatchNormalization: training mode (batch statistics); Resize:
+  //   tf_crop_and_resize; ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul: weights the
+  //   graph computes (the tuned kernels pack constant weights once); Einsum and the reductions:
+  //   float64; STFT: a frame length the graph computes.
+  for (const char* op : {"Identity", "MaxPool", "Cast", "CastLike", "BatchNormalization", "Resize", "ConvInteger", "QLinearConv",
+                         "MatMulInteger", "QLinearMatMul", "Einsum", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "STFT"})
+    table[op] = first_of(table.at(op), reference_loop());
 }
 
 }  // namespace kiln::providers::cpu
