@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -238,17 +239,23 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"op", A::of_string("AveragePool")}, {"op_version", A::of_int(11)}, {"layout", A::of_string("NHWC")},
                     {"kernel_shape", A::of_ints({2, 2})}}});
   // BatchNormalization inside a region (DenseNet), blocked and channels-last; positive variances.
-  auto bn_in_layout = [&](std::vector<int64_t> stored, int64_t channels, const char* layout) {
+  // With `relu`, the Relu normalization_activation_fusion folds into it.
+  auto bn_in_layout = [&](std::vector<int64_t> stored, int64_t channels, const char* layout, bool relu) {
     std::vector<double> var;
     for (int64_t c = 0; c < channels; ++c) var.push_back(0.5 + 0.1 * static_cast<double>(c));
+    std::map<std::string, ir::Attribute> attributes = {
+        {"op", A::of_string("BatchNormalization")}, {"op_version", A::of_int(15)}, {"layout", A::of_string(layout)}};
+    if (relu) attributes["activation"] = A::of_string("Relu");
     cases.push_back({"kiln.InLayout", 1,
                      {{DType::kFloat, stored}, {DType::kFloat, {channels}, true}, {DType::kFloat, {channels}, true},
                       {DType::kFloat, {channels}, true}, {DType::kFloat, {channels}, true, var}},
-                     {{"op", A::of_string("BatchNormalization")}, {"op_version", A::of_int(15)}, {"layout", A::of_string(layout)}}});
+                     attributes});
   };
-  bn_in_layout({1, 2, 5, 5, 8}, 16, "NCHW8c");
-  bn_in_layout({2, 3, 4, 4, 16}, 48, "NCHW16c");
-  bn_in_layout({1, 5, 6, 7}, 7, "NHWC");
+  bn_in_layout({1, 2, 5, 5, 8}, 16, "NCHW8c", false);
+  bn_in_layout({2, 3, 4, 4, 16}, 48, "NCHW16c", false);
+  bn_in_layout({1, 5, 6, 7}, 7, "NHWC", false);
+  bn_in_layout({1, 2, 5, 5, 8}, 16, "NCHW8c", true);
+  bn_in_layout({1, 5, 6, 7}, 7, "NHWC", true);
   // kiln.Relayout between every pair the pass inserts, and between two non-plain layouts.
   cases.push_back({"kiln.Relayout", 1, {{DType::kFloat, {2, 24, 5, 7}}}, {{"to", A::of_string("NCHW8c")}}});
   cases.push_back({"kiln.Relayout", 1, {{DType::kFloat, {2, 3, 5, 7, 16}}}, {{"from", A::of_string("NCHW16c")}}});

@@ -2,10 +2,13 @@
 // layout (activation_layout.h).
 //   kiln.InLayout: runs an ai.onnx op on a first input, and gives a first output, stored in
 //                  `layout`. Attributes: `op` and `op_version` name the inner op; every other
-//                  attribute is the inner op's. The activation_layout pass wraps pooling ops in it.
+//                  attribute is the inner op's, but a fused activation (ops/activation.h)
+//                  applied to its first output. The activation_layout pass wraps pooling ops and
+//                  BatchNormalization in it; normalization_activation_fusion gives the latter a Relu.
 //   kiln.Relayout: copies an activation from layout `from` to layout `to` (both default NCHW):
 //                  the reorders at a region's edges.
 // The reference kernels convert to channels-first around the inner op's reference kernel.
+#include "kiln/ops/activation.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/evaluate.h"
@@ -25,7 +28,7 @@ Result<ir::Node> inner_node(const ir::Node& node) {
   inner.inputs = node.inputs;
   inner.outputs = node.outputs;
   inner.attributes = node.attributes;
-  for (const char* own : {"op", "op_version", "layout"}) inner.attributes.erase(own);
+  for (const char* own : {"op", "op_version", "layout", "activation", "activation_alpha", "activation_beta"}) inner.attributes.erase(own);
   if (inner.op_type.empty() || inner.opset_version <= 0)
     return invalid_model(node.describe() + ": needs the inner op's `op` and `op_version` attributes");
   return inner;
@@ -81,6 +84,9 @@ Status in_layout_kernel(KernelContext& ctx) {
   std::vector<const Tensor*> inputs{&x_first};
   for (size_t i = 1; i < ctx.input_count(); ++i) inputs.push_back(ctx.input(i));
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, evaluate_node(*def, inner, inputs));
+  if (const std::optional<Activation> activation = fused_activation(ctx.node()))
+    for (int64_t i = 0; i < outputs[0].element_count(); ++i)
+      store_double(outputs[0], i, activation->apply(element_as_double(outputs[0], i)));
   for (size_t i = 0; i < outputs.size(); ++i)
     KILN_RETURN_IF_ERROR(copy_result(ctx, i, i == 0 ? to_stored(outputs[0], layout) : outputs[i]));
   return Status::ok();

@@ -16,6 +16,7 @@
 #include "kiln/passes/half_in_float.h"
 #include "kiln/passes/identity_elimination.h"
 #include "kiln/passes/layer_norm_fusion.h"
+#include "kiln/passes/normalization_activation_fusion.h"
 #include "kiln/passes/legacy_forms.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/product_slicing.h"
@@ -57,6 +58,8 @@ const std::vector<PassInfo>& pass_table() {
        flush_subnormal_constants},
       {"activation_layout", "run convolution regions on blocked or channels-last tensors (providers that prefer them)",
        choose_activation_layouts, kLoweringStage},
+      {"normalization_activation_fusion", "fold the Relu after a region's BatchNormalization into it (one pass over the tensor)",
+       fuse_normalization_activations, kLoweringStage},
       {"elementwise_chain_fusion", "merge runs of element-wise ops into one kiln.ElementwiseChain", fuse_elementwise_chains,
        kLoweringStage},
       {"winograd_selection", "compute 3x3 stride-1 convolutions by Winograd's method (targets that have it)",

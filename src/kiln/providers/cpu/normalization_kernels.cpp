@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "kiln/ops/activation.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/local_normalizations.h"
@@ -158,6 +159,12 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
 // BatchNormalization, or the kiln.InLayout wrapping one (its input and output in that layout).
 bool is_wrapped_batch_norm(const ir::Node& node) { return node.domain == "kiln" && node.op_type == "InLayout"; }
 
+// The activation normalization_activation_fusion gave a kiln.InLayout (an ONNX node's attributes
+// of that name mean nothing).
+std::optional<ops::Activation> fused_relu(const ir::Node& node) {
+  return is_wrapped_batch_norm(node) ? ops::fused_activation(node) : std::nullopt;
+}
+
 Capability batch_norm_supports(const ir::Node& node) {
   if (is_wrapped_batch_norm(node) && node.attr_string("op") != "BatchNormalization")
     return Capability::no("kiln.InLayout of " + node.attr_string("op") + " is not a BatchNormalization");
@@ -169,6 +176,8 @@ Capability batch_norm_supports(const ir::Node& node) {
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (node.outputs[i]) return Capability::no("BatchNormalization's running mean and variance outputs");
   if (node.inputs[0]->type.shape->rank() < 2) return Capability::no("BatchNormalization of rank below 2");
+  const std::optional<ops::Activation> activation = fused_relu(node);
+  if (activation && activation->op != "Relu") return Capability::no("BatchNormalization with a fused " + activation->op);
   return Capability::yes();
 }
 
@@ -180,8 +189,8 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
                                                                               : Result<memory::desc>(row_major_desc(stored)));
   const int64_t channels = is_wrapped_batch_norm(node) ? ops::channels_first_dims(stored, layout)[1] : stored[1];
   const memory::desc channel = row_major_desc({channels});
-  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                     dnnl::normalization_flags::use_shift;
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  if (fused_relu(node)) flags = flags | dnnl::normalization_flags::fuse_norm_relu;  // a Relu (batch_norm_supports)
   const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
                                                      node.attr_float("epsilon", 1e-5f), flags);
   return primitive_kernel(
