@@ -684,6 +684,12 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"Mul", 14, {{DType::kInt32, {2, 3, 5}, false, small_ints(30, 41)}, {DType::kInt32, {5}, false, small_ints(5, 9)}}});
   cases.push_back({"Div", 14, {{DType::kInt32, {2, 5}, false, small_ints(10, 19)}, {DType::kInt32, {5}, false, {3, -2, 7, 1, -5}}}});
   cases.push_back({"Div", 14, {{DType::kDouble, {4, 3}}, {DType::kDouble, {}, true, {0.3}}}});
+  // float64 on cpu: the element functions' loop (Relu, Exp), the reference's loop (MatMul, Softmax, ArgMax).
+  cases.push_back({"Relu", 14, {{DType::kDouble, {3, 50}}}});
+  cases.push_back({"Exp", 13, {{DType::kDouble, {2, 7}}}});
+  cases.push_back({"MatMul", 13, {{DType::kDouble, {4, 6}}, {DType::kDouble, {6, 3}}}});
+  cases.push_back({"Softmax", 13, {{DType::kDouble, {3, 9}}}});
+  cases.push_back({"ArgMax", 13, {{DType::kDouble, {3, 9}}}, {{"axis", A::of_int(1)}}});
   // DeformConv: groups and offset groups with mask and bias; strides and dilations without.
   cases.push_back({"DeformConv", 19,
                    {{DType::kFloat, {2, 4, 7, 6}}, {DType::kFloat, {6, 2, 3, 3}}, {DType::kFloat, {2, 36, 7, 6}}, {DType::kFloat, {6}},

@@ -331,6 +331,14 @@ Capability element_function_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+// The element function for the dtypes oneDNN's eltwise lacks (float32 stays with oneDNN, which
+// decides at a plan's shapes when the rank is not known yet).
+Capability other_dtype_supports(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (x && x->type.is_tensor() && x->type.dtype == DType::kFloat) return Capability::no(node.op_type + " of float32 runs on oneDNN");
+  return element_function_supports(node);
+}
+
 Result<ops::Kernel> build_element_function(const ir::Node& node) {
   const std::optional<ops::ElementRange> range = (*element_function_of(node))(node, node.input(0)->type.dtype);
   return ops::Kernel([range = *range](ops::KernelContext& ctx) {
@@ -349,9 +357,11 @@ void add_eltwise_kernels(CpuKernelTable& table) {
   table["kiln.ElementwiseChain"] = generated_or(node_only(chain_supports, build_chain));
   table["Clip"] = node_only(clip_supports, build_clip);
   table["Pow"] = node_only(pow_supports, build_pow);
+  // oneDNN's eltwise for float32; other dtypes (float64, float16, integers) take the registry's
+  // element function, a loop over chunks on threads.
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
                          "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
-    table[op] = node_only(eltwise_supports, build_eltwise);
+    table[op] = first_of(node_only(eltwise_supports, build_eltwise), node_only(other_dtype_supports, build_element_function));
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
   // Every other ai.onnx op with an element function (those above run on oneDNN instead).
   for (const auto& [key, versions] : ops::OpRegistry::global().listing()) {

@@ -58,11 +58,14 @@ void add_reference_loop_forms(CpuKernelTable& table) {
   //   Identity: sequences and optionals; MaxPool: its Indices output, 8-bit images; Cast and
   //   CastLike: strings; BatchNormalization: training mode (batch statistics); Resize:
   //   tf_crop_and_resize; ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul: weights the
-  //   graph computes (the tuned kernels pack constant weights once); Einsum and the reductions:
-  //   float64; STFT: a frame length the graph computes.
+  //   graph computes (the tuned kernels pack constant weights once); Einsum, the reductions,
+  //   MatMul, Gemm (and their fused form), Softmax, LogSoftmax, ArgMax and ArgMin: float64 and the
+  //   other dtypes oneDNN lacks; STFT: a frame length the graph computes. (A float64 convolution
+  //   stays refused: the reference's loop would be a cliff no model in view needs.)
   for (const char* op : {"Identity", "MaxPool", "Cast", "CastLike", "BatchNormalization", "Resize", "ConvInteger", "QLinearConv",
                          "MatMulInteger", "QLinearMatMul", "Einsum", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "STFT"})
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "STFT", "MatMul", "Gemm",
+                         "Softmax", "LogSoftmax", "ArgMax", "ArgMin", "kiln.FusedMatMul"})
     table[op] = first_of(table.at(op), reference_loop());
 }
 
