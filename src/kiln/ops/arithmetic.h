@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kiln/ops/compare_select.h"
+#include "kiln/tensor.h"
 
 namespace kiln::ops {
 
@@ -20,6 +21,18 @@ V divide(V a, V b) {
     if (b == -1) return static_cast<V>(0 - static_cast<std::make_unsigned_t<V>>(a));
   }
   return static_cast<V>(a / b);
+}
+
+// Whether an integer tensor holds a zero: a divisor of Div or Mod the spec leaves undefined, which
+// kernels report rather than compute. Always false for floating-point tensors.
+template <class T>
+bool has_integer_zero(const Tensor& t) {
+  if constexpr (std::is_integral_v<T>) {
+    const T* v = t.data<T>();
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      if (v[i] == 0) return true;
+  }
+  return false;
 }
 
 // Mod with fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (Python).

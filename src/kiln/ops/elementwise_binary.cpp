@@ -90,16 +90,6 @@ Result<std::vector<int64_t>> kernel_b_shape(const KernelContext& ctx) {
   return shape.value().static_dims();
 }
 
-// Integer division and remainder by zero have no value; they are reported, not computed.
-template <class T>
-bool has_zero(const Tensor& t) {
-  if constexpr (std::is_integral_v<T>) {
-    for (int64_t i = 0; i < t.element_count(); ++i)
-      if (t.data<T>()[i] == 0) return true;
-  }
-  return false;
-}
-
 enum class Divisor { kAny, kNonZeroInteger };
 
 // `make_fn(node)` returns the per-element function over compute types (attributes read once).
@@ -114,7 +104,7 @@ void add_binary(OpRegistry& r, const char* op, std::initializer_list<int> versio
     auto fn = make_fn(ctx.node());
     bool zero_divisor = false;
     const bool ok = dispatch<Types>(a.dtype(), [&]<class T>() {
-      if (divisor == Divisor::kNonZeroInteger && has_zero<T>(b)) {
+      if (divisor == Divisor::kNonZeroInteger && has_integer_zero<T>(b)) {
         zero_divisor = true;
         return;
       }

@@ -14,7 +14,6 @@
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
-#include "kiln/ops/reduce_engine.h"
 
 namespace kiln::ops {
 namespace {

@@ -12,17 +12,6 @@
 namespace kiln::providers::cpu {
 namespace {
 
-// Whether an integer tensor holds a zero (a divisor the spec leaves undefined).
-template <class T>
-bool has_zero(const Tensor& t) {
-  if constexpr (std::is_integral_v<T>) {
-    const T* v = t.data<T>();
-    for (int64_t i = 0; i < t.element_count(); ++i)
-      if (v[i] == 0) return true;
-  }
-  return false;
-}
-
 CpuKernel mod_kernel() {
   return node_only([](const ir::Node& node) { return typed_tensors<ops::NumericTypes>(node); },
                    [](const ir::Node& node) -> Result<ops::Kernel> {
@@ -30,7 +19,7 @@ CpuKernel mod_kernel() {
                      ops::Kernel kernel;
                      ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
                        kernel = [c_style](ops::KernelContext& ctx) -> Status {
-                         if (has_zero<T>(*ctx.input(1))) return ctx.error("integer division by zero");
+                         if (ops::has_integer_zero<T>(*ctx.input(1))) return ctx.error("integer division by zero");
                          Tensor& out = *ctx.output(0);
                          broadcast_loop(out.data<T>(), out.shape(),
                                         [c_style](T a, T b) { return ops::store<T>(ops::modulo(ops::load(a), ops::load(b), c_style)); },
@@ -70,7 +59,7 @@ CpuKernel binary_loop_kernel(Fn fn, bool divisor) {
                      ops::Kernel kernel;
                      ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
                        kernel = [fn, divisor](ops::KernelContext& ctx) -> Status {
-                         if (divisor && has_zero<T>(*ctx.input(1))) return ctx.error("integer division by zero");
+                         if (divisor && ops::has_integer_zero<T>(*ctx.input(1))) return ctx.error("integer division by zero");
                          Tensor& out = *ctx.output(0);
                          broadcast_loop(out.data<T>(), out.shape(), [fn](T a, T b) { return ops::store<T>(fn(ops::load(a), ops::load(b))); },
                                         operand<T>(*ctx.input(0)), operand<T>(*ctx.input(1)));

@@ -10,9 +10,9 @@ namespace {
 CpuKernel control_flow_kernel() {
   return {[](const ir::Node&) { return Capability::yes(); },
           [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
-            KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(ops::OpRegistry::global(), node));
+            KILN_ASSIGN_OR_RETURN(ops::Kernel reference, reference_kernel(node));
             if (!build.body_runner()) return internal_error(node.describe() + ": the plan gives no runner for its bodies");
-            return ops::Kernel([reference = def->reference, runner = build.body_runner()](ops::KernelContext& ctx) {
+            return ops::Kernel([reference = std::move(reference), runner = build.body_runner()](ops::KernelContext& ctx) {
               ctx.set_body_runner(&runner);
               return reference(ctx);
             });

@@ -258,8 +258,6 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
   });
 }
 
-// Clip with bounds that are inputs computed by the graph (no constant for oneDNN's eltwise): Kiln's
-// own loop reads them when it runs, through the reference's bounds and element function.
 // Clip with constant float32 bounds is oneDNN's clip; any other (bounds the graph computes, other
 // dtypes) runs Kiln's loop with the reference's bounds and element function.
 bool clip_by_primitive(const ir::Node& node) { return eltwise_spec(node) && eltwise_supports(node).supported; }
