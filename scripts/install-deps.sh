@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev libssl-dev
-  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libre2-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
 )
 

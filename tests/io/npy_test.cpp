@@ -115,9 +115,52 @@ TEST(Npy, MissingFileIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
+// UTF-32LE code units of `text`'s code points, each element padded with NULs to `width`.
+std::string utf32_elements(const std::vector<std::u32string>& elements, size_t width) {
+  std::string out;
+  for (const std::u32string& e : elements)
+    for (size_t k = 0; k < width; ++k)
+      for (int b = 0; b < 4; ++b) out += static_cast<char>(((k < e.size() ? e[k] : 0) >> (8 * b)) & 0xff);
+  return out;
+}
+
+TEST(Npy, StringsAreNumpysUnicodeArrays) {
+  // np.save(f, np.array([['ab', 'é'], ['', '日本語']])): '<U3', four code points of 4 bytes each.
+  const std::string numpy_bytes = npy_v1("{'descr': '<U3', 'fortran_order': False, 'shape': (2, 2), }",
+                                         utf32_elements({U"ab", U"\u00e9", U"", U"\u65e5\u672c\u8a9e"}, 3));
+  ASSERT_EQ(numpy_bytes.size(), 176u);  // what numpy 1.24 writes
+  Result<Tensor> t = parse_npy(numpy_bytes, "s.npy");
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  EXPECT_EQ(t->dtype(), DType::kString);
+  EXPECT_EQ(t->shape(), (std::vector<int64_t>{2, 2}));
+  const std::vector<std::string> utf8 = {"ab", "\xc3\xa9", "", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"};
+  EXPECT_EQ(std::vector<std::string>(t->data<std::string>(), t->data<std::string>() + 4), utf8);
+  Result<std::string> back = serialize_npy(*t);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(*back, numpy_bytes);
+  // All-empty strings are '<U1', numpy's narrowest.
+  Result<std::string> empty = serialize_npy(Tensor::from_vector(DType::kString, {1}, std::vector<std::string>{""}));
+  ASSERT_TRUE(empty.is_ok());
+  EXPECT_NE(empty->find("'descr': '<U1'"), std::string::npos);
+}
+
+TEST(Npy, RefusesStringsThatAreNotUnicode) {
+  expect_invalid(npy_v1("{'descr': '<U1', 'fortran_order': False, 'shape': (2,), }",
+                        utf32_elements({U"a", std::u32string(1, char32_t{0xD800})}, 1)),
+                 {"string element 1", "not a Unicode code point"});
+  expect_invalid(npy_v1("{'descr': '<U2', 'fortran_order': False, 'shape': (2,), }", std::string(12, 'a')),
+                 {"data section", "12 bytes", "16"});
+  expect_invalid(npy_v1("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "x"), {"object array", "|O"});
+  Result<std::string> latin1 =
+      serialize_npy(Tensor::from_vector(DType::kString, {2}, std::vector<std::string>{"ok", "caf\xe9"}));
+  ASSERT_FALSE(latin1.is_ok());
+  EXPECT_NE(latin1.status().message().find("string element 1 is not valid UTF-8 at byte 3"), std::string::npos)
+      << latin1.status().message();
+}
+
 TEST(Npy, FailedWritesLeaveNoFile) {
   ScratchDir dir("io");
-  Tensor strings = Tensor::from_vector(DType::kString, {1}, std::vector<std::string>{"a"});
+  Tensor strings = Tensor::from_vector(DType::kString, {1}, std::vector<std::string>{"\xff"});
   Status s = write_npy(dir.file("out.npy"), strings);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   Tensor floats = Tensor::from_vector(DType::kFloat, {1}, std::vector<float>{1.0f});

@@ -1,6 +1,8 @@
 // Tests of the string ops: StringNormalizer (stopwords, locale-free case mapping checked against
 // Python 3's str.upper/str.lower, which agree for these one-to-one mappings) and TfIdfVectorizer
-// (hand-counted n-grams, including the example in the ONNX operator doc).
+// (hand-counted n-grams, including the example in the ONNX operator doc), and opset 20's
+// StringConcat, StringSplit (ONNX Runtime's splitting, whose outputs the opset-parity cases compare
+// with) and RegexFullMatch (RE2 syntax; a bad pattern is the model's error).
 #include <gtest/gtest.h>
 
 #include "ops/rule_harness.h"
@@ -111,6 +113,68 @@ TEST(TfIdfVectorizer, InvalidAttributes) {
   Attrs ragged = doc_pool("TF", 0);
   ragged["pool_int64s"] = ints({94, 17, 17});
   EXPECT_NE(rule_error("TfIdfVectorizer", {x}, ragged, 9).find("node_under_test"), std::string::npos);
+}
+
+TEST(StringConcat, BroadcastsLikeNumpy) {
+  Tensor x = strings({2, 1}, {"a", ""});
+  Tensor y = strings({3}, {"1", "\xc3\xa9", ""});
+  Tensor z = eval("StringConcat", {&x, &y}, {}, 20)[0];
+  EXPECT_EQ(z.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(elements<std::string>(z), (std::vector<std::string>{"a1", "a\xc3\xa9", "a", "1", "\xc3\xa9", ""}));
+  EXPECT_EQ(rule_type("StringConcat", {RuleInput{typed(DType::kString, {ir::Dim::symbol("N"), 1})},
+                                       RuleInput{ir::make_type(DType::kString, {4})}}, {}, 20).to_string(),
+            "string[N,4]");
+  EXPECT_NE(rule_error("StringConcat", {RuleInput{ir::make_type(DType::kString, {2})},
+                                        RuleInput{ir::make_type(DType::kString, {3})}}, {}, 20).find("broadcast"),
+            std::string::npos);
+  EXPECT_NE(rule_error("StringConcat", {RuleInput{ir::make_type(DType::kString, {2})},
+                                        RuleInput{ir::make_type(DType::kFloat, {2})}}, {}, 20).find("element type"),
+            std::string::npos);
+}
+
+TEST(StringSplit, DelimiterAndMaxsplit) {
+  Tensor x = strings({2, 2}, {"a,b,,c", "", ",", "x"});
+  std::vector<Tensor> out = eval("StringSplit", {&x}, {{"delimiter", str(",")}}, 20, 2);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{2, 2, 4}));
+  EXPECT_EQ(elements<std::string>(out[0]),
+            (std::vector<std::string>{"a", "b", "", "c", "", "", "", "", "", "", "", "", "x", "", "", ""}));
+  EXPECT_EQ(elements<int64_t>(out[1]), (std::vector<int64_t>{4, 0, 2, 1}));
+  Tensor y = strings({2}, {"a--b--c", "-a--"});
+  out = eval("StringSplit", {&y}, {{"delimiter", str("--")}, {"maxsplit", int_attr(1)}}, 20, 2);
+  EXPECT_EQ(elements<std::string>(out[0]), (std::vector<std::string>{"a", "b--c", "-a", ""}));
+  EXPECT_EQ(elements<int64_t>(out[1]), (std::vector<int64_t>{2, 2}));
+}
+
+TEST(StringSplit, RunsOfSpacesWithoutDelimiter) {
+  Tensor x = strings({4}, {"  two  words ", "   ", "tab\tstays", " a b c  "});
+  std::vector<Tensor> out = eval("StringSplit", {&x}, {}, 20, 2);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(elements<std::string>(out[0]),
+            (std::vector<std::string>{"two", "words", "", "", "", "", "tab\tstays", "", "", "a", "b", "c"}));
+  EXPECT_EQ(elements<int64_t>(out[1]), (std::vector<int64_t>{2, 0, 1, 3}));
+  out = eval("StringSplit", {&x}, {{"maxsplit", int_attr(1)}}, 20, 2);
+  EXPECT_EQ(elements<std::string>(out[0]),
+            (std::vector<std::string>{"two", "words", "", "", "tab\tstays", "", "a", "b c"}));
+  // The last dim is known only from the value; the counts have the input's shape.
+  const RuleInput symbolic{typed(DType::kString, {ir::Dim::symbol("N")})};
+  Result<RuleResult> rule = run_rule("StringSplit", {symbolic}, {}, 20, 2);
+  ASSERT_TRUE(rule.is_ok()) << rule.status().to_string();
+  EXPECT_EQ(rule->types[0].to_string(), "string[N,?]");
+  EXPECT_EQ(rule->types[1].to_string(), "int64[N]");
+}
+
+TEST(RegexFullMatch, MatchesWholeStringsInRe2Syntax) {
+  Tensor x = strings({2, 2}, {"abc", "abcd", "ABC", "\xe6\x97\xa5\xe6\x9c\xac"});
+  EXPECT_EQ(elements<bool>(eval("RegexFullMatch", {&x}, {{"pattern", str("[a-c]+")}}, 20)[0]),
+            (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(elements<bool>(eval("RegexFullMatch", {&x}, {{"pattern", str("(?i)abc|\\p{Han}+")}}, 20)[0]),
+            (std::vector<bool>{true, false, true, true}));
+  const RuleInput any{ir::make_type(DType::kString, {2})};
+  // A backreference is Perl's, not RE2's: the model's error, naming the node and RE2's reason.
+  const std::string bad = rule_error("RegexFullMatch", {any}, {{"pattern", str("(a)\\1")}}, 20);
+  EXPECT_NE(bad.find("node_under_test"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("not an RE2 regular expression"), std::string::npos) << bad;
+  EXPECT_NE(rule_error("RegexFullMatch", {any}, {}, 20).find("'pattern' is required"), std::string::npos);
 }
 
 }  // namespace

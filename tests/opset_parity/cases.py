@@ -56,7 +56,9 @@ def find(name):
 
 def _onnx_type(dtype):
     import numpy as np
-    from onnx import mapping
+    from onnx import TensorProto, mapping
+    if np.dtype(dtype).kind == "U":
+        return TensorProto.STRING
     return mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
 
 
@@ -508,3 +510,59 @@ def _optional_18():
 
 
 case("optional_18_tensor_inputs", 18, _optional_18, _x((2, 3)))
+
+
+# ---------------------------------------------------------------------------------------------
+# StringConcat-20, StringSplit-20, RegexFullMatch-20: string tensors (numpy str arrays in .npy)
+# ---------------------------------------------------------------------------------------------
+
+def _strings(rows):
+    import numpy as np
+    return lambda rng: {n: np.array(v, dtype=str) for n, v in rows.items()}
+
+
+# Broadcast [2, 3] + [3], with empty strings and non-ASCII text; a scalar prefix on a [2, 2].
+case("stringconcat_20_broadcast", 20,
+     lambda: single("StringConcat", 20, [("x", "str", (2, 3)), ("y", "str", (3,))], [("z", "str", (2, 3))]),
+     _strings({"x": [["a", "", "日本"], ["hello ", "ß", "x"]], "y": ["1", "語", ""]}))
+case("stringconcat_20_scalar", 20,
+     lambda: single("StringConcat", 20, [("x", "str", ()), ("y", "str", (2, 2))], [("z", "str", (2, 2))]),
+     _strings({"x": "pre-", "y": [["a", "bb"], ["", "é"]]}))
+
+_SPLIT_TEXT = [["a,b,,c", "", ","], ["x", "日本,語,", ",,lead"]]
+_SPACED_TEXT = [["  two  words ", "one", ""], ["   ", "tab\tis not  a space", " a b c d  "]]
+# With a delimiter: consecutive delimiters give empty strings; the empty string has no substrings.
+case("stringsplit_20_delimiter", 20,
+     lambda: single("StringSplit", 20, [("x", "str", (2, 3))], [("y", "str", (2, 3, "n")), ("z", "int64", (2, 3))],
+                    delimiter=","),
+     _strings({"x": _SPLIT_TEXT}))
+# A two-character delimiter, at most one split: the rest stays whole.
+case("stringsplit_20_delimiter_maxsplit", 20,
+     lambda: single("StringSplit", 20, [("x", "str", (4,))], [("y", "str", (4, "n")), ("z", "int64", (4,))],
+                    delimiter="--", maxsplit=1),
+     _strings({"x": ["a--b--c", "----", "no delimiter", "-a--"]}))
+# No delimiter: runs of spaces separate, leading and trailing ones are dropped.
+case("stringsplit_20_spaces", 20,
+     lambda: single("StringSplit", 20, [("x", "str", (2, 3))], [("y", "str", (2, 3, "n")), ("z", "int64", (2, 3))]),
+     _strings({"x": _SPACED_TEXT}))
+# No delimiter with maxsplit 2: the unsplit rest loses its trailing spaces too.
+case("stringsplit_20_spaces_maxsplit", 20,
+     lambda: single("StringSplit", 20, [("x", "str", (2, 3))], [("y", "str", (2, 3, "n")), ("z", "int64", (2, 3))],
+                    delimiter="", maxsplit=2),
+     _strings({"x": _SPACED_TEXT}))
+# An empty input: [0] -> [0, 0] and [0].
+case("stringsplit_20_empty_input", 20,
+     lambda: single("StringSplit", 20, [("x", "str", (0,))], [("y", "str", (0, "n")), ("z", "int64", (0,))],
+                    delimiter=","),
+     _strings({"x": []}))
+
+_REGEX_TEXT = [["user@example.com", "not an email", "a.b-c@d.org"], ["UPPER@CASE.IO", "", "日本@語.jp"]]
+case("regexfullmatch_20_email", 20,
+     lambda: single("RegexFullMatch", 20, [("x", "str", (2, 3))], [("y", "bool", (2, 3))],
+                    pattern=r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}"),
+     _strings({"x": _REGEX_TEXT}))
+# RE2's syntax: a case-insensitive flag and Unicode classes (\p{Han}), matched on UTF-8 text.
+case("regexfullmatch_20_re2_syntax", 20,
+     lambda: single("RegexFullMatch", 20, [("x", "str", (2, 3))], [("y", "bool", (2, 3))],
+                    pattern=r"(?i)[\p{L}\p{Han}.]+@\w+\.(io|jp|com)"),
+     _strings({"x": _REGEX_TEXT}))

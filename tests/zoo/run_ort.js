@@ -15,6 +15,29 @@ const TYPE2ARR = { float32: Float32Array, float64: Float64Array, float16: Uint16
   int32: Int32Array, int16: Int16Array, int8: Int8Array, uint8: Uint8Array, uint16: Uint16Array,
   uint32: Uint32Array, uint64: BigUint64Array, bool: Uint8Array };
 
+// numpy's fixed-width unicode ('<U<width>'): UTF-32LE code points, NUL-padded, per element.
+function readUnicode(buf, off, count, width) {
+  const out = [];
+  for (let e = 0; e < count; e++) {
+    let s = '';
+    for (let k = 0; k < width; k++) {
+      const cp = buf.readUInt32LE(off + 4 * (e * width + k));
+      if (cp === 0) break;
+      s += String.fromCodePoint(cp);
+    }
+    out.push(s);
+  }
+  return out;
+}
+
+function unicodeBody(strings) {
+  const points = strings.map(s => Array.from(s, c => c.codePointAt(0)));
+  const width = Math.max(1, ...points.map(p => p.length));
+  const body = Buffer.alloc(4 * width * strings.length);
+  points.forEach((p, e) => p.forEach((cp, k) => body.writeUInt32LE(cp, 4 * (e * width + k))));
+  return { descr: '<U' + width, body };
+}
+
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.readUInt32BE(0) !== 0x934e554d || buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error('not npy: ' + file);
@@ -26,6 +49,9 @@ function readNpy(file) {
   if (/'fortran_order':\s*True/.test(header)) throw new Error('fortran order unsupported');
   const shapeStr = /'shape':\s*\(([^)]*)\)/.exec(header)[1];
   const dims = shapeStr.split(',').map(s => s.trim()).filter(s => s.length).map(Number);
+  const off0 = hstart + hlen;
+  const unicode = /^<U(\d+)$/.exec(descr);
+  if (unicode) return new ort.Tensor('string', readUnicode(buf, off0, dims.reduce((a, b) => a * b, 1), +unicode[1]), dims);
   const type = DESCR2TYPE[descr];
   if (!type) throw new Error('dtype unsupported: ' + descr);
   const Arr = TYPE2ARR[type];
@@ -39,7 +65,8 @@ function readNpy(file) {
 
 function writeNpy(file, tensor) {
   const type = tensor.type;
-  const descr = TYPE2DESCR[type];
+  const unicode = type === 'string' ? unicodeBody(tensor.data) : null;
+  const descr = unicode ? unicode.descr : TYPE2DESCR[type];
   if (!descr) throw new Error('cannot write type ' + type);
   const shape = tensor.dims.length === 0 ? '()' : tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
@@ -50,7 +77,7 @@ function writeNpy(file, tensor) {
   pre.writeUInt16LE(header.length, 8);
   let data = tensor.data;
   if (type === 'bool') data = Uint8Array.from(data, v => (v ? 1 : 0));
-  const body = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const body = unicode ? unicode.body : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), body]));
 }
 

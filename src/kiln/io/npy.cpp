@@ -1,7 +1,10 @@
 // .npy reading and writing. The header is a Python dict literal; the parser accepts exactly the
-// subset numpy writes: string keys, string/bool/int-tuple values.
+// subset numpy writes: string keys, string/bool/int-tuple values. String tensors travel as numpy's
+// fixed-width unicode arrays ('<U<n>': n UTF-32 code units per element, NUL-padded), held in
+// Kiln as UTF-8.
 #include "kiln/io/npy.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "kiln/io/file.h"
+#include "kiln/io/utf8.h"
 
 namespace kiln::io {
 
@@ -143,16 +147,32 @@ Status bad(const std::string& path, const std::string& what) { return invalid_ar
 struct Header {
   DType dtype;
   std::vector<int64_t> shape;
+  int64_t string_width = 0;  // code points per element of a '<U<n>' string array
 };
+
+// n of a '<U<n>' descr (numpy's little-endian fixed-width unicode), or nullopt.
+std::optional<int64_t> unicode_width(const std::string& descr) {
+  if (descr.size() < 3 || descr.compare(0, 2, "<U") != 0 || descr.size() > 12) return std::nullopt;
+  int64_t width = 0;
+  for (size_t i = 2; i < descr.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(descr[i]))) return std::nullopt;
+    width = width * 10 + (descr[i] - '0');
+  }
+  return width;
+}
 
 Result<Header> interpret_header(const std::map<std::string, HeaderValue>& fields, const std::string& path) {
   auto descr = fields.find("descr");
   if (descr == fields.end() || !std::holds_alternative<std::string>(descr->second))
     return bad(path, "header field 'descr' is missing or not a string");
-  std::optional<DType> dtype = dtype_of_descr(std::get<std::string>(descr->second));
+  const std::string& descr_text = std::get<std::string>(descr->second);
+  std::optional<DType> dtype = dtype_of_descr(descr_text);
+  const std::optional<int64_t> width = unicode_width(descr_text);
+  if (width) dtype = DType::kString;
   if (!dtype)
-    return bad(path, "header field 'descr' is '" + std::get<std::string>(descr->second) +
-                         "', which Kiln does not read (little-endian f2/f4/f8, i1-i8, u1-u8 or b1)");
+    return bad(path, "header field 'descr' is '" + descr_text +
+                         "', which Kiln does not read (little-endian f2/f4/f8, i1-i8, u1-u8, b1, or U<n> for "
+                         "strings; an object array is pickled Python, save strings with dtype str instead)");
   auto fortran = fields.find("fortran_order");
   if (fortran == fields.end() || !std::holds_alternative<bool>(fortran->second))
     return bad(path, "header field 'fortran_order' is missing or not True/False");
@@ -162,7 +182,44 @@ Result<Header> interpret_header(const std::map<std::string, HeaderValue>& fields
     return bad(path, "header field 'shape' is missing or not a tuple");
   const auto& dims = std::get<std::vector<int64_t>>(shape->second);
   if (shape_element_count(dims) < 0) return bad(path, "header field 'shape' " + shape_to_string(dims) + " is too large");
-  return Header{*dtype, dims};
+  return Header{*dtype, dims, width.value_or(0)};
+}
+
+// The elements of a '<U<width>' data section as UTF-8; trailing NULs end an element, as in numpy.
+Status decode_unicode(const std::string& bytes, size_t at, const Header& header, Tensor& tensor,
+                      const std::string& path) {
+  std::string* out = tensor.data<std::string>();
+  const size_t width = static_cast<size_t>(header.string_width);
+  for (int64_t e = 0; e < tensor.element_count(); ++e) {
+    std::vector<char32_t> code_points(width);
+    for (size_t k = 0; k < width; ++k)
+      code_points[k] = static_cast<char32_t>(read_le(bytes, at + (static_cast<size_t>(e) * width + k) * 4, 4));
+    while (!code_points.empty() && code_points.back() == 0) code_points.pop_back();
+    for (char32_t cp : code_points) {
+      if (!is_unicode_scalar(cp))
+        return bad(path, "string element " + std::to_string(e) + " holds " + std::to_string(cp) +
+                             ", which is not a Unicode code point");
+      append_utf8(out[e], cp);
+    }
+  }
+  return Status::ok();
+}
+
+// The code points of each string element; InvalidArgument naming the first that is not UTF-8.
+Result<std::vector<std::u32string>> code_points_of(const Tensor& tensor) {
+  std::vector<std::u32string> elements(static_cast<size_t>(tensor.element_count()));
+  for (size_t e = 0; e < elements.size(); ++e) {
+    const std::string& s = tensor.data<std::string>()[e];
+    for (size_t i = 0; i < s.size();) {
+      const std::optional<std::pair<char32_t, size_t>> cp = decode_utf8(s, i);
+      if (!cp)
+        return invalid_argument("string element " + std::to_string(e) + " is not valid UTF-8 at byte " +
+                                std::to_string(i) + "; .npy holds only Unicode text");
+      elements[e] += cp->first;
+      i += cp->second;
+    }
+  }
+  return elements;
 }
 
 std::string shape_tuple(const std::vector<int64_t>& shape) {
@@ -193,6 +250,18 @@ Result<Tensor> parse_npy(const std::string& bytes, const std::string& path) {
     return allocation_failure(path + ": cannot allocate " + dtype_name(header.dtype) + shape_to_string(header.shape));
   const size_t data_start = header_start + header_len;
   const size_t data_size = bytes.size() - data_start;
+  if (header.dtype == DType::kString) {
+    const size_t needed = static_cast<size_t>(tensor.element_count()) * static_cast<size_t>(header.string_width) * 4;
+    if (header.string_width > 0 && needed / 4 / static_cast<size_t>(header.string_width) !=
+                                       static_cast<size_t>(tensor.element_count()))
+      return bad(path, "header field 'shape' " + shape_to_string(header.shape) + " is too large");
+    if (data_size != needed)
+      return bad(path, "data section is " + std::to_string(data_size) + " bytes but shape " +
+                           shape_to_string(header.shape) + " of U" + std::to_string(header.string_width) +
+                           " strings needs " + std::to_string(needed));
+    KILN_RETURN_IF_ERROR(decode_unicode(bytes, data_start, header, tensor, path));
+    return tensor;
+  }
   if (data_size != tensor.byte_size())
     return bad(path, "data section is " + std::to_string(data_size) + " bytes but shape " +
                          shape_to_string(header.shape) + " of " + dtype_name(header.dtype) + " needs " +
@@ -213,6 +282,13 @@ Result<Tensor> read_npy(const std::string& path) {
 
 Result<std::string> serialize_npy(const Tensor& tensor) {
   std::optional<std::string> descr = descr_of_dtype(tensor.dtype());
+  std::vector<std::u32string> strings;
+  size_t string_width = 1;  // numpy's narrowest unicode array, also for empty strings
+  if (tensor.dtype() == DType::kString) {
+    KILN_ASSIGN_OR_RETURN(strings, code_points_of(tensor));
+    for (const std::u32string& s : strings) string_width = std::max(string_width, s.size());
+    descr = "<U" + std::to_string(string_width);
+  }
   if (!descr) return invalid_argument(std::string(".npy cannot hold ") + dtype_name(tensor.dtype()) + " tensors here");
   std::string header = "{'descr': '" + *descr + "', 'fortran_order': False, 'shape': " + shape_tuple(tensor.shape()) + ", }";
   // numpy pads with spaces so that the data starts on a 64-byte boundary, and ends with '\n'.
@@ -226,7 +302,15 @@ Result<std::string> serialize_npy(const Tensor& tensor) {
   out += '\0';
   for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   out += header;
-  out.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+  if (tensor.dtype() != DType::kString) {
+    out.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+    return out;
+  }
+  for (const std::u32string& s : strings)
+    for (size_t k = 0; k < string_width; ++k) {
+      const char32_t cp = k < s.size() ? s[k] : 0;
+      for (int b = 0; b < 4; ++b) out += static_cast<char>((cp >> (8 * b)) & 0xff);
+    }
   return out;
 }
 

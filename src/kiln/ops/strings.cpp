@@ -1,14 +1,19 @@
-// Op family strings: StringNormalizer (stopword removal and locale-free UTF-8 case mapping) and
-// TfIdfVectorizer (n-gram counts with skips over string or integer tokens).
+// Op family strings: StringNormalizer (stopword removal and locale-free UTF-8 case mapping),
+// TfIdfVectorizer (n-gram counts with skips over string or integer tokens), and opset 20's
+// StringConcat (broadcast), StringSplit and RegexFullMatch (RE2 syntax, as the spec says).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 
+#include <re2/re2.h>
+
+#include "kiln/io/utf8.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/op_registry.h"
 
 namespace kiln::ops {
@@ -60,52 +65,16 @@ char32_t to_upper(char32_t c) {
   return c;
 }
 
-// The code point starting at s[i] and its byte length; nullopt for a byte that does not start a
-// valid, shortest-form UTF-8 sequence.
-std::optional<std::pair<char32_t, size_t>> decode_utf8(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) return std::pair<char32_t, size_t>(b0, 1);
-  const size_t length = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC0 ? 2 : 0;
-  if (length == 0 || b0 >= 0xF8 || i + length > s.size()) return std::nullopt;
-  char32_t cp = b0 & (0x7F >> length);
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  constexpr char32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinimum[length] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
-  return std::pair<char32_t, size_t>(cp, length);
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::string map_case(std::string_view s, char32_t (*map)(char32_t)) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    const std::optional<std::pair<char32_t, size_t>> cp = decode_utf8(s, i);
+    const std::optional<std::pair<char32_t, size_t>> cp = io::decode_utf8(s, i);
     if (!cp) {
       out += s[i++];
       continue;
     }
-    append_utf8(out, map(cp->first));
+    io::append_utf8(out, map(cp->first));
     i += cp->second;
   }
   return out;
@@ -318,11 +287,149 @@ Status tfidf_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ---- StringConcat ----
+
+Status string_concat_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 1));
+  ir::TensorType out{DType::kString, std::nullopt};
+  if (ctx.input_type(0).shape && ctx.input_type(1).shape) {
+    Result<ir::Shape> shape = broadcast_shapes(*ctx.input_type(0).shape, *ctx.input_type(1).shape);
+    if (!shape.is_ok()) return ctx.error(shape.status().message());
+    out.shape = *shape;
+  }
+  ctx.set_output_type(0, std::move(out));
+  return Status::ok();
+}
+
+Status string_concat_kernel(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& y = *ctx.input(1);
+  Tensor& z = *ctx.output(0);
+  const std::string* xs = x.data<std::string>();
+  const std::string* ys = y.data<std::string>();
+  std::string* zs = z.data<std::string>();
+  for_each_broadcast<2>(z.shape(), {x.shape(), y.shape()}, [&](int64_t i, const std::array<int64_t, 2>& at) {
+    zs[i] = xs[at[0]] + ys[at[1]];
+  });
+  return Status::ok();
+}
+
+// ---- StringSplit ----
+// As ONNX Runtime splits (its outputs are the reference here): with a delimiter, consecutive
+// delimiters delimit empty strings; without one (or ""), runs of spaces (' ' only) separate and
+// leading and trailing spaces are dropped, also from the unsplit rest after `maxsplit` splits. An
+// empty string has no substrings in either form.
+
+struct SplitConfig {
+  std::string delimiter;
+  int64_t maxsplit = -1;  // negative: no limit
+};
+
+SplitConfig split_config(const ir::Node& node) {
+  return SplitConfig{node.attr_string("delimiter", ""), node.attr_int("maxsplit", -1)};
+}
+
+std::vector<std::string_view> split_string(std::string_view s, const SplitConfig& c) {
+  std::vector<std::string_view> parts;
+  if (s.empty()) return parts;
+  const auto splits_left = [&] { return c.maxsplit < 0 || static_cast<int64_t>(parts.size()) < c.maxsplit; };
+  if (!c.delimiter.empty()) {
+    size_t at = 0;
+    for (size_t next; splits_left() && (next = s.find(c.delimiter, at)) != std::string_view::npos;
+         at = next + c.delimiter.size())
+      parts.push_back(s.substr(at, next - at));
+    parts.push_back(s.substr(at));
+    return parts;
+  }
+  for (size_t at = s.find_first_not_of(' '); at != std::string_view::npos; at = s.find_first_not_of(' ', at)) {
+    if (!splits_left()) {
+      parts.push_back(s.substr(at, s.find_last_not_of(' ') + 1 - at));
+      break;
+    }
+    const size_t end = std::min(s.find(' ', at), s.size());
+    parts.push_back(s.substr(at, end - at));
+    at = end;
+  }
+  return parts;
+}
+
+// The substrings of every element of x, and the most any element has.
+std::pair<std::vector<std::vector<std::string_view>>, int64_t> split_all(const ir::Node& node, const Tensor& x) {
+  const SplitConfig c = split_config(node);
+  std::vector<std::vector<std::string_view>> parts(static_cast<size_t>(x.element_count()));
+  int64_t widest = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i] = split_string(x.data<std::string>()[i], c);
+    widest = std::max(widest, static_cast<int64_t>(parts[i].size()));
+  }
+  return {std::move(parts), widest};
+}
+
+// Y: X's shape + [the most substrings of any element] (known from X's value only); Z: X's shape.
+Status string_split_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 0));
+  const ir::TensorType& in = ctx.input_type(0);
+  std::optional<ir::Shape> substrings;
+  if (in.shape) {
+    std::vector<ir::Dim> dims = in.shape->dims();
+    dims.push_back(ctx.input_value(0) ? ir::Dim(split_all(ctx.node(), *ctx.input_value(0)).second) : ir::Dim());
+    substrings = ir::Shape(std::move(dims));
+  }
+  ctx.set_output_type(0, ir::TensorType{DType::kString, substrings});
+  ctx.set_output_type(1, ir::TensorType{DType::kInt64, in.shape});
+  return Status::ok();
+}
+
+Status string_split_kernel(KernelContext& ctx) {
+  const auto [parts, widest] = split_all(ctx.node(), *ctx.input(0));
+  std::string* y = ctx.output(0)->data<std::string>();
+  for (size_t i = 0; i < parts.size(); ++i)
+    for (size_t k = 0; k < parts[i].size(); ++k) y[static_cast<int64_t>(i) * widest + static_cast<int64_t>(k)] = parts[i][k];
+  if (Tensor* z = ctx.output(1))
+    for (size_t i = 0; i < parts.size(); ++i) z->data<int64_t>()[i] = static_cast<int64_t>(parts[i].size());
+  return Status::ok();
+}
+
+// ---- RegexFullMatch ----
+
+// The node's `pattern`, compiled; InvalidModel with RE2's reason when it is not a valid RE2 regex.
+Result<std::unique_ptr<re2::RE2>> compile_pattern(const ir::Node& node) {
+  if (!node.has_attr("pattern")) return invalid_model(node.describe() + ": attribute 'pattern' is required");
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_unique<re2::RE2>(node.attr_string("pattern", ""), options);
+  if (!regex->ok())
+    return invalid_model(node.describe() + ": attribute 'pattern' is not an RE2 regular expression: " + regex->error());
+  return regex;
+}
+
+Status regex_full_match_infer(InferenceContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<TypeList<std::string>>(ctx, 0));
+  KILN_RETURN_IF_ERROR(compile_pattern(ctx.node()).status());
+  ctx.set_output_type(0, ir::TensorType{DType::kBool, ctx.input_type(0).shape});
+  return Status::ok();
+}
+
+Status regex_full_match_kernel(KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<re2::RE2> regex, compile_pattern(ctx.node()));
+  const Tensor& x = *ctx.input(0);
+  for (int64_t i = 0; i < x.element_count(); ++i)
+    ctx.output(0)->data<bool>()[i] = re2::RE2::FullMatch(x.data<std::string>()[i], *regex);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_string_ops(OpRegistry& r) {
   r.add({"", "StringNormalizer", 10, string_normalizer_infer, string_normalizer_kernel});
   r.add({"", "TfIdfVectorizer", 9, tfidf_infer, tfidf_kernel});
+  r.add({"", "StringConcat", 20, string_concat_infer, string_concat_kernel});
+  r.add({"", "StringSplit", 20, string_split_infer, string_split_kernel});
+  r.add({"", "RegexFullMatch", 20, regex_full_match_infer, regex_full_match_kernel});
 }
 
 }  // namespace kiln::ops

@@ -46,8 +46,10 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   for (const char* op : {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
                          "SequenceLength", "SplitToSequence", "Optional", "OptionalGetElement", "OptionalHasElement"})
     table[op] = reference_loop();
-  // Strings, one at a time: StringNormalizer's case and stop words, TfIdfVectorizer's n-gram counts.
-  for (const char* op : {"StringNormalizer", "TfIdfVectorizer"}) table[op] = reference_loop();
+  // Strings, one at a time: StringNormalizer's case and stop words, TfIdfVectorizer's n-gram counts,
+  // StringConcat, StringSplit, RegexFullMatch (RE2's matcher).
+  for (const char* op : {"StringNormalizer", "TfIdfVectorizer", "StringConcat", "StringSplit", "RegexFullMatch"})
+    table[op] = reference_loop();
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
 }
