@@ -126,6 +126,44 @@ TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
   EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
 }
 
+// 1-D convolutions (3-d tensors, silero's): channels-last only, even where a block divides every
+// channel count; the reorders are Transposes [0,2,1]; a Concat of channels takes the last axis. A
+// 1-D pool does not start a region.
+TEST(ActivationLayout, OneDimensionalConvolutionsRunChannelsLastOnly) {
+  ir::Graph g;
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 12}));
+  ir::Value* c1 = g.add_value("c1", ir::make_type(DType::kFloat, {1, 32, 12}));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 12}));
+  ir::Value* c2 = g.add_value("c2", ir::make_type(DType::kFloat, {1, 16, 12}));
+  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 48, 12}));
+  ir::Value* pooled = g.add_value("pooled", ir::make_type(DType::kFloat, {1, 48, 6}));
+  g.add_node("Conv", {x, add_weights(g, "w1", {32, 16, 3})}, {c1}, "conv1", "", 11)->attributes["pads"] =
+      ir::Attribute::of_ints({1, 1});
+  g.add_node("Relu", {c1}, {r}, "relu", "", 14);
+  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1})}, {c2}, "conv2", "", 11);
+  g.add_node("Concat", {r, c2}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(-2);
+  ir::Node* pool = g.add_node("MaxPool", {joined}, {pooled}, "pool", "", 12);
+  pool->attributes["kernel_shape"] = ir::Attribute::of_ints({2});
+  pool->attributes["strides"] = ir::Attribute::of_ints({2});
+  g.outputs = {pooled};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
+  std::map<std::string, int> counts = op_counts(g);
+  EXPECT_EQ(counts["Transpose"], 2);  // x in, the Concat's output out
+  EXPECT_EQ(counts["Relayout"], 0);
+  EXPECT_EQ(counts["MaxPool"], 1);
+  for (const auto& n : g.nodes()) {
+    if (n->op_type == "Transpose") {
+      const std::vector<int64_t> perm = n->attr_ints("perm");
+      EXPECT_EQ(perm, (std::vector<int64_t>{0, 2, 1})) << n->name;
+    }
+    if (n->op_type == "Concat") {
+      EXPECT_EQ(n->attr_int("axis", -1), 2);
+      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,12,48]");
+    }
+  }
+}
+
 // DenseNet's pattern: Concat -> BatchNormalization -> Relu -> Conv stays in the region, the
 // BatchNormalization wrapped in kiln.InLayout, with no reorder between them.
 TEST(ActivationLayout, BatchNormalizationBetweenConvolutionsJoinsTheRegion) {

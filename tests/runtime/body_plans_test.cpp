@@ -1,6 +1,7 @@
 // Tests of control flow on the cpu provider: bodies placed under the session's policy (the report's
-// partition.body_nodes), planned and run through BodyPlans, with the reference's results; a body
-// node no allowed provider runs refuses the model, naming it.
+// partition.body_nodes), lowered for the provider that holds them (a branch's 1-D convolutions
+// channels-last, as in the main graph), planned and run through BodyPlans, with the reference's
+// results; a body node no allowed provider runs refuses the model, naming it.
 #include "kiln/runtime/body_plans.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include "kiln/analysis/type_inference.h"
 #include "kiln/frontend/onnx/importer.h"
+#include "kiln/runtime/lowering.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
 #include "support/test_target.h"
@@ -223,9 +225,9 @@ std::string wide_if_model(const ScratchDir& dir) {
 }
 
 // A body is compiled once: the enclosing constant it reads (w) is its own constant there, sharing
-// the storage (its kernels pack it once), the session's optimiser rewrites it, and enclosing values
-// that change per run (x) are its extra inputs.
-TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheOptimiserRunsOncePerBody) {
+// the storage (its kernels pack it once), the session's compiler rewrites and places it, and
+// enclosing values that change per run (x) are its extra inputs.
+TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheCompilerRunsOncePerBody) {
   ScratchDir dir("body_plans");
   auto model = frontend::import_onnx_file(wide_if_model(dir));
   ASSERT_TRUE(model.is_ok()) << model.status().to_string();
@@ -234,17 +236,17 @@ TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheOptimiserRunsOncePerBody) 
   const ir::Graph& then_branch = *main.nodes()[0]->attr("then_branch")->g;
   auto cpu = providers::make_provider("cpu", {kiln::testing::test_target()});
   ASSERT_TRUE(cpu.is_ok());
-  int optimised = 0;
+  int compiled = 0;
   const void* w_storage = main.find_value("w")->initializer->raw_data();
-  auto plans = std::make_shared<runtime::BodyPlans>(
-      partition::FallbackPolicy{{"cpu"}, {}}, partition::ProviderList{cpu.value()}, ops::OpRegistry::global(),
-      [&](ir::Graph& body) {
-        ++optimised;
-        const ir::Value* w = body.find_value("w");
-        EXPECT_TRUE(w && w->is_constant() && w->initializer->raw_data() == w_storage);
-        EXPECT_EQ(body.inputs.size(), 1u);  // x
-        return Status::ok();
-      });
+  const partition::FallbackPolicy policy{{"cpu"}, {}};
+  const partition::ProviderList providers{cpu.value()};
+  auto plans = std::make_shared<runtime::BodyPlans>(policy, providers, ops::OpRegistry::global(), [&](ir::Graph& body) {
+    ++compiled;
+    const ir::Value* w = body.find_value("w");
+    EXPECT_TRUE(w && w->is_constant() && w->initializer->raw_data() == w_storage);
+    EXPECT_EQ(body.inputs.size(), 1u);  // x
+    return partition::partition_graph(body, policy, providers);
+  });
   for (float scale : {1.0f, -2.0f}) {
     const Value x(Tensor::from_vector<float>(DType::kFloat, {2, 3}, {scale, 0, 0, 0, 0, 1}));
     auto out = plans->run(then_branch, {}, {{"x", &x}});
@@ -256,7 +258,7 @@ TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheOptimiserRunsOncePerBody) 
       EXPECT_EQ(y.data<float>()[512 + j], std::max(0.0f, static_cast<float>((2 * 512 + j) % 7) - 3.0f)) << j;
     }
   }
-  EXPECT_EQ(optimised, 1);
+  EXPECT_EQ(compiled, 1);
 }
 
 // y = x; repeat 3 times: y = MatMul(y, w) + 1. The body reads w from the main graph, and each
@@ -291,6 +293,86 @@ TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
   const nlohmann::json partition = nlohmann::json::parse(session.value()->report_json())["partition"];
   EXPECT_EQ(partition["nodes"][0]["provider"], "cpu");
   for (const auto& n : partition["body_nodes"]) EXPECT_EQ(n["provider"], "cpu") << n;
+}
+
+// y = If(c) then Conv(Relu(Conv(x, w1, pad 1)), w2) else Conv(x, w3): 1-D convolutions in both
+// branches, as silero's exports hold their whole network in an If on the sample rate.
+std::string conv1d_if_model(const ScratchDir& dir) {
+  auto wave = [](size_t n, float scale) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>((i * 7) % 13) - 6);
+    return v;
+  };
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{1}, int64_t{8}, int64_t{10}}).input("c", kBool, {});
+  b.output("y", kFloat, {int64_t{1}, int64_t{4}, int64_t{10}});
+  b.float_initializer("w1", {16, 8, 3}, wave(16 * 8 * 3, 0.05f));
+  b.float_initializer("w2", {4, 16, 1}, wave(4 * 16, 0.1f));
+  b.float_initializer("w3", {4, 8, 1}, wave(4 * 8, 0.2f));
+  onnx::NodeProto& node = b.node("If", {"c"}, {"y"}, "choose");
+  onnx::GraphProto* then_branch = body(node, "then_branch");
+  add(then_branch, "Conv", {"x", "w1"}, "wide");
+  onnx::AttributeProto* pads = then_branch->mutable_node(0)->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {1, 1}) pads->add_ints(p);
+  add(then_branch, "Relu", {"wide"}, "positive");
+  add(then_branch, "Conv", {"positive", "w2"}, "narrow");
+  typed(then_branch->add_output(), "narrow", kFloat, {1, 4, 10});
+  onnx::GraphProto* else_branch = body(node, "else_branch");
+  add(else_branch, "Conv", {"x", "w3"}, "mixed");
+  typed(else_branch->add_output(), "mixed", kFloat, {1, 4, 10});
+  return b.save(dir.file("conv1d_if.onnx"));
+}
+
+// The session's bodies are lowered as its main graph is: the branch's convolutions become
+// channels-last kiln.FusedConv (seen through a compiler doing what the session's does), and the
+// session's results on cpu equal cpu_ref's for both branches.
+TEST(BodyPlans, BodiesAreLoweredForTheProviderThatRunsThem) {
+  ScratchDir dir("body_plans");
+  const std::string path = conv1d_if_model(dir);
+  auto model = frontend::import_onnx_file(path);
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  ASSERT_TRUE(analysis::infer_types(*model.value().graph, ops::OpRegistry::global()).is_ok());
+  const ir::Graph& then_branch = *model.value().graph->nodes()[0]->attr("then_branch")->g;
+  auto cpu = providers::make_provider("cpu", {kiln::testing::test_target()});
+  ASSERT_TRUE(cpu.is_ok());
+  const partition::FallbackPolicy policy{{"cpu"}, {}};
+  const partition::ProviderList providers{cpu.value()};
+  std::vector<std::string> lowered;
+  runtime::BodyPlans plans(policy, providers, ops::OpRegistry::global(), [&](ir::Graph& body) -> Result<partition::PartitionMap> {
+    KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, partition::partition_graph(body, policy, providers));
+    KILN_ASSIGN_OR_RETURN(auto runs, runtime::lower_for_providers(body, placed, providers, 1, {}));
+    EXPECT_TRUE(runtime::any_changed(runs));
+    for (const auto& n : body.nodes())
+      if (n->op_type == "FusedConv") lowered.push_back(n->attr_string("layout"));
+    return partition::partition_graph(body, policy, providers);
+  });
+  std::vector<float> xs(80);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.1f * static_cast<float>(static_cast<int>(i % 11) - 5);
+  const Value x(Tensor::from_vector<float>(DType::kFloat, {1, 8, 10}, xs));
+  auto direct = plans.run(then_branch, {}, {{"x", &x}});
+  ASSERT_TRUE(direct.is_ok()) << direct.status().to_string();
+  EXPECT_EQ(lowered, (std::vector<std::string>{"NHWC", "NHWC"}));
+
+  for (bool c : {true, false}) {
+    std::map<std::string, Tensor> y;
+    for (const std::string provider : {"cpu_ref", "cpu"}) {
+      SessionOptions options;
+      options.providers = {provider};
+      auto session = Session::load(path, options);
+      ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+      auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 8, 10}, xs)}, {"c", flag(c)}});
+      ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+      y[provider] = out.value().at("y");
+    }
+    ASSERT_EQ(y["cpu"].shape(), (std::vector<int64_t>{1, 4, 10}));
+    for (int64_t i = 0; i < y["cpu"].element_count(); ++i)
+      EXPECT_NEAR(y["cpu"].data<float>()[i], y["cpu_ref"].data<float>()[i], 1e-5) << "branch " << c << " element " << i;
+    if (c) {
+      EXPECT_NEAR(y["cpu"].data<float>()[0], direct.value()[0].tensor().data<float>()[0], 1e-5);
+    }
+  }
 }
 
 }  // namespace

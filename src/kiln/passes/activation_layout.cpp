@@ -21,10 +21,16 @@ const std::set<std::string> kElementwiseBinary = {"Add", "Sub", "Mul", "Div", "M
 // channels-first: oneDNN has direct kernels from plain inputs to blocked outputs for it.
 constexpr int64_t kMaxChannelsFirstInput = 4;
 
-// A float activation of rank 4 (dims may be symbolic: a dynamic batch converts too).
-bool is_float_4d(const ir::Value* v) {
-  return v && v->type.is_tensor() && v->type.dtype == DType::kFloat && v->type.shape && v->type.shape->rank() == 4;
+// The rank of a float activation a region may hold: 4 (2-D convolutions) or 3 (1-D ones); 0 for
+// anything else. Dims may be symbolic: a dynamic batch converts too.
+size_t activation_rank(const ir::Value* v) {
+  if (!v || !v->type.is_tensor() || v->type.dtype != DType::kFloat || !v->type.shape) return 0;
+  const size_t rank = v->type.shape->rank();
+  return rank == 3 || rank == 4 ? rank : 0;
 }
+
+// Rank of a node's first output (every activation of a region has its region's rank).
+size_t rank_of(const ir::Node& node) { return activation_rank(node.outputs[0]); }
 
 bool is_scalar_constant(const ir::Value* v) { return v && v->initializer && v->initializer->element_count() == 1; }
 
@@ -34,16 +40,17 @@ bool is_conv(const ir::Node& n) { return is_onnx_op(n, "Conv") || (n.domain == "
 bool is_activation_input(const ir::Node& node, size_t i) {
   if (is_conv(node)) return i == 0 || i == 3;
   if (kPools.count(node.op_type) || node.op_type == "BatchNormalization") return i == 0;
-  return is_float_4d(node.inputs[i]);
+  return activation_rank(node.inputs[i]) == rank_of(node);
 }
 
-// Convolutions and pools on 4-d float tensors start (or extend) a region. Dilated pools (no blocked
-// kernel pools them) stay channels-first.
+// Convolutions on 3-d and 4-d float tensors and pools on 4-d ones start (or extend) a region.
+// Dilated pools (no blocked kernel pools them) stay channels-first.
 bool starts_region(const ir::Node& n) {
-  if (n.has_subgraph() || !is_float_4d(n.input(0)) || !is_float_4d(n.outputs[0])) return false;
+  const size_t rank = activation_rank(n.input(0));
+  if (n.has_subgraph() || rank == 0 || activation_rank(n.outputs[0]) != rank) return false;
   if (is_onnx_op(n, "Conv")) return true;
   if (n.domain == "kiln" && n.op_type == "FusedConv") return n.attr_string("layout", "NCHW") == "NCHW";
-  if (!n.domain.empty() || !kPools.count(n.op_type)) return false;
+  if (!n.domain.empty() || !kPools.count(n.op_type) || rank != 4) return false;
   const std::vector<int64_t> dilations = n.attr_ints("dilations");
   if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; })) return false;
   return n.outputs.size() == 1 || !n.outputs[1];  // MaxPool's Indices are channels-first
@@ -51,7 +58,7 @@ bool starts_region(const ir::Node& n) {
 
 // Layout-agnostic ops join a region when one of their inputs is already in it.
 bool may_join_region(const ir::Node& n) {
-  if (!n.domain.empty() || n.outputs.size() != 1 || !is_float_4d(n.outputs[0]) || n.has_subgraph()) return false;
+  if (!n.domain.empty() || n.outputs.size() != 1 || rank_of(n) == 0 || n.has_subgraph()) return false;
   if (ops::activation_of(n)) return true;
   if (kElementwiseBinary.count(n.op_type) && n.inputs.size() == 2) {
     for (const ir::Value* in : n.inputs)
@@ -59,7 +66,7 @@ bool may_join_region(const ir::Node& n) {
     return n.opset_version >= 7;  // no legacy broadcast attribute
   }
   if (n.op_type == "BatchNormalization")  // inference form only: one output, no training mode
-    return n.opset_version >= 9 && n.attr_int("training_mode", 0) == 0 && is_float_4d(n.input(0));
+    return n.opset_version >= 9 && n.attr_int("training_mode", 0) == 0 && activation_rank(n.input(0)) == 4;
   return n.op_type == "Concat";
 }
 
@@ -151,10 +158,16 @@ class Converter {
   }
 
   // The first preferred layout every member of the region fits (channels-last fits any), else
-  // channels-first: the region is left as it is.
+  // channels-first: the region is left as it is. A region of 1-D convolutions (3-d tensors) takes
+  // channels-last only: oneDNN 2.6 has vector kernels for nwc at every ISA level (AVX-512's
+  // brgconv, AVX2's jit), but for nCw8c/nCw16c only some shapes at some levels, the others running
+  // its reference code (silero's 1-D convolutions: nwc 3-6 us where ncw's im2col gemm takes 12-22
+  // and nCw16c at AVX2 takes milliseconds).
   ActivationLayout layout_for_region(size_t root) {
+    const size_t rank = rank_of(*members_[root]);
     for (const ActivationLayout& layout : ctx_.activation_layouts) {
       if (!layout.is_blocked()) return layout;
+      if (rank != 4) continue;
       bool fits = true;
       for (size_t i = 0; i < members_.size() && fits; ++i)
         if (regions_.root(i) == root) fits = block_fits(*members_[i], layout);
@@ -181,7 +194,8 @@ class Converter {
     if (!from.is_blocked() && !to.is_blocked()) {
       const bool to_last = to.kind == ActivationLayout::Kind::kChannelsLast;
       graph_.add_node("Transpose", {in}, {out}, graph_.unique_name(name), "", 13)->attributes["perm"] =
-          ir::Attribute::of_ints(to_last ? ops::to_channels_last(4) : ops::to_channels_first(4));
+          ir::Attribute::of_ints(to_last ? ops::to_channels_last(in->type.shape->rank())
+                                         : ops::to_channels_first(in->type.shape->rank()));
       return;
     }
     ir::Node* relayout = graph_.add_node("Relayout", {in}, {out}, graph_.unique_name(name), "kiln", 1);
@@ -228,9 +242,10 @@ class Converter {
       twin.attributes["op_version"] = ir::Attribute::of_int(node.opset_version);
       twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
     } else if (node.op_type == "Concat") {
-      const auto axis = static_cast<size_t>((node.attr_int("axis", 1) + 4) % 4);
+      const auto rank = static_cast<int64_t>(rank_of(node));
+      const auto axis = static_cast<size_t>((node.attr_int("axis", 1) + rank) % rank);
       // Blocked tensors keep the channels-first axis order (channel blocks stay on axis 1).
-      const int64_t stored_axis = layout.is_blocked() ? static_cast<int64_t>(axis) : ops::to_channels_first(4)[axis];
+      const int64_t stored_axis = layout.is_blocked() ? static_cast<int64_t>(axis) : ops::to_channels_first(rank_of(node))[axis];
       twin.attributes["axis"] = ir::Attribute::of_int(stored_axis);
     }
   }

@@ -1,13 +1,14 @@
 // activation_layout: runs convolution regions in the activation layout the target's convolutions
 // are fastest on (PassContext::activation_layouts: the cpu provider's oneDNN kernels). A lowering
 // pass: it runs after partition, and only nodes the provider runs (PassContext::owns) join regions.
-// A region is a connected set of convolutions and pools on 4-d float tensors, with the
+// A region is a connected set of convolutions (on 4-d or 3-d float tensors) and pools (4-d), with the
 // layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
 // scalars, Concat, inference BatchNormalization: DenseNet's Concat -> BatchNormalization -> Relu ->
 // Conv stays in one layout). Each region gets one layout (ops/activation_layout.h): the first of the
 // provider's preferred layouts it fits, a blocked one (NCHW16c, NCHW8c) when its block divides
 // every channel count in the region (a convolution may still read a narrow input of at most 4
-// channels, an image, channels-first), NHWC whatever the counts; none: it stays as it is. Conv and
+// channels, an image, channels-first), NHWC whatever the counts; a region of 1-D convolutions
+// takes only channels-last (NWC, still named NHWC); none: it stays as it is. Conv and
 // kiln.FusedConv become FusedConv with that layout; pooling ops and BatchNormalization are wrapped
 // in kiln.InLayout;
 // Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,

@@ -28,8 +28,11 @@ Result<BodyPlans::Compiled*> BodyPlans::compiled(const ir::Graph& body, const op
     c.graph->inputs.push_back(v);
     c.captured.push_back(name);
   }
-  if (optimiser_) KILN_RETURN_IF_ERROR(optimiser_(*c.graph));
-  KILN_ASSIGN_OR_RETURN(c.placed, partition::partition_graph(*c.graph, policy_, providers_));
+  if (compiler_) {
+    KILN_ASSIGN_OR_RETURN(c.placed, compiler_(*c.graph));
+  } else {
+    KILN_ASSIGN_OR_RETURN(c.placed, partition::partition_graph(*c.graph, policy_, providers_));
+  }
   return &bodies_.emplace(&body, std::move(c)).first->second;
 }
 
@@ -54,7 +57,7 @@ Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vect
       for (auto p = plans_.lower_bound({&body, {}}); p != plans_.end() && p->first.first == &body; ++p) ++kept;
       if (kept >= kMaxPlansPerBody) plans_.erase(plans_.lower_bound({&body, {}}));
       providers::KernelBuild build;
-      build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, optimiser_)));
+      build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, compiler_)));
       auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build));
       if (!plan.is_ok()) return plan.status().with_context("subgraph '" + body.name() + "'");
       auto entry = std::make_unique<Planned>();

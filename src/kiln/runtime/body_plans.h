@@ -1,10 +1,10 @@
 // BodyPlans: how a plan runs the bodies of its control-flow nodes (If branches, Loop and Scan
 // bodies) when a fast provider holds the node: each body is compiled like a graph of its own
 // (the enclosing constants it reads are its constants, sharing their storage; other values it
-// reads from enclosing scopes become extra inputs), rewritten by the session's graph passes (a
-// BodyOptimiser: fusions, folding), placed under the session's fallback policy and planned per
-// input-shape signature, so its convolutions and products run on the same providers, packed once,
-// as the main graph's. Plans are kept per body and shapes (a bounded number); each has its own
+// reads from enclosing scopes become extra inputs), compiled as the session compiles its graph (a
+// BodyCompiler: graph passes, placement under the session's fallback policy, lowering for the
+// providers that hold its nodes) and planned per input-shape signature, so its convolutions and
+// products run on the same providers, in the same layouts, packed once, as the main graph's. Plans are kept per body and shapes (a bounded number); each has its own
 // executor, so nested bodies run while their enclosing one does.
 #pragma once
 
@@ -23,14 +23,15 @@
 
 namespace kiln::runtime {
 
-// Rewrites a body compiled as a graph of its own (the session's graph passes); none: left as is.
-using BodyOptimiser = std::function<Status(ir::Graph& body)>;
+// Compiles a body as a graph of its own and places its nodes; none: placement under the policy
+// only, the body left as it is.
+using BodyCompiler = std::function<Result<partition::PartitionMap>(ir::Graph& body)>;
 
 class BodyPlans {
  public:
   BodyPlans(partition::FallbackPolicy policy, partition::ProviderList providers, const ops::OpRegistry& registry,
-            BodyOptimiser optimiser = {})
-      : policy_(std::move(policy)), providers_(std::move(providers)), registry_(registry), optimiser_(std::move(optimiser)) {}
+            BodyCompiler compiler = {})
+      : policy_(std::move(policy)), providers_(std::move(providers)), registry_(registry), compiler_(std::move(compiler)) {}
 
   // Runs `body` on `inputs` (by position), reading the values it captures from `scope`.
   Result<std::vector<Value>> run(const ir::Graph& body, const std::vector<Value>& inputs, const ops::ValueScope& scope);
@@ -56,7 +57,7 @@ class BodyPlans {
   partition::FallbackPolicy policy_;
   partition::ProviderList providers_;
   const ops::OpRegistry& registry_;
-  BodyOptimiser optimiser_;
+  BodyCompiler compiler_;
   std::mutex mutex_;
   std::map<const ir::Graph*, Compiled> bodies_;
   std::map<std::pair<const ir::Graph*, std::vector<std::vector<int64_t>>>, std::unique_ptr<Planned>> plans_;

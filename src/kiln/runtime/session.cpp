@@ -29,6 +29,7 @@
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
 #include "kiln/runtime/input_binding.h"
+#include "kiln/runtime/lowering.h"
 #include "kiln/runtime/model_summary.h"
 #include "kiln/runtime/op_profile.h"
 #include "kiln/runtime/shape_padding.h"
@@ -137,8 +138,9 @@ struct Session::Impl {
   // packing its own; with `generate`, a module for the generated kernels. The session's first
   // plan from an ONNX model may pack weights in place, so that they are held once.
   providers::KernelBuild kernel_build(const ir::Graph& graph, bool generate = true);
-  // The graph passes bodies of control flow get when compiled as graphs of their own (BodyPlans).
-  runtime::BodyOptimiser body_optimiser() const;
+  // How bodies of control flow compile as graphs of their own (BodyPlans): the graph passes,
+  // placement and lowering the main graph gets.
+  runtime::BodyCompiler body_compiler() const;
   // jit: passes over a variant's graph, with the weights that exist only packed hidden from them.
   Status optimise_variant(ir::Graph& graph);
   // build_plan for the loaded graph; an artifact's plan for shapes whose generated kernels it does
@@ -236,10 +238,17 @@ Status Session::Impl::optimise(ir::Graph& graph) {
   return Status::ok();
 }
 
-runtime::BodyOptimiser Session::Impl::body_optimiser() const {
+runtime::BodyCompiler Session::Impl::body_compiler() const {
   return [half_in_float = providers.front()->graph_preferences().half_in_float, rewrite = rewrites(),
-          pipeline = pipeline_options()](ir::Graph& body) {
-    return run_graph_passes(body, half_in_float, rewrite, pipeline).status();
+          pipeline = pipeline_options(), policy = partition::FallbackPolicy{options.providers, options.allow_fallback},
+          providers = providers](ir::Graph& body) -> Result<partition::PartitionMap> {
+    KILN_RETURN_IF_ERROR(run_graph_passes(body, half_in_float, rewrite, pipeline).status());
+    KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, partition::partition_graph(body, policy, providers));
+    if (!rewrite) return placed;
+    KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs,
+                          runtime::lower_for_providers(body, placed, providers, policy.preferred.size(), pipeline));
+    if (!runtime::any_changed(runs)) return placed;
+    return partition::partition_graph(body, policy, providers);
   };
 }
 
@@ -252,27 +261,10 @@ passes::PipelineOptions Session::Impl::pipeline_options() const {
 Result<partition::PartitionMap> Session::Impl::lower(ir::Graph& graph, partition::PartitionMap placed) {
   if (!rewrites()) return placed;
   const auto start = std::chrono::steady_clock::now();
-  bool lowered = false;
-  for (size_t i = 0; i < options.providers.size(); ++i) {  // the policy's providers come first
-    const providers::Provider& provider = *providers[i];
-    const providers::GraphPreferences preferred = provider.graph_preferences();
-    if (preferred.activation_layouts.empty() && !preferred.winograd && !preferred.elementwise_chains) continue;
-    // Nodes placed elsewhere stay as they are; those made by this lowering are the provider's.
-    std::set<const ir::Node*> elsewhere;
-    for (const partition::Assignment& a : placed.assignments)
-      if (a.provider != provider.name()) elsewhere.insert(a.node);
-    passes::PassContext ctx{ops::OpRegistry::global()};
-    ctx.activation_layouts = preferred.activation_layouts;
-    ctx.winograd = preferred.winograd;
-    ctx.elementwise_chains = preferred.elementwise_chains;
-    ctx.owned = [&elsewhere](const ir::Node& node) { return !elsewhere.count(&node); };
-    KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs, passes::run_table_stage(graph, ctx, passes::kLoweringStage, pipeline_options()));
-    for (passes::PassRun& run : runs) {
-      run.provider = provider.name();
-      lowered = lowered || run.changed;
-      report.passes.push_back(std::move(run));
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs,
+                        runtime::lower_for_providers(graph, placed, providers, options.providers.size(), pipeline_options()));
+  const bool lowered = runtime::any_changed(runs);
+  report.passes.insert(report.passes.end(), runs.begin(), runs.end());
   report.nodes_after_passes = ir::count_nodes(graph);
   report.stages.passes_ms += ms_since(start);
   if (!lowered) return placed;
@@ -419,7 +411,7 @@ providers::KernelBuild Session::Impl::kernel_build(const ir::Graph& graph, bool 
   if (!generate) build.forbid_generated_kernels();
   const partition::FallbackPolicy policy{options.providers, options.allow_fallback};
   build.set_body_runner(runtime::BodyPlans::runner(
-      std::make_shared<runtime::BodyPlans>(policy, providers, ops::OpRegistry::global(), body_optimiser())));
+      std::make_shared<runtime::BodyPlans>(policy, providers, ops::OpRegistry::global(), body_compiler())));
   tuner->start_plan();
   build.set_tuner(tuner);
   return build;
