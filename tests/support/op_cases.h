@@ -119,6 +119,11 @@ inline std::vector<OpCase> standard_op_cases() {
                    {{"axis", A::of_int(-1)}}});
   cases.push_back({"Concat", 13, {{DType::kFloat, {2, 16, 3, 3}}, {DType::kFloat, {2, 8, 3, 3}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Concat", 13, {{DType::kInt64, {2, 3}}, {DType::kInt64, {2, 1}}, {DType::kInt64, {2, 4}}}, {{"axis", A::of_int(-1)}}});
+  // Rows of small pieces (a detector's per-anchor scores and boxes): Kiln's word copies, not the
+  // primitive; bytes that are not whole words take memcpy.
+  cases.push_back({"Concat", 13, {{DType::kFloat, {1, 700, 2}}, {DType::kFloat, {1, 700, 4}}, {DType::kFloat, {1, 700, 1}}},
+                   {{"axis", A::of_int(2)}}});
+  cases.push_back({"Concat", 13, {{DType::kUInt8, {40, 3}}, {DType::kUInt8, {40, 2}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Slice", 13,
                    {{DType::kFloat, {2, 197, 24}}, {DType::kInt64, {2}, true, {1, -20}}, {DType::kInt64, {2}, true, {150, 1000}},
                     {DType::kInt64, {2}, true, {1, 2}}, {DType::kInt64, {2}, true, {3, 2}}}});
@@ -293,6 +298,12 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"LayerNormalization", 17, {{DType::kFloat, {4, 3, 7}}, {DType::kFloat, {3, 7}, true}},
                    {{"axis", A::of_int(-2)}, {"epsilon", A::of_float(1e-3f)}}});
   cases.push_back({"LogSoftmax", 13, {{DType::kFloat, {3, 37}}}});
+  // Short rows (at most 16: shifted, exponentiated by one eltwise primitive, normalised), on one
+  // thread and, from 32768 elements, on several; rows of 1; and 17, the primitive again.
+  for (const std::vector<int64_t>& x : std::vector<std::vector<int64_t>>{{1, 700, 2}, {4200, 8}, {9, 16}, {7, 1}, {5, 17}}) {
+    cases.push_back({"Softmax", 13, {{DType::kFloat, x}}});
+    cases.push_back({"LogSoftmax", 13, {{DType::kFloat, x}}});
+  }
   cases.push_back({"Softmax", 11, {{DType::kFloat, {2, 3, 5}}}, {{"axis", A::of_int(1)}}});
   cases.push_back({"Transpose", 13, {{DType::kFloat, {2, 3, 4, 5}}}, {{"perm", A::of_ints({0, 2, 1, 3})}}});
   // Other dtypes move as words: 8-byte elements as two 32-bit lanes, 2- and 1-byte ones as bytes.

@@ -3,8 +3,10 @@
 // Slice (arguments computed by the graph, negative steps, other dtypes) is Kiln's strided copy of
 // output rows over OpenMP threads, the view computed when it runs by the reference's own rule.
 // Concat is oneDNN's concat primitive along any axis for float32 of dims known at plan time, else
-// one memcpy per input and outer row; Split copies each output's block of every
+// (other dtypes, run-time dims, or rows of small pieces) one copy per input and outer row; Split copies each output's block of every
 // outer row with one memcpy, the copies spread over OpenMP threads, for any fixed-size dtype.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "kiln/ops/data_movement.h"
@@ -93,14 +95,25 @@ Result<ops::Kernel> build_slice(const ir::Node& node) {
                           });
 }
 
-// Whether oneDNN's concat runs the node: float32 inputs of dims known when the plan is built.
+// Output rows whose pieces average fewer bytes than this concatenate by Kiln's copies: oneDNN's
+// concat pays a fixed cost per piece (fp_detect's [1, 4420, 2] + [1, 4420, 2] along the last axis:
+// 80 us by the primitive).
+constexpr int64_t kSmallPieceBytes = 256;
+
+// Whether oneDNN's concat runs the node: float32 inputs of dims known when the plan is built,
+// concatenated in pieces that are not small.
 bool concat_by_primitive(const ir::Node& node) {
   std::vector<size_t> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(i);
   if (!float_tensors(node, inputs).supported) return false;
   for (const ir::Value* v : node.inputs)
     if (!v->type.shape->is_static()) return false;
-  return true;
+  const std::vector<int64_t> y = output_dims(node, 0);
+  const Result<int64_t> axis = ops::normalize_axis(node.attr_int("axis", 0), static_cast<int64_t>(y.size()));
+  if (!axis.is_ok()) return true;  // the primitive's build names the error
+  const int64_t outer = ops::dims_product(y, 0, static_cast<size_t>(*axis));
+  const int64_t row_bytes = ops::dims_product(y, static_cast<size_t>(*axis), y.size()) * static_cast<int64_t>(sizeof(float));
+  return outer <= 1 || row_bytes >= kSmallPieceBytes * static_cast<int64_t>(node.inputs.size());
 }
 
 Capability concat_supports(const ir::Node& node) {
@@ -129,6 +142,20 @@ Result<ops::Kernel> build_copied_concat(const ir::Node& node) {
       sum += static_cast<size_t>(w);
     }
     const auto pieces = static_cast<int64_t>(ctx.input_count()), copies = outer * pieces;
+    if (row * element < kSmallPieceBytes * pieces && row * element % 4 == 0 &&
+        std::all_of(width.begin(), width.end(), [](int64_t w) { return w % 4 == 0; })) {
+      // Small pieces: word loops per input, not a memcpy call per piece.
+      auto* to = static_cast<uint32_t*>(out.raw_data());
+      const int64_t row_words = row * element / 4;
+      for (size_t k = 0; k < width.size(); ++k) {
+        const auto* from = static_cast<const uint32_t*>(ctx.input(k)->raw_data());
+        const int64_t words = width[k] / 4, first = start[k] / 4;
+#pragma omp parallel for schedule(static) if (out.byte_size() >= (1 << 18))
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t w = 0; w < words; ++w) to[o * row_words + first + w] = from[o * words + w];
+      }
+      return Status::ok();
+    }
 #pragma omp parallel for schedule(static) if (out.byte_size() >= (1 << 16) && copies > 1)
     for (int64_t c = 0; c < copies; ++c) {
       const int64_t o = c / pieces;
