@@ -12,7 +12,7 @@ namespace kiln {
 
 struct ParityResult {
   std::string name;
-  bool comparable = false;  // same dtype family (numeric) and shape
+  bool comparable = false;  // same dtype and shape
   std::string mismatch;     // why not comparable
   int64_t elements = 0;
   double max_abs_error = 0;    // +inf where one side is NaN/Inf and the other is not
@@ -22,7 +22,8 @@ struct ParityResult {
   bool within(double relative_tolerance) const { return comparable && relative_error() <= relative_tolerance; }
 };
 
-// Compares two numeric tensors element by element (NaN equals NaN, equal infinities are equal).
+// Compares two tensors element by element (NaN equals NaN, equal infinities are equal; string
+// elements must be equal, a differing one is an infinite error).
 ParityResult compare_tensors(const std::string& name, const Tensor& got, const Tensor& reference);
 
 }  // namespace kiln

@@ -1,7 +1,9 @@
 // Tests of Session::write_artifact and the artifact builder: the same model and options compiled
 // in two folders give byte-identical files; the manifest records lineage without paths or times;
 // the plan and weights sections hold the optimised graph and its weights, 64-byte aligned; assets
-// are stored one section each, hashed in the manifest, and read back by the loaded session.
+// are stored one section each, hashed in the manifest, and read back by the loaded session; string
+// weights and fixtures are stored (lengths, then UTF-8 bytes) and read back, and a string entry
+// whose lengths do not add up is an integrity failure.
 #include "kiln/artifact/builder.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include <filesystem>
 
 #include "kiln/artifact/container.h"
+#include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
@@ -139,6 +142,58 @@ TEST(ArtifactBuilder, MissingAssetFilesAndBadAssetNamesAreRefused) {
   for (const std::string& bad : std::vector<std::string>{"", "../etc", "a b", std::string(129, 'x')})
     EXPECT_EQ(session.value()->write_artifact(dir.file("m/model.kiln"), with_assets({{bad, dir.file("m/a.txt")}})).code(),
               StatusCode::kInvalidArgument) << bad;
+}
+
+// z[2] = StringConcat(x[2], suffix): a string input, a string weight (opset 20).
+std::string string_model(const std::string& folder) {
+  std::filesystem::create_directories(folder);
+  ModelBuilder b(20);
+  b.input("x", onnx::TensorProto::STRING, {int64_t{2}});
+  b.output("z", onnx::TensorProto::STRING, {int64_t{2}});
+  onnx::TensorProto* suffix = b.graph().add_initializer();
+  suffix->set_name("suffix");
+  suffix->set_data_type(onnx::TensorProto::STRING);
+  suffix->add_dims(2);
+  suffix->add_string_data("-\xc3\xa9");
+  suffix->add_string_data("");
+  b.node("StringConcat", {"x", "suffix"}, {"z"}, "concat");
+  return b.save(folder + "/model.onnx");
+}
+
+Tensor strings(const std::vector<std::string>& v) {
+  return Tensor::from_vector<std::string>(DType::kString, {static_cast<int64_t>(v.size())}, v);
+}
+
+TEST(ArtifactBuilder, StringWeightsAndFixturesRoundTrip) {
+  ScratchDir dir("artifact_builder");
+  auto session = Session::load(string_model(dir.file("m")));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  ArtifactOptions options;
+  options.warmup_inputs = {{"x", strings({"a", "\xe6\x97\xa5"})}};
+  ASSERT_TRUE(session.value()->write_artifact(dir.file("m/model.kiln"), options).is_ok());
+  auto loaded = Session::load(dir.file("m/model.kiln"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  ASSERT_TRUE(loaded.value()->warm_up().is_ok());  // the recorded string outputs are reproduced
+  auto out = loaded.value()->run({{"x", strings({"b", "c"})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const Tensor& z = out.value().at("z");
+  EXPECT_EQ(std::vector<std::string>(z.data<std::string>(), z.data<std::string>() + 2),
+            (std::vector<std::string>{"b-\xc3\xa9", "c"}));
+
+  // Lengths that claim more bytes than the entry holds.
+  const Tensor two = strings({"ab", "c"});
+  auto section = artifact::encode_tensors({{"t", &two}});
+  ASSERT_TRUE(section.is_ok());
+  const nlohmann::json index = nlohmann::json::parse(section.value().index.dump());  // as a manifest holds it
+  std::string bytes = section.value().bytes;
+  bytes[0] = 9;  // "ab" is now 9 bytes long
+  auto bad = artifact::decode_tensors(bytes, nullptr, index, "weights");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kIntegrityFailure);
+  EXPECT_NE(bad.status().message().find("entry 't' has string lengths"), std::string::npos) << bad.status().message();
+  auto good = artifact::decode_tensors(section.value().bytes, nullptr, index, "weights");
+  ASSERT_TRUE(good.is_ok()) << good.status().to_string();
+  EXPECT_EQ(good.value()[0].second.data<std::string>()[0], "ab");
 }
 
 }  // namespace

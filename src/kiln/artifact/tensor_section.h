@@ -1,6 +1,7 @@
 // Named tensors in one artifact section, each 64-byte aligned, with a JSON index the manifest
 // holds ({name, dtype, shape, offset, bytes} per tensor, in the given order): the weights and the
-// warm-up fixtures are stored this way.
+// warm-up fixtures are stored this way. A string tensor's bytes are each element's length (8
+// bytes, little-endian) then the elements' UTF-8 bytes; it is copied out when read.
 #pragma once
 
 #include <memory>
@@ -23,14 +24,13 @@ struct TensorSection {
   nlohmann::json index;  // array
 };
 
-// UnsupportedOperator for string tensors, which this format version cannot store.
 Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors);
 
 // The tensor index entry `entry` describes ({name, dtype, shape, offset, bytes}): a view into
 // `bytes` (no copy), which lie in the memory `owner` keeps alive (a mapped file) and may be
-// read-only. IntegrityFailure naming `what` ("weights") and the entry when it is malformed,
+// read-only; a string tensor is decoded into an owned copy. IntegrityFailure naming `what` ("weights") and the entry when it is malformed,
 // misaligned or does not fit. With `offset` and `bytes` absent it reads {name, dtype, shape} and
-// views `bytes` whole (which must hold at least the tensor).
+// views `bytes` whole (which must hold at least the tensor; a string tensor's encoding exactly).
 Result<Tensor> decode_tensor(std::string_view bytes, const std::shared_ptr<const char>& owner, const nlohmann::json& entry,
                              const std::string& what);
 // decode_tensor of each entry of `index`.

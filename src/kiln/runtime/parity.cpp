@@ -20,10 +20,6 @@ double element_error(double got, double want) {
 ParityResult compare_tensors(const std::string& name, const Tensor& got, const Tensor& reference) {
   ParityResult r;
   r.name = name;
-  if (got.dtype() == DType::kString || reference.dtype() == DType::kString) {
-    r.mismatch = "string tensors have no numeric parity";
-    return r;
-  }
   if (got.dtype() != reference.dtype()) {
     r.mismatch = std::string("dtype ") + dtype_name(got.dtype()) + " vs reference " + dtype_name(reference.dtype());
     return r;
@@ -34,6 +30,11 @@ ParityResult compare_tensors(const std::string& name, const Tensor& got, const T
   }
   r.comparable = true;
   r.elements = reference.element_count();
+  if (reference.dtype() == DType::kString) {  // equal or not: any differing element is an infinite error
+    for (int64_t i = 0; i < r.elements; ++i)
+      if (got.data<std::string>()[i] != reference.data<std::string>()[i]) r.max_abs_error = std::numeric_limits<double>::infinity();
+    return r;
+  }
   for (int64_t i = 0; i < r.elements; ++i) {
     const double want = element_as_double(reference, i);
     r.max_abs_error = std::max(r.max_abs_error, element_error(element_as_double(got, i), want));
