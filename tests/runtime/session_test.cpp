@@ -278,35 +278,33 @@ TEST(Session, SequencesFlowThroughRunValues) {
   EXPECT_NE(wrong_dtype.status().message().find("seq_in"), std::string::npos);
 }
 
-// cpu alone (fail closed) refuses an op cpu lacks (a training op: Adagrad's update), naming node,
-// op and the way out; allowing fallback to cpu_ref runs it there and the report lists it as fallback.
+// cpu alone (fail closed) refuses a node cpu lacks a kernel for (a float64 convolution), naming
+// node, op and the way out; allowing fallback to cpu_ref runs it there and the report lists it as
+// fallback.
 TEST(Session, CpuFailsClosedAndFallbackIsExplicit) {
   ScratchDir dir("session");
   ModelBuilder b(17);
-  auto* training = b.proto().add_opset_import();
-  training->set_domain("ai.onnx.preview.training");
-  training->set_version(1);
-  b.input("x", kFloat, {int64_t{2}, int64_t{2}}).output("x_new", kFloat, {int64_t{2}, int64_t{2}});
-  b.float_initializer("rate", {}, {0.5f}).int64_initializer("step", {}, {0}).float_initializer("h", {2, 2}, {0, 0, 0, 0});
-  b.node("Adagrad", {"rate", "step", "x", "x", "h"}, {"x_new", "h_new"}, "update", "ai.onnx.preview.training");
-  const std::string model = b.save(dir.file("adagrad.onnx"));
+  constexpr int kDouble = onnx::TensorProto::DOUBLE;
+  b.input("x", kDouble, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}}).output("y", kDouble, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  b.double_initializer("w", {1, 1, 1, 1}, {0.5});
+  b.node("Conv", {"x", "w"}, {"y"}, "halve");
+  const std::string model = b.save(dir.file("conv64.onnx"));
   SessionOptions cpu_only;
   cpu_only.providers = {"cpu"};
   auto refused = Session::load(model, cpu_only);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kUnsupportedOperator);
-  for (const char* text : {"update", "Adagrad", "fail closed", "--allow-fallback cpu_ref"})
+  for (const char* text : {"halve", "Conv", "fail closed", "--allow-fallback cpu_ref"})
     EXPECT_NE(refused.status().message().find(text), std::string::npos) << text << ": " << refused.status().message();
 
   SessionOptions with_fallback = cpu_only;
   with_fallback.allow_fallback = {"cpu_ref"};
   auto session = Session::load(model, with_fallback);
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-  auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 2}, {1, 2, -3, 4})}});
+  auto out = session.value()->run({{"x", Tensor::from_vector<double>(DType::kDouble, {1, 1, 2, 2}, {1, 2, -3, 4})}});
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
-  // h = x * x, x - 0.5 * x / (sqrt(h) + 1e-6) = x - 0.5 * sign(x)
-  EXPECT_NEAR(out.value().at("x_new").data<float>()[0], 0.5f, 1e-5f);
-  EXPECT_NEAR(out.value().at("x_new").data<float>()[2], -2.5f, 1e-5f);
+  EXPECT_EQ(out.value().at("y").data<double>()[0], 0.5);
+  EXPECT_EQ(out.value().at("y").data<double>()[2], -1.5);
   const auto report = nlohmann::json::parse(session.value()->report_json());
   EXPECT_EQ(report["partition"]["fallback_nodes"], 1);
   EXPECT_EQ(report["partition"]["nodes"][0]["provider"], "cpu_ref");

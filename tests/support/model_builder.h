@@ -59,6 +59,15 @@ class ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return *this;
   }
+  ModelBuilder& double_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                   const std::vector<double>& values) {
+    onnx::TensorProto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::DOUBLE);
+    for (int64_t d : dims) t->add_dims(d);
+    for (double v : values) t->add_double_data(v);
+    return *this;
+  }
   ModelBuilder& int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                   const std::vector<int64_t>& values) {
     onnx::TensorProto* t = graph().add_initializer();

@@ -250,7 +250,7 @@ Status map_kernel(KernelContext& ctx) {
         args.push_back(*v);
       }
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, run_subgraph(*body, args, ctx.scope()));
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_body(*body, args));
     for (size_t k = 0; k < out.size(); ++k) {
       if (!out[k].is_tensor()) return ctx.error("body outputs must be tensors");
       results[k].push_back(out[k].tensor());

@@ -1,5 +1,6 @@
-// cpu kernels for If, Loop and Scan: the reference's control-flow logic (branch choice, iteration,
-// scan slicing and stacking; ops/control_flow.cpp) with each body run through plans of the
+// cpu kernels for If, Loop, Scan and SequenceMap: the reference's control-flow logic (branch
+// choice, iteration, scan slicing and stacking, one body run per sequence element;
+// ops/control_flow.cpp, ops/sequence.cpp) with each body run through plans of the
 // session's policy (the plan's body runner, runtime/body_plans.h), so a body's convolutions and
 // products run on cpu as the main graph's do. The partitioner placed every body node first.
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -22,7 +23,7 @@ CpuKernel control_flow_kernel() {
 }  // namespace
 
 void add_control_flow_kernels(CpuKernelTable& table) {
-  for (const char* op : {"If", "Loop", "Scan"}) table[op] = control_flow_kernel();
+  for (const char* op : {"If", "Loop", "Scan", "SequenceMap"}) table[op] = control_flow_kernel();
 }
 
 }  // namespace kiln::providers::cpu

@@ -52,6 +52,10 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
     table[op] = reference_loop();
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
+  // Optimizer updates (ai.onnx.preview.training): one element-wise pass over each tensor and its
+  // state, in double as the reference computes them.
+  for (const char* op : {"ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam", "ai.onnx.preview.training.Momentum"})
+    table[op] = reference_loop();
 }
 
 void add_reference_loop_forms(CpuKernelTable& table) {
