@@ -126,6 +126,31 @@ TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
   EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
 }
 
+// A region a block does not fit as a whole: its connected part of at least two convolutions the
+// block fits runs blocked, the rest channels-last, a lone fitting convolution with the rest.
+// x[16] -> conv1 -> [20] -> conv2 -> [32] -> conv3 -> [32] -> conv4 -> [48] -> Relu -> conv5 -> [20]
+TEST(ActivationLayout, TheBlockedPartsOfARegionRunBlocked) {
+  ir::Graph g;
+  const std::vector<int64_t> channels = {16, 20, 32, 32, 48, 20};
+  ir::Value* v = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 6, 6}));
+  for (size_t i = 1; i < channels.size(); ++i) {
+    if (i == 5) {
+      ir::Value* r = g.add_value("r", v->type);
+      g.add_node("Relu", {v}, {r}, "relu", "", 14);
+      v = r;
+    }
+    ir::Value* out = g.add_value("c" + std::to_string(i), ir::make_type(DType::kFloat, {1, channels[i], 6, 6}));
+    g.add_node("Conv", {v, add_weights(g, "w" + std::to_string(i), {channels[i], channels[i - 1], 1, 1})}, {out},
+               "conv" + std::to_string(i), "", 11);
+    v = out;
+  }
+  g.outputs = {v};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  // conv1 (16 -> 20) and conv5 (48 -> 20) fit no block; conv2 (20 -> 32) reads 20 channels.
+  EXPECT_EQ(conv_layouts(g),
+            (std::vector<std::string>{"NHWC<-same", "NHWC<-same", "NCHW16c<-same", "NCHW16c<-same", "NHWC<-same"}));
+}
+
 // 1-D convolutions (3-d tensors, silero's): channels-last only, even where a block divides every
 // channel count; the reorders are Transposes [0,2,1]; a Concat of channels takes the last axis. A
 // 1-D pool does not start a region.

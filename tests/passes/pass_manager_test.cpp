@@ -176,7 +176,7 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
                                           "winograd_selection", "elementwise_chain_fusion",
                                           "unit_transpose_elimination", "attention_transpose_folding",
                                           "product_slicing", "half_in_float", "branch_inlining", "subnormal_flushing",
-                                          "legacy_forms", "normalization_activation_fusion"}));
+                                          "legacy_forms", "normalization_activation_fusion", "pad_folding"}));
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ const std::set<std::string> kElementwiseBinary = {"Add", "Sub", "Mul", "Div", "M
 // A convolution of a region in a blocked layout may read an outside input this narrow (an image)
 // channels-first: oneDNN has direct kernels from plain inputs to blocked outputs for it.
 constexpr int64_t kMaxChannelsFirstInput = 4;
+// A part of a region in a blocked layout holds at least this many convolutions, which pay for the
+// reorders at its edges.
+constexpr int kMinBlockedConvs = 2;
 
 // The rank of a float activation a region may hold: 4 (2-D convolutions) or 3 (1-D ones); 0 for
 // anything else. Dims may be symbolic: a dynamic batch converts too.
@@ -99,14 +102,20 @@ class Converter {
   Result<bool> run() {
     find_regions();
     if (members_.empty()) return false;
-    std::map<size_t, ActivationLayout> layouts;
+    std::vector<ActivationLayout> layouts(members_.size());
+    std::map<size_t, ActivationLayout> region_layouts;
     for (size_t i = 0; i < members_.size(); ++i) {
       const size_t r = regions_.root(i);
-      if (!layouts.count(r)) layouts[r] = layout_for_region(r);
+      if (!region_layouts.count(r)) {
+        region_layouts[r] = layout_for_region(r);
+        for (size_t j = 0; j < members_.size(); ++j)
+          if (regions_.root(j) == r) layouts[j] = region_layouts[r];
+        if (!region_layouts[r].is_blocked()) block_parts(r, region_layouts[r], layouts);
+      }
     }
     std::vector<const ir::Node*> converted;
     for (size_t i = 0; i < members_.size(); ++i) {
-      const ActivationLayout layout = layouts[regions_.root(i)];
+      const ActivationLayout layout = layouts[i];
       if (layout == ActivationLayout::channels_first()) continue;  // no preferred layout fits
       convert(*members_[i], layout);
       converted.push_back(members_[i]);
@@ -174,6 +183,40 @@ class Converter {
       if (fits) return layout;
     }
     return ActivationLayout::channels_first();
+  }
+
+  // A region a blocked layout does not fit as a whole (some channel counts are not multiples of
+  // its block) may still hold connected parts it fits: each part with at least kMinBlockedConvs
+  // convolutions takes the first blocked layout preferred over the region's, reordered at the
+  // part's edges like any region's (mlsd's decoder, 64- to 256-channel convolutions that run by
+  // Winograd on NCHW16c, next to its encoder's 24- and 144-channel blocks).
+  void block_parts(size_t root, ActivationLayout region_layout, std::vector<ActivationLayout>& layouts) {
+    if (rank_of(*members_[root]) != 4) return;
+    for (const ActivationLayout& layout : ctx_.activation_layouts) {
+      if (layout == region_layout) return;  // only layouts preferred over the region's
+      if (!layout.is_blocked()) continue;
+      std::vector<bool> fits(members_.size(), false);
+      for (size_t i = 0; i < members_.size(); ++i) fits[i] = regions_.root(i) == root && block_fits(*members_[i], layout);
+      Regions parts;
+      for (size_t i = 0; i < members_.size(); ++i) parts.add();
+      for (size_t i = 0; i < members_.size(); ++i) {
+        if (!fits[i]) continue;
+        for (const ir::Value* in : members_[i]->inputs) {
+          auto it = in && in->producer ? index_.find(in->producer) : index_.end();
+          if (it != index_.end() && fits[it->second]) parts.join(i, it->second);
+        }
+      }
+      std::map<size_t, int> convs;
+      for (size_t i = 0; i < members_.size(); ++i)
+        if (fits[i] && is_conv(*members_[i])) ++convs[parts.root(i)];
+      bool any = false;
+      for (size_t i = 0; i < members_.size(); ++i)
+        if (fits[i] && convs[parts.root(i)] >= kMinBlockedConvs) {
+          layouts[i] = layout;
+          any = true;
+        }
+      if (any) return;
+    }
   }
 
   // The form of channels-first value `v` stored in `layout`: a member's output, else one

@@ -8,7 +8,9 @@
 // provider's preferred layouts it fits, a blocked one (NCHW16c, NCHW8c) when its block divides
 // every channel count in the region (a convolution may still read a narrow input of at most 4
 // channels, an image, channels-first), NHWC whatever the counts; a region of 1-D convolutions
-// takes only channels-last (NWC, still named NHWC); none: it stays as it is. Conv and
+// takes only channels-last (NWC, still named NHWC); none: it stays as it is. Where a region takes
+// channels-last because a preferred block does not divide all its channel counts, its connected
+// parts of two or more convolutions that the block fits still take the block. Conv and
 // kiln.FusedConv become FusedConv with that layout; pooling ops and BatchNormalization are wrapped
 // in kiln.InLayout;
 // Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,

@@ -18,6 +18,7 @@
 #include "kiln/passes/layer_norm_fusion.h"
 #include "kiln/passes/normalization_activation_fusion.h"
 #include "kiln/passes/legacy_forms.h"
+#include "kiln/passes/pad_folding.h"
 #include "kiln/passes/product_fusion.h"
 #include "kiln/passes/product_slicing.h"
 #include "kiln/passes/shape_folding.h"
@@ -43,6 +44,7 @@ const std::vector<PassInfo>& pass_table() {
        eliminate_common_subexpressions},
       {"unit_transpose_elimination", "replace a Transpose that moves only size-1 dims by a Reshape (no copy)",
        eliminate_unit_transposes},
+      {"pad_folding", "fold a Pad of zeros around a Conv's spatial dims into the Conv's pads", fold_pads},
       {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
       {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},
       {"gelu_fusion", "replace GELU written out in Erf or Tanh form by one kiln.Gelu", fuse_gelu},
