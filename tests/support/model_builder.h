@@ -52,30 +52,15 @@ class ModelBuilder {
   }
   ModelBuilder& float_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                   const std::vector<float>& values) {
-    onnx::TensorProto* t = graph().add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float v : values) t->add_float_data(v);
-    return *this;
+    return initializer(name, dims, onnx::TensorProto::FLOAT, values, &onnx::TensorProto::add_float_data);
   }
   ModelBuilder& double_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                    const std::vector<double>& values) {
-    onnx::TensorProto* t = graph().add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::DOUBLE);
-    for (int64_t d : dims) t->add_dims(d);
-    for (double v : values) t->add_double_data(v);
-    return *this;
+    return initializer(name, dims, onnx::TensorProto::DOUBLE, values, &onnx::TensorProto::add_double_data);
   }
   ModelBuilder& int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                   const std::vector<int64_t>& values) {
-    onnx::TensorProto* t = graph().add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : dims) t->add_dims(d);
-    for (int64_t v : values) t->add_int64_data(v);
-    return *this;
+    return initializer(name, dims, onnx::TensorProto::INT64, values, &onnx::TensorProto::add_int64_data);
   }
 
   // Serialises the model to `path` and returns it.
@@ -86,6 +71,16 @@ class ModelBuilder {
   }
 
  private:
+  template <class T>
+  ModelBuilder& initializer(const std::string& name, const std::vector<int64_t>& dims, int data_type,
+                            const std::vector<T>& values, void (onnx::TensorProto::*add)(T)) {
+    onnx::TensorProto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(data_type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (T v : values) (t->*add)(v);
+    return *this;
+  }
   static void fill(onnx::ValueInfoProto* v, const std::string& name, int elem_type, const std::vector<DimSpec>& dims) {
     v->set_name(name);
     auto* t = v->mutable_type()->mutable_tensor_type();
