@@ -102,17 +102,13 @@ class Converter {
   Result<bool> run() {
     find_regions();
     if (members_.empty()) return false;
-    std::vector<ActivationLayout> layouts(members_.size());
-    std::map<size_t, ActivationLayout> region_layouts;
-    for (size_t i = 0; i < members_.size(); ++i) {
-      const size_t r = regions_.root(i);
-      if (!region_layouts.count(r)) {
-        region_layouts[r] = layout_for_region(r);
-        for (size_t j = 0; j < members_.size(); ++j)
-          if (regions_.root(j) == r) layouts[j] = region_layouts[r];
-        if (!region_layouts[r].is_blocked()) block_parts(r, region_layouts[r], layouts);
-      }
-    }
+    std::map<size_t, ActivationLayout> region_layouts;  // by region root
+    for (size_t i = 0; i < members_.size(); ++i)
+      if (!region_layouts.count(regions_.root(i))) region_layouts[regions_.root(i)] = layout_for_region(regions_.root(i));
+    std::vector<ActivationLayout> layouts;  // by member
+    for (size_t i = 0; i < members_.size(); ++i) layouts.push_back(region_layouts[regions_.root(i)]);
+    for (const auto& [root, layout] : region_layouts)
+      if (!layout.is_blocked()) block_parts(root, layout, layouts);
     std::vector<const ir::Node*> converted;
     for (size_t i = 0; i < members_.size(); ++i) {
       const ActivationLayout layout = layouts[i];
