@@ -30,13 +30,21 @@ enum class DType : int32_t {
   kComplex64 = 14,
   kComplex128 = 15,
   kBFloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
-// Bytes per element (sizeof(std::string) for kString, 0 for kUndefined).
+// Bytes per element (sizeof(std::string) for kString, 0 for kUndefined). Kiln holds 4-bit integers
+// one per byte (sign-extended for kInt4); ONNX files pack them two per byte, which the importer
+// undoes.
 size_t dtype_size(DType dtype);
 // ONNX spelling: "float", "int64", "bfloat16", ... ; "undefined" for kUndefined.
 const char* dtype_name(DType dtype);
-// True for the codes Kiln knows (0..16).
+// True for the codes Kiln knows (0..22).
 bool dtype_is_known(int32_t code);
 
 // IEEE half and bfloat16 stored as raw bits; conversions live in src/kiln/ir/float16.h.
@@ -45,6 +53,27 @@ struct Float16 {
 };
 struct BFloat16 {
   uint16_t bits = 0;
+};
+// The 8-bit floats of ONNX (opset 19) stored as raw bits; conversions live in
+// src/kiln/ir/float8.h. One struct per format so that a dtype names its storage type.
+struct Float8E4M3FN {
+  uint8_t bits = 0;
+};
+struct Float8E4M3FNUZ {
+  uint8_t bits = 0;
+};
+struct Float8E5M2 {
+  uint8_t bits = 0;
+};
+struct Float8E5M2FNUZ {
+  uint8_t bits = 0;
+};
+// 4-bit integers (opset 21), one per byte: Int4 holds -8..7, UInt4 0..15.
+struct Int4 {
+  int8_t value = 0;
+};
+struct UInt4 {
+  uint8_t value = 0;
 };
 
 class Tensor {

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <vector>
 
-#include "kiln/ir/float16.h"
 
 namespace kiln::conformance {
 
@@ -14,26 +13,9 @@ namespace {
 
 // Element i of a numeric tensor; complex tensors are read as (real, imaginary) pairs of scalars.
 double scalar_at(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat:
-    case DType::kComplex64: return t.data<float>()[i];
-    case DType::kDouble:
-    case DType::kComplex128: return t.data<double>()[i];
-    case DType::kFloat16: return ir::to_float(t.data<Float16>()[i]);
-    case DType::kBFloat16: return ir::to_float(t.data<BFloat16>()[i]);
-    case DType::kInt8: return t.data<int8_t>()[i];
-    case DType::kInt16: return t.data<int16_t>()[i];
-    case DType::kInt32: return t.data<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kUInt8: return t.data<uint8_t>()[i];
-    case DType::kUInt16: return t.data<uint16_t>()[i];
-    case DType::kUInt32: return t.data<uint32_t>()[i];
-    case DType::kUInt64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DType::kBool: return t.data<bool>()[i] ? 1.0 : 0.0;
-    case DType::kString:
-    case DType::kUndefined: break;
-  }
-  return 0.0;
+  if (t.dtype() == DType::kComplex64) return t.data<float>()[i];
+  if (t.dtype() == DType::kComplex128) return t.data<double>()[i];
+  return element_as_double(t, i);
 }
 
 bool close_enough(double got, double want) {

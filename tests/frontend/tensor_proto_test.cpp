@@ -109,6 +109,47 @@ TEST(TensorProto, StringsAndRawData) {
   EXPECT_EQ(convert(empty).element_count(), 0);
 }
 
+// ONNX codes of the narrow types (onnx 1.17's TensorProto.DataType; Debian's headers predate them).
+constexpr int kFloat8E4M3FNCode = 17, kFloat8E5M2FNUZCode = 20, kUInt4Code = 21, kInt4Code = 22;
+
+TEST(TensorProto, Float8KeepsItsBitsFromInt32DataOrRawData) {
+  auto typed = proto("f8", kFloat8E4M3FNCode, {2});
+  typed.add_int32_data(0x38);  // 1.0
+  typed.add_int32_data(0xFE);  // -448
+  Tensor t = convert(typed);
+  ASSERT_EQ(t.dtype(), DType::kFloat8E4M3FN);
+  EXPECT_EQ(t.data<Float8E4M3FN>()[0].bits, 0x38);
+  EXPECT_EQ(t.data<Float8E4M3FN>()[1].bits, 0xFE);
+
+  auto raw = proto("f8raw", kFloat8E5M2FNUZCode, {3});
+  raw.set_raw_data(std::string("\x00\x80\x44", 3));
+  Tensor r = convert(raw);
+  ASSERT_EQ(r.dtype(), DType::kFloat8E5M2FNUZ);
+  EXPECT_EQ(r.data<Float8E5M2FNUZ>()[1].bits, 0x80);
+  EXPECT_EQ(r.data<Float8E5M2FNUZ>()[2].bits, 0x44);
+}
+
+TEST(TensorProto, FourBitIntegersAreUnpackedLowNibbleFirst) {
+  // int4 [-8, 7, -1, 3, 5]: bytes (7 << 4 | 8), (3 << 4 | 0xF), (0 << 4 | 5) -- odd count, padded.
+  auto raw = proto("w", kInt4Code, {5});
+  raw.set_raw_data(std::string("\x78\x3F\x05", 3));
+  Tensor t = convert(raw);
+  ASSERT_EQ(t.dtype(), DType::kInt4);
+  ASSERT_EQ(t.element_count(), 5);
+  std::vector<int> got;
+  for (int64_t i = 0; i < 5; ++i) got.push_back(t.data<Int4>()[i].value);
+  EXPECT_EQ(got, (std::vector<int>{-8, 7, -1, 3, 5}));
+
+  // uint4 in int32_data: one packed byte per entry.
+  auto typed = proto("u", kUInt4Code, {2, 2});
+  typed.add_int32_data(0xF0);
+  typed.add_int32_data(0x21);
+  Tensor u = convert(typed);
+  std::vector<int> ugot;
+  for (int64_t i = 0; i < 4; ++i) ugot.push_back(u.data<UInt4>()[i].value);
+  EXPECT_EQ(ugot, (std::vector<int>{0, 15, 1, 2}));
+}
+
 void expect_invalid(const onnx::TensorProto& t, const std::vector<std::string>& parts) {
   Result<Tensor> r = tensor_from_proto(t, ".");
   ASSERT_FALSE(r.is_ok());
@@ -131,6 +172,11 @@ TEST(TensorProto, SizeMismatchesNameTheTensor) {
 
   auto negative = proto("neg", onnx::TensorProto::FLOAT, {-1});
   expect_invalid(negative, {"tensor 'neg'", "negative"});
+
+  // 5 int4 elements pack into 3 bytes; 5 bytes (one per element) is not the ONNX form.
+  auto unpacked = proto("w4", kInt4Code, {5});
+  unpacked.set_raw_data(std::string(5, '\0'));
+  expect_invalid(unpacked, {"tensor 'w4'", "int4", "3 bytes", "holds 5 bytes"});
 
   auto unknown = proto("odd", 99, {1});
   expect_invalid(unknown, {"tensor 'odd'", "data type 99"});

@@ -1,6 +1,8 @@
-// Tests of Cast and CastLike: numeric pairs, bool, 16-bit floats, string text in both directions.
+// Tests of Cast and CastLike: numeric pairs, bool, 16-bit floats, string text in both directions,
+// the 8-bit floats (saturate) and the 4-bit integers.
 #include <limits>
 
+#include "kiln/ir/float8.h"
 #include "ops/family_test_util.h"
 
 namespace kiln::ops::testing {
@@ -65,6 +67,44 @@ TEST(Cast, CastLikeTakesTheSecondInputsType) {
   auto y = run("CastLike", {&x, &like}, {}, 15)[0];
   EXPECT_EQ(y.dtype(), DType::kInt64);
   EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{1, -2}));
+}
+
+TEST(Cast, Float8SaturatesUnlessTold) {
+  Tensor x = floats({3}, {1.0625f, 1000.0f, -1000.0f});
+  auto sat = run("Cast", {&x}, {{"to", to(DType::kFloat8E4M3FN)}}, 19)[0];
+  ASSERT_EQ(sat.dtype(), DType::kFloat8E4M3FN);
+  EXPECT_EQ(sat.data<Float8E4M3FN>()[0].bits, 0x38);  // 1.0: the tie goes to even
+  EXPECT_EQ(sat.data<Float8E4M3FN>()[1].bits, 0x7E);  // 448
+  EXPECT_EQ(sat.data<Float8E4M3FN>()[2].bits, 0xFE);
+  auto wide = run("Cast", {&x}, {{"to", to(DType::kFloat8E5M2)}, {"saturate", attr_i(0)}}, 19)[0];
+  auto back = run("Cast", {&wide}, {{"to", to(DType::kFloat)}}, 19)[0];
+  EXPECT_EQ(values<float>(back), (std::vector<float>{1.0f, 1024.0f, -1024.0f}));
+  auto nosat = run("Cast", {&x}, {{"to", to(DType::kFloat8E4M3FN)}, {"saturate", attr_i(0)}}, 19)[0];
+  EXPECT_TRUE(std::isnan(ir::to_float(nosat.data<Float8E4M3FN>()[1])));
+}
+
+TEST(Cast, FourBitIntegersRoundAwayFromZeroThenWrap) {
+  // ONNX Runtime 1.30: 0.5 -> 1, -0.5 -> -1, 2.5 -> 3, 8 -> -8 (low 4 bits), -9 -> 7.
+  Tensor x = floats({5}, {0.5f, -0.5f, 2.5f, 8.0f, -9.0f});
+  auto y = run("Cast", {&x}, {{"to", to(DType::kInt4)}}, 21)[0];
+  ASSERT_EQ(y.dtype(), DType::kInt4);
+  std::vector<int> got;
+  for (int64_t i = 0; i < 5; ++i) got.push_back(y.data<Int4>()[i].value);
+  EXPECT_EQ(got, (std::vector<int>{1, -1, 3, -8, 7}));
+  Tensor n = int64s({3}, {-1, 16, 31});
+  auto u = run("Cast", {&n}, {{"to", to(DType::kUInt4)}}, 21)[0];
+  EXPECT_EQ(u.data<UInt4>()[0].value, 15);
+  EXPECT_EQ(u.data<UInt4>()[1].value, 0);
+  EXPECT_EQ(u.data<UInt4>()[2].value, 15);
+  EXPECT_EQ(values<int64_t>(run("Cast", {&y}, {{"to", to(DType::kInt64)}}, 21)[0]), (std::vector<int64_t>{1, -1, 3, -8, 7}));
+}
+
+TEST(Cast, NarrowTypesNeedTheirOpsetAndMeetNoStrings) {
+  Tensor x = floats({1}, {1.0f});
+  EXPECT_NE(run_error("Cast", {&x}, {{"to", to(DType::kFloat8E4M3FN)}}, 17).find("float8e4m3fn needs opset 19"), std::string::npos);
+  EXPECT_NE(run_error("Cast", {&x}, {{"to", to(DType::kInt4)}}, 19).find("int4 needs opset 21"), std::string::npos);
+  auto f8 = run("Cast", {&x}, {{"to", to(DType::kFloat8E5M2)}}, 19)[0];
+  EXPECT_NE(run_error("Cast", {&f8}, {{"to", to(DType::kString)}}, 19).find("cannot cast float8e5m2 to string"), std::string::npos);
 }
 
 TEST(Cast, ShapeRule) {

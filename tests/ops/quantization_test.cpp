@@ -52,6 +52,29 @@ TEST(DequantizeLinear, PerAxisNegativeAxisAndInt32) {
   EXPECT_EQ(elements<float>(eval("DequantizeLinear", {&big, &half})[0]), (std::vector<float>{-500000, 3.5f}));
 }
 
+TEST(QuantizeLinear, FourBitSaturatesAndFloat8Rounds) {
+  // int4 with zero point 2: rint(x) + 2 saturated to [-8, 7]; x = 2.5 -> 2 + 2 = 4, -20 -> -8, 9 -> 7.
+  Tensor x = f32({3}, {2.5f, -20, 9});
+  Tensor one = scalar_f32(1);
+  Int4 two{2};
+  Tensor zp = Tensor::from_vector<Int4>(DType::kInt4, {}, {two});
+  Tensor q = eval("QuantizeLinear", {&x, &one, &zp}, {}, 21)[0];
+  ASSERT_EQ(q.dtype(), DType::kInt4);
+  EXPECT_EQ(q.data<Int4>()[0].value, 4);
+  EXPECT_EQ(q.data<Int4>()[1].value, -8);
+  EXPECT_EQ(q.data<Int4>()[2].value, 7);
+  Tensor back = eval("DequantizeLinear", {&q, &one, &zp}, {}, 21)[0];
+  EXPECT_EQ(elements<float>(back), (std::vector<float>{2, -10, 5}));
+  // float8: x / scale rounded to nearest even, saturated: 1.0625 / 1 -> 1, 1000 -> 448.
+  Tensor f = f32({2}, {1.0625f, 1000});
+  Tensor zp8 = Tensor::from_vector<Float8E4M3FN>(DType::kFloat8E4M3FN, {}, {Float8E4M3FN{}});
+  Tensor q8 = eval("QuantizeLinear", {&f, &one, &zp8}, {}, 19)[0];
+  EXPECT_EQ(elements<float>(eval("DequantizeLinear", {&q8, &one}, {}, 19)[0]), (std::vector<float>{1, 448}));
+  // Before their opsets the narrow types are refused, naming the type.
+  Tensor zp_old = Tensor::from_vector<Int4>(DType::kInt4, {}, {two});
+  EXPECT_FALSE(evaluate_op("QuantizeLinear", {&x, &one, &zp_old}, {}, 19, 1).is_ok());
+}
+
 TEST(QuantizeLinear, RulesNameTheNode) {
   const ir::TensorType x = ir::make_type(DType::kFloat, {2, 3});
   const ir::TensorType scalar = ir::make_type(DType::kFloat, {});

@@ -62,6 +62,41 @@ def _onnx_type(dtype):
     return mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
 
 
+def _initializer(name, value):
+    """A numpy value, or a TensorProto made by narrow_tensor, as the initializer `name`."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    if isinstance(value, TensorProto):
+        value.name = name
+        return value
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+# ONNX codes of the narrow types Debian's onnx 1.12 predates (TensorProto.DataType of onnx 1.17).
+FLOAT8 = {"float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20}
+INT4 = {"uint4": 21, "int4": 22}
+
+
+def narrow_tensor(type_name, values):
+    """A TensorProto of a float8 type from its raw codes (uint8), or of a 4-bit type from its values,
+    packed two per byte (the first in the low nibble) as ONNX stores them."""
+    import numpy as np
+    from onnx import TensorProto
+    values = np.asarray(values)
+    t = TensorProto()
+    t.dims.extend(values.shape)
+    if type_name in FLOAT8:
+        t.data_type = FLOAT8[type_name]
+        t.raw_data = values.astype(np.uint8).tobytes()
+    else:
+        t.data_type = INT4[type_name]
+        nibbles = (values.astype(np.int64).ravel() & 0x0F).astype(np.uint8)
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        t.raw_data = (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+    return t
+
+
 def model(nodes, inputs, outputs, opset, initializers=None):
     """inputs / outputs: [(name, numpy dtype, shape)]; initializers: {name: array}."""
     import numpy as np
@@ -70,7 +105,7 @@ def model(nodes, inputs, outputs, opset, initializers=None):
         nodes, "opset_parity",
         [helper.make_tensor_value_info(n, _onnx_type(t), list(s)) for n, t, s in inputs],
         [helper.make_tensor_value_info(n, _onnx_type(t), list(s)) for n, t, s in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in (initializers or {}).items()])
+        initializer=[_initializer(n, a) for n, a in (initializers or {}).items()])
     return helper.make_model(graph, producer_name="kiln-opset-parity",
                              opset_imports=[helper.make_opsetid("", opset)],
                              ir_version=10 if opset >= 21 else 9)
@@ -359,6 +394,117 @@ def _qlinearmatmul():
 
 case("qlinearmatmul_21_uint8", 21, _qlinearmatmul,
      lambda rng: {"a": ints(rng, (2, 3, 8), "uint8"), "b": ints(rng, (8, 5), "uint8")})
+
+
+# ---------------------------------------------------------------------------------------------
+# The narrow types: Cast-19 to and from the four float8 formats (saturating and not), Cast-21 and
+# QuantizeLinear/DequantizeLinear-21 with int4/uint4 (blocked 4-bit weights before a MatMul, the
+# form 4-bit exporters write), QuantizeLinear/DequantizeLinear-19 with float8. Graph inputs and
+# outputs stay float or int: numpy has no narrow types; the narrow values live inside the graph.
+# ---------------------------------------------------------------------------------------------
+
+def _cast_chain(opset, shape, in_dtype, narrow, out_dtype, **attrs):
+    """x -> Cast(to=narrow, attrs) -> Cast(to=out_dtype) -> y."""
+    from onnx import helper
+    code = FLOAT8.get(narrow) or INT4[narrow]
+    out_code = _onnx_type(out_dtype)
+    nodes = [helper.make_node("Cast", ["x"], ["n"], to=code, **attrs), helper.make_node("Cast", ["n"], ["y"], to=out_code)]
+    return model(nodes, [("x", in_dtype, shape)], [("y", out_dtype, shape)], opset)
+
+
+def _float8_probe(rng):
+    """Values that probe rounding and range for every float8 format: ties at 1/16 and 1/8 steps in
+    [1, 3), subnormal ties of each format, the largest finite values and just beyond, signed zeros,
+    infinities, NaN, and random magnitudes from 2^-20 to 2^17."""
+    import numpy as np
+    v = [k / 16 for k in range(16, 48)]
+    v += [k * 2.0 ** -11 for k in range(0, 40)] + [k * 2.0 ** -18 for k in range(0, 24)]
+    v += [232, 240, 244, 248, 250, 256, 440, 448, 456, 464, 465, 480, 500, 57344, 59392, 59393, 61440, 70000, 1e9]
+    v += [0.0, -0.0, np.inf, -np.inf, np.nan, -1e-9]
+    v = np.asarray(v, dtype=np.float32)
+    v = np.concatenate([v, -v])
+    rnd = (2.0 ** rng.uniform(-20, 17, size=128) * rng.choice([-1, 1], size=128)).astype(np.float32)
+    return {"x": np.concatenate([v, rnd]).astype(np.float32)}
+
+
+def _float8_probe_nosat(rng):
+    """The probe without the two ranges where ONNX Runtime 1.30's non-saturating conversion leaves
+    ONNX's table: |x| in [480, 496) gives E4M3FN's 448 (the table: NaN, as anything that rounds past
+    448), and |x| in [59392, 65536), which rounds past E5M2's 57344, gives NaN (the table:
+    infinity). Kiln follows the table there."""
+    import numpy as np
+    x = _float8_probe(rng)["x"]
+    a = np.abs(x)
+    odd = ((a >= 480) & (a < 496)) | ((a >= 59392) & (a < 65536))
+    return {"x": np.where(odd, np.float32(1.0), x)}
+
+
+_PROBE_SIZE = 2 * (32 + 40 + 24 + 19 + 6) + 128
+for _f8 in FLOAT8:
+    for _sat in (1, 0):
+        case("cast_19_%s_sat%d" % (_f8, _sat), 19,
+             lambda f=_f8, s=_sat: _cast_chain(19, (_PROBE_SIZE,), "float32", f, "float32", saturate=s),
+             _float8_probe if _sat else _float8_probe_nosat, tol=0)
+case("cast_19_float16_float8e4m3fn", 19,
+     lambda: _cast_chain(19, (4, 16), "float16", "float8e4m3fn", "float32"),
+     lambda rng: {"x": (uniform(rng, (4, 16), -300, 300)).astype("float16")}, tol=0)
+# To 4-bit: floats round to the nearest integer (ties away from zero, as ONNX Runtime does), then
+# every value keeps its low 4 bits (wraps).
+case("cast_21_float_int4", 21,
+     lambda: _cast_chain(21, (40,), "float32", "int4", "float32"),
+     lambda rng: {"x": f32([k / 2 for k in range(-20, 20)])}, tol=0)
+case("cast_21_float_uint4", 21,
+     lambda: _cast_chain(21, (40,), "float32", "uint4", "int32"),
+     lambda rng: {"x": f32([k / 2 for k in range(-6, 34)])})
+case("cast_21_int32_int4", 21,
+     lambda: _cast_chain(21, (24,), "int32", "int4", "int64"),
+     lambda rng: {"x": ints(rng, (24,), "int8").astype("int32")})
+
+
+def _int4_weights_matmul(narrow, block):
+    """y = x @ DequantizeLinear(w: narrow [16, 6], blocked along axis 0 by `block`)."""
+    import numpy as np
+    from onnx import helper
+    rng = np.random.default_rng(11)
+    lo, hi = (-8, 7) if narrow == "int4" else (0, 15)
+    w = rng.integers(lo, hi, size=(16, 6), endpoint=True)
+    blocks = (16 + block - 1) // block
+    scale = f32(rng.uniform(0.01, 0.1, size=(blocks, 6)))
+    zp = rng.integers(lo, hi, size=(blocks, 6), endpoint=True)
+    inits = {"w": narrow_tensor(narrow, w), "w_scale": scale, "w_zero_point": narrow_tensor(narrow, zp)}
+    nodes = [helper.make_node("DequantizeLinear", ["w", "w_scale", "w_zero_point"], ["wf"], axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]
+    return model(nodes, [("x", "float32", (3, 16))], [("y", "float32", (3, 6))], 21, inits)
+
+
+case("dequantize_21_int4_block_matmul", 21, lambda: _int4_weights_matmul("int4", 4), _x((3, 16)))
+case("dequantize_21_uint4_block_ragged_matmul", 21, lambda: _int4_weights_matmul("uint4", 5), _x((3, 16)))
+
+
+def _quantize_roundtrip(opset, narrow, shape, scale, zp, out_dtype="float32", **attrs):
+    """x -> QuantizeLinear(narrow) -> DequantizeLinear -> y (both with the same scale and zero point)."""
+    from onnx import helper
+    inits = {"scale": f32(scale), "zero_point": narrow_tensor(narrow, zp)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "scale", "zero_point"], ["q"], **attrs),
+             helper.make_node("DequantizeLinear", ["q", "scale", "zero_point"], ["y"],
+                              **{k: v for k, v in attrs.items() if k in ("axis", "block_size")})]
+    return model(nodes, [("x", "float32", shape)], [("y", out_dtype, shape)], opset, inits)
+
+
+case("quantize_21_int4_axis", 21,
+     lambda: _quantize_roundtrip(21, "int4", (2, 3, 8), [0.0625, 0.25, 0.03], [0, -3, 5], axis=1),
+     _q_x((2, 3, 8), 2.0, [1 / 32, 3 / 32, -1 / 32, -5 / 32, 100.0, -100.0]), tol=0)
+case("quantize_21_uint4_block", 21,
+     lambda: _quantize_roundtrip(21, "uint4", (2, 6), [[0.1, 0.2, 0.05], [0.0625, 0.5, 0.3]], [[8, 0, 15], [3, 7, 12]],
+                                 axis=1, block_size=2),
+     _q_x((2, 6), 2.0, [1 / 32, 100.0]), tol=0)
+for _f8 in ("float8e4m3fn", "float8e5m2"):
+    case("quantize_19_%s_tensor" % _f8, 19,
+         lambda f=_f8: _quantize_roundtrip(19, f, (2, 3, 16), 0.125, 0),
+         lambda rng: {"x": _float8_probe(rng)["x"][:96].reshape(2, 3, 16)}, tol=0)
+case("quantize_19_float8e4m3fnuz_axis_nosat", 19,
+     lambda: _quantize_roundtrip(19, "float8e4m3fnuz", (2, 3, 16), [0.5, 2.0, 0.01], [0, 0, 0], axis=1, saturate=0),
+     lambda rng: {"x": _float8_probe(rng)["x"][96:192].reshape(2, 3, 16)}, tol=0)
 
 
 # ---------------------------------------------------------------------------------------------

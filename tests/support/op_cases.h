@@ -395,6 +395,16 @@ inline std::vector<OpCase> standard_op_cases() {
                    {full_range(DType::kUInt8, {2, 4, 3, 5}), {DType::kFloat, {4}, true, {0.01, 0.002, 0.1, 1.0}}, {DType::kUInt8, {4}, true, {0, 10, 128, 255}}}});
   cases.push_back({"DequantizeLinear", 13, {full_range(DType::kInt8, {3, 7}), {DType::kFloat, {3}, true, {0.5, 0.25, 2.0}}, no_input}, {{"axis", A::of_int(0)}}});
   cases.push_back({"DequantizeLinear", 13, {{DType::kInt32, {2, 50}}, {DType::kFloat, {}, true, {0.125}}}});
+  // The narrow quantized types: int4 with a zero point that saturates, uint4 blocks, float8 data.
+  cases.push_back({"QuantizeLinear", 21, {{DType::kFloat, {3, 40}}, {DType::kFloat, {}, true, {0.1}}, {DType::kInt4, {}, true, {-3}}}});
+  cases.push_back({"DequantizeLinear", 21,
+                   {{DType::kUInt4, {4, 6}, true}, {DType::kFloat, {4, 2}, true, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}},
+                    {DType::kUInt4, {4, 2}, true, {0, 15, 8, 3, 1, 2, 7, 9}}},
+                   {{"axis", A::of_int(1)}, {"block_size", A::of_int(3)}}});
+  cases.push_back({"QuantizeLinear", 19,
+                   {{DType::kFloat, {2, 50}}, {DType::kFloat, {}, true, {0.001}}, {DType::kFloat8E4M3FN, {}, true, {0}}},
+                   {{"saturate", A::of_int(0)}}});
+  cases.push_back({"DequantizeLinear", 19, {{DType::kFloat8E5M2, {5, 9}}, {DType::kFloat, {}, true, {2.5}}}});
   // Requantizing convolutions: uint8 and int8 activations and outputs, per-tensor and per-channel
   // weight scales and zero points, bias, groups, strides.
   cases.push_back({"QLinearConv", 10,
@@ -456,8 +466,8 @@ inline std::vector<OpCase> standard_op_cases() {
                    {full_range(DType::kInt8, {6, 48}), {DType::kFloat, {6}, true, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06}}, {DType::kInt8, {6}, true, {0, 1, -1, 2, -2, 3}},
                     full_range(DType::kInt8, {48, 20}, true), {DType::kFloat, {20}, true, column_scales}, {DType::kInt8, {20}, true, small_ints(20, 200)},
                     {DType::kFloat, {}, true, {0.05}}, {DType::kInt8, {}, true, {-3}}}});
-  const auto cast = [&](DType from, DType to, std::vector<int64_t> shape, std::vector<double> values = {}) {
-    cases.push_back({"Cast", 13, {{from, std::move(shape), false, std::move(values)}}, {{"to", A::of_int(static_cast<int64_t>(to))}}});
+  const auto cast = [&](DType from, DType to, std::vector<int64_t> shape, std::vector<double> values = {}, int opset = 13) {
+    cases.push_back({"Cast", opset, {{from, std::move(shape), false, std::move(values)}}, {{"to", A::of_int(static_cast<int64_t>(to))}}});
   };
   cast(DType::kFloat, DType::kInt32, {2, 6}, {-2.7, -0.5, 0.5, 1.5, 2.5, 3e9, -3e9, 7.99, -7.99, 0, 1e-9, 100.25});
   cast(DType::kFloat, DType::kFloat16, {1, 64, 32, 32});
@@ -468,6 +478,14 @@ inline std::vector<OpCase> standard_op_cases() {
   cast(DType::kDouble, DType::kFloat, {9});
   cast(DType::kInt64, DType::kInt32, {4}, {1, -1, 4294967297.0, -4294967297.0});
   cast(DType::kUInt8, DType::kInt64, {3, 5});
+  // The narrow types: ties, values past the largest float8, 4-bit wrapping.
+  const std::vector<double> narrow_probe{1.0625, 1.1875, -2.5, 0.5, -0.5, 448, 464, 500, 1e6, -1e6, 57344, 7.5, -8.5, 16, 0, 3e-3};
+  cast(DType::kFloat, DType::kFloat8E4M3FN, {16}, narrow_probe, 19);
+  cast(DType::kFloat, DType::kFloat8E5M2FNUZ, {16}, narrow_probe, 19);
+  cast(DType::kFloat8E4M3FNUZ, DType::kFloat, {8, 9}, {}, 19);
+  cast(DType::kFloat, DType::kInt4, {16}, narrow_probe, 21);
+  cast(DType::kInt64, DType::kUInt4, {16}, {-1, 0, 15, 16, 17, 31, -16, 100, 7, 8, 9, 3, 2, 1, -7, -8}, 21);
+  cast(DType::kInt4, DType::kFloat, {4, 5}, {}, 21);
   const auto pads = [](std::vector<double> p) { return TensorSpec{DType::kInt64, {static_cast<int64_t>(p.size())}, true, std::move(p)}; };
   cases.push_back({"Pad", 13, {{DType::kFloat, {2, 3, 5, 7}}, pads({0, 0, 1, 2, 0, 0, 2, 1}), {DType::kFloat, {}, true, {1.5}}}});
   cases.push_back({"Pad", 13, {{DType::kFloat, {3, 5}}, pads({1, 2, 1, 2})}, {{"mode", A::of_string("reflect")}}});

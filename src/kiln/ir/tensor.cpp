@@ -14,7 +14,13 @@ size_t dtype_size(DType dtype) {
     case DType::kUndefined: return 0;
     case DType::kBool:
     case DType::kUInt8:
-    case DType::kInt8: return 1;
+    case DType::kInt8:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4: return 1;
     case DType::kUInt16:
     case DType::kInt16:
     case DType::kFloat16:
@@ -51,11 +57,17 @@ const char* dtype_name(DType dtype) {
     case DType::kComplex64: return "complex64";
     case DType::kComplex128: return "complex128";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::kUInt4: return "uint4";
+    case DType::kInt4: return "int4";
   }
   return "undefined";
 }
 
-bool dtype_is_known(int32_t code) { return code >= 0 && code <= 16; }
+bool dtype_is_known(int32_t code) { return code >= 0 && code <= 22; }
 
 int64_t shape_element_count(const std::vector<int64_t>& shape) {
   int64_t count = 1;

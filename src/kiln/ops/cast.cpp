@@ -1,6 +1,7 @@
-// Cast and CastLike: every pair of numeric, bool and string element types. Floats print as the
-// shortest text that reads back to the same value (numpy's str()); float -> bfloat16 truncates,
-// as the ONNX 1.12 backend test data expects.
+// Cast and CastLike: every pair of numeric, bool and string element types, and (opset 19) the
+// 8-bit floats and (opset 21) the 4-bit integers to and from the numeric and bool types. Floats
+// print as the shortest text that reads back to the same value (numpy's str()); float -> bfloat16
+// truncates, as the ONNX 1.12 backend test data expects.
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,27 @@
 
 namespace kiln::ops {
 namespace {
+
+using CastTypes = ConcatTypes<AllTypes, NarrowTypes>;
+
+// The first opset whose Cast takes `dtype`: 19 for the 8-bit floats, 21 for the 4-bit integers.
+int first_cast_opset(DType dtype) {
+  if (list_has(Float8Types{}, dtype)) return 19;
+  if (list_has(Int4Types{}, dtype)) return 21;
+  return 1;
+}
+
+// InvalidModel unless this Cast's opset takes `dtype` and a narrow type meets no string.
+Status check_cast_pair(const InferenceContext& ctx, DType from, DType to) {
+  for (DType d : {from, to})
+    if (d != DType::kUndefined && ctx.opset() < first_cast_opset(d))
+      return ctx.error(std::string(dtype_name(d)) + " needs opset " + std::to_string(first_cast_opset(d)) + ", the model imports " +
+                       std::to_string(ctx.opset()));
+  const bool narrow = list_has(NarrowTypes{}, from) || list_has(NarrowTypes{}, to);
+  if (narrow && (from == DType::kString || to == DType::kString))
+    return ctx.error(std::string("cannot cast ") + dtype_name(from) + " to " + dtype_name(to) + " (strings meet only the wider types)");
+  return Status::ok();
+}
 
 // Cast-1 names the target type ("FLOAT"); later versions give the TensorProto code.
 Result<DType> cast_target(const InferenceContext& ctx) {
@@ -25,7 +47,7 @@ Result<DType> cast_target(const InferenceContext& ctx) {
     }
     return ctx.error("attribute 'to' names unknown type '" + to->s + "'");
   }
-  if (!dtype_is_known(static_cast<int32_t>(to->i)) || !list_has(AllTypes{}, static_cast<DType>(to->i)))
+  if (!dtype_is_known(static_cast<int32_t>(to->i)) || !list_has(CastTypes{}, static_cast<DType>(to->i)))
     return ctx.error("attribute 'to' has unsupported type code " + std::to_string(to->i));
   return static_cast<DType>(to->i);
 }
@@ -107,27 +129,34 @@ bool from_text(const std::string& s, T& out) {
   return true;
 }
 
-// Casts every element of `in` into `out` (already of the target type and shape).
-Status cast_tensor(const KernelContext& ctx, const Tensor& in, Tensor& out) {
-  bool parsed = true;
-  const bool ok = dispatch<AllTypes>(in.dtype(), [&]<class From>() {
-    dispatch<AllTypes>(out.dtype(), [&]<class To>() {
+// Casts every element of `in` into `out` (already of the target type and shape); `saturate` is
+// Cast's attribute (opset 19 on), read only by the 8-bit float targets.
+Status cast_tensor(const KernelContext& ctx, const Tensor& in, Tensor& out, bool saturate) {
+  bool parsed = true, supported = true;
+  const bool ok = dispatch<CastTypes>(in.dtype(), [&]<class From>() {
+    dispatch<CastTypes>(out.dtype(), [&]<class To>() {
+      constexpr bool from_string = std::is_same_v<From, std::string>, to_string = std::is_same_v<To, std::string>;
+      constexpr bool narrow = list_has(NarrowTypes{}, dtype_of<From>()) || list_has(NarrowTypes{}, dtype_of<To>());
       const From* src = in.data<From>();
       To* dst = out.data<To>();
-      for (int64_t i = 0; i < in.element_count(); ++i) {
-        if constexpr (std::is_same_v<From, std::string> && std::is_same_v<To, std::string>) {
-          dst[i] = src[i];
-        } else if constexpr (std::is_same_v<From, std::string>) {
-          parsed = parsed && from_text(src[i], dst[i]);
-        } else if constexpr (std::is_same_v<To, std::string>) {
-          dst[i] = to_text(src[i]);
-        } else {
-          dst[i] = convert_number<To>(src[i]);
+      if constexpr ((from_string || to_string) && narrow) {
+        supported = false;
+      } else {
+        for (int64_t i = 0; i < in.element_count(); ++i) {
+          if constexpr (from_string && to_string) {
+            dst[i] = src[i];
+          } else if constexpr (from_string) {
+            parsed = parsed && from_text(src[i], dst[i]);
+          } else if constexpr (to_string) {
+            dst[i] = to_text(src[i]);
+          } else {
+            dst[i] = convert_number<To>(src[i], saturate);
+          }
         }
       }
     });
   });
-  if (!ok || !list_has(AllTypes{}, out.dtype()))
+  if (!ok || !supported || !list_has(CastTypes{}, out.dtype()))
     return ctx.error(std::string("cannot cast ") + dtype_name(in.dtype()) + " to " + dtype_name(out.dtype()));
   if (!parsed) return ctx.error("a string does not hold a number of type " + std::string(dtype_name(out.dtype())));
   return Status::ok();
@@ -135,27 +164,30 @@ Status cast_tensor(const KernelContext& ctx, const Tensor& in, Tensor& out) {
 
 Status cast_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 1, 1));
-  KILN_RETURN_IF_ERROR(check_input_dtype<AllTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<CastTypes>(ctx, 0));
   KILN_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
+  KILN_RETURN_IF_ERROR(check_cast_pair(ctx, ctx.input_type(0).dtype, to));
   ctx.set_output_type(0, ir::TensorType{to, ctx.input_type(0).shape});
   return Status::ok();
 }
 
 Status cast_like_rule(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_count(ctx, 2, 2));
-  KILN_RETURN_IF_ERROR(check_input_dtype<AllTypes>(ctx, 0));
-  KILN_RETURN_IF_ERROR(check_input_dtype<AllTypes>(ctx, 1));
+  KILN_RETURN_IF_ERROR(check_input_dtype<CastTypes>(ctx, 0));
+  KILN_RETURN_IF_ERROR(check_input_dtype<CastTypes>(ctx, 1));
+  KILN_RETURN_IF_ERROR(check_cast_pair(ctx, ctx.input_type(0).dtype, ctx.input_type(1).dtype));
   ctx.set_output_type(0, ir::TensorType{ctx.input_type(1).dtype, ctx.input_type(0).shape});
   return Status::ok();
 }
 
-Status cast_kernel(KernelContext& ctx) { return cast_tensor(ctx, *ctx.input(0), *ctx.output(0)); }
+Status cast_kernel(KernelContext& ctx) {
+  return cast_tensor(ctx, *ctx.input(0), *ctx.output(0), cast_saturates(ctx.node()));
+}
 
 }  // namespace
 
 void register_cast_ops(OpRegistry& r) {
-  // 19 and 21 add float8 and 4-bit types (and saturate, which only they read), which Kiln's tensors
-  // do not hold: a model with them is refused at import.
+  // 19 adds the 8-bit floats and `saturate`, 21 the 4-bit integers.
   for (int v : {1, 6, 9, 13, 19, 21}) r.add(OpDef{"", "Cast", v, cast_rule, cast_kernel});
   for (int v : {15, 19, 21}) r.add(OpDef{"", "CastLike", v, cast_like_rule, cast_kernel});
 }

@@ -3,6 +3,7 @@
 // type, and the input checks their shape rules start with.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <type_traits>
 
 #include "kiln/ir/float16.h"
+#include "kiln/ir/float8.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/tensor.h"
 
@@ -32,6 +34,10 @@ using NumericTypes = ConcatTypes<FloatTypes, IntTypes>;
 using BoolTypes = TypeList<bool>;
 using NumericOrBoolTypes = ConcatTypes<NumericTypes, BoolTypes>;
 using AllTypes = ConcatTypes<NumericOrBoolTypes, TypeList<std::string>>;
+// The narrow types of opsets 19 and 21, which only Cast, quantization and data movement take.
+using Float8Types = TypeList<Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ>;
+using Int4Types = TypeList<Int4, UInt4>;
+using NarrowTypes = ConcatTypes<Float8Types, Int4Types>;
 
 // The ONNX element type whose storage type is T.
 template <class T>
@@ -50,6 +56,12 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
   else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
   else if constexpr (std::is_same_v<T, std::string>) return DType::kString;
+  else if constexpr (std::is_same_v<T, Float8E4M3FN>) return DType::kFloat8E4M3FN;
+  else if constexpr (std::is_same_v<T, Float8E4M3FNUZ>) return DType::kFloat8E4M3FNUZ;
+  else if constexpr (std::is_same_v<T, Float8E5M2>) return DType::kFloat8E5M2;
+  else if constexpr (std::is_same_v<T, Float8E5M2FNUZ>) return DType::kFloat8E5M2FNUZ;
+  else if constexpr (std::is_same_v<T, Int4>) return DType::kInt4;
+  else if constexpr (std::is_same_v<T, UInt4>) return DType::kUInt4;
   else return DType::kUndefined;
 }
 
@@ -67,22 +79,33 @@ bool dispatch(DType dtype, F&& fn) {
   }(List{});
 }
 
-// Arithmetic happens in float for the 16-bit float formats and in the storage type otherwise.
+// Arithmetic happens in float for the 16-bit and 8-bit float formats, in int for the 4-bit
+// integers and in the storage type otherwise.
 template <class T>
 inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 template <class T>
-using Compute = std::conditional_t<is_half_v<T>, float, T>;
+inline constexpr bool is_int4_v = std::is_same_v<T, Int4> || std::is_same_v<T, UInt4>;
+template <class T>
+using Compute = std::conditional_t<is_half_v<T> || ir::is_float8_v<T>, float, std::conditional_t<is_int4_v<T>, int, T>>;
 
 template <class T>
 Compute<T> load(const T& v) {
-  if constexpr (is_half_v<T>) return ir::to_float(v);
+  if constexpr (is_half_v<T> || ir::is_float8_v<T>) return ir::to_float(v);
+  else if constexpr (is_int4_v<T>) return v.value;
   else return v;
 }
+// A value stored as T: 16-bit floats round to nearest even, 8-bit floats too and saturate, 4-bit
+// integers round to nearest even and saturate (NaN gives 0).
 template <class T, class V>
 T store(V v) {
   if constexpr (std::is_same_v<T, Float16>) return ir::to_float16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, BFloat16>) return ir::to_bfloat16(static_cast<float>(v));
-  else return static_cast<T>(v);
+  else if constexpr (ir::is_float8_v<T>) return ir::to_float8<T>(static_cast<float>(v));
+  else if constexpr (is_int4_v<T>) {
+    constexpr double lo = std::is_same_v<T, Int4> ? -8 : 0, hi = std::is_same_v<T, Int4> ? 7 : 15;
+    const double r = std::nearbyint(static_cast<double>(v));
+    return T{static_cast<decltype(T::value)>(std::isnan(r) ? 0 : std::clamp(r, lo, hi))};
+  } else return static_cast<T>(v);
 }
 
 // Floating value -> integer type without undefined behaviour: truncates toward zero, saturates

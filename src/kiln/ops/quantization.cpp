@@ -40,15 +40,10 @@ void store_int32(const std::vector<int64_t>& values, Tensor& y) {
 
 // ---- QuantizeLinear / DequantizeLinear ----
 
-// What each version takes: quantized types (the zero point's and QuantizeLinear's output; opset 21
-// adds 16-bit ones), QuantizeLinear's data and DequantizeLinear's output (float, opset 19 adds the
-// 16-bit floats, with scales of that type).
-using QuantTypes21 = TypeList<int8_t, uint8_t, int16_t, uint16_t>;
+// QuantizeLinear's data and DequantizeLinear's output: float, and from opset 19 the 16-bit floats
+// (with scales of that type). The quantized side: LinearQuantizedTypes (quantization.h).
 using LinearFloatTypes = TypeList<float, Float16, BFloat16>;
-
-bool is_quantized(DType d, int opset) {
-  return d == DType::kInt8 || d == DType::kUInt8 || (opset >= 21 && (d == DType::kInt16 || d == DType::kUInt16));
-}
+using QuantizedOrInt32 = ConcatTypes<LinearQuantizedTypes, TypeList<int32_t>>;
 
 template <bool kQuantize>
 Status linear_quant_rule(InferenceContext& ctx) {
@@ -58,7 +53,7 @@ Status linear_quant_rule(InferenceContext& ctx) {
   if (kQuantize) {
     const bool ok = data == DType::kFloat || data == DType::kInt32 || (opset >= 19 && (data == DType::kFloat16 || data == DType::kBFloat16));
     if (!ok && data != DType::kUndefined) return ctx.error("input 0 has unsupported element type " + std::string(dtype_name(data)));
-  } else if (data != DType::kUndefined && data != DType::kInt32 && !is_quantized(data, opset)) {
+  } else if (data != DType::kUndefined && data != DType::kInt32 && !is_linear_quantized(data, opset)) {
     return ctx.error("input 0 has unsupported element type " + std::string(dtype_name(data)));
   }
   const bool scale_ok = scale == DType::kFloat || (opset >= 19 && (scale == DType::kFloat16 || scale == DType::kBFloat16));
@@ -73,7 +68,7 @@ Status linear_quant_rule(InferenceContext& ctx) {
   if (ctx.has_input(2)) {
     const DType zp = ctx.input_type(2).dtype;
     if (kQuantize) {
-      if (zp != DType::kUndefined && !is_quantized(zp, opset)) return ctx.error("zero point has unsupported element type " + std::string(dtype_name(zp)));
+      if (zp != DType::kUndefined && !is_linear_quantized(zp, opset)) return ctx.error("zero point has unsupported element type " + std::string(dtype_name(zp)));
       if (opset >= 21 && ctx.node().has_attr("output_dtype") && zp != out)
         return ctx.error("output_dtype " + std::string(dtype_name(out)) + " differs from the zero point's type " + dtype_name(zp));
       if (zp != DType::kUndefined) out = zp;
@@ -81,7 +76,7 @@ Status linear_quant_rule(InferenceContext& ctx) {
       KILN_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 2));
     }
   }
-  if (kQuantize && !is_quantized(out, opset)) return ctx.error("output type " + std::string(dtype_name(out)) + " is not supported");
+  if (kQuantize && !is_linear_quantized(out, opset)) return ctx.error("output type " + std::string(dtype_name(out)) + " is not supported");
   const auto& x = ctx.input_type(0).shape;
   const auto& scale_shape = ctx.input_type(1).shape;
   if (x && x->is_static() && scale_shape && scale_shape->is_static())
@@ -104,7 +99,11 @@ Result<ParamLayout> linear_params(const KernelContext& ctx) {
 // A zero point's values as int64 (zeros of `count` when it is omitted).
 std::vector<int64_t> zero_points(const Tensor* zp, int64_t count) {
   std::vector<int64_t> v(static_cast<size_t>(count), 0);
-  if (zp) dispatch<ConcatTypes<QuantTypes21, TypeList<int32_t>>>(zp->dtype(), [&]<class T>() { std::copy_n(zp->data<T>(), v.size(), v.begin()); });
+  if (zp)
+    dispatch<QuantizedOrInt32>(zp->dtype(), [&]<class T>() {
+      const T* z = zp->data<T>();
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(load(z[i]));
+    });
   return v;
 }
 
@@ -116,14 +115,15 @@ Status quantize_linear_kernel(KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<float> scale, read_floats(*ctx.input(1), "scale"));
   const std::vector<int64_t> zp = zero_points(ctx.input(2), static_cast<int64_t>(scale.size()));
   Tensor& y = *ctx.output(0);
-  dispatch<QuantTypes21>(y.dtype(), [&]<class Q>() {
+  const bool saturate = ctx.node().attr_int("saturate", 1) != 0;
+  dispatch<LinearQuantizedTypes>(y.dtype(), [&]<class Q>() {
     dispatch<ConcatTypes<LinearFloatTypes, TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
       using Div = std::conditional_t<std::is_same_v<X, int32_t>, double, float>;
       const X* in = x.data<X>();
       Q* out = y.data<Q>();
       for (int64_t e = 0; e < x.element_count(); ++e) {
         const auto p = static_cast<size_t>(layout.at(e));
-        out[e] = round_and_saturate<Q>(static_cast<Div>(load(in[e])) / static_cast<Div>(scale[p]), zp[p]);
+        out[e] = quantize_element<Q>(static_cast<Div>(load(in[e])) / static_cast<Div>(scale[p]), zp[p], saturate);
       }
     });
   });
@@ -138,12 +138,12 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
   const std::vector<int64_t> zp = zero_points(ctx.input(2), static_cast<int64_t>(scale.size()));
   Tensor& y = *ctx.output(0);
   dispatch<LinearFloatTypes>(y.dtype(), [&]<class F>() {
-    dispatch<ConcatTypes<QuantTypes21, TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
+    dispatch<QuantizedOrInt32>(x.dtype(), [&]<class X>() {
       const X* in = x.data<X>();
       F* out = y.data<F>();
       for (int64_t e = 0; e < x.element_count(); ++e) {
         const auto p = static_cast<size_t>(layout.at(e));
-        out[e] = store<F>((static_cast<float>(static_cast<int64_t>(in[e])) - static_cast<float>(zp[p])) * scale[p]);
+        out[e] = store<F>((static_cast<float>(load(in[e])) - static_cast<float>(zp[p])) * scale[p]);
       }
     });
   });

@@ -21,6 +21,26 @@ Q round_and_saturate(V v, int64_t zero_point) {
   return saturating_cast<Q>(static_cast<double>(std::nearbyint(v)) + static_cast<double>(zero_point));
 }
 
+// The types QuantizeLinear gives and DequantizeLinear reads, by the opset that added them: 8-bit
+// integers (10), 8-bit floats (19), 16-bit and 4-bit integers (21).
+using LinearQuantizedTypes = ConcatTypes<TypeList<int8_t, uint8_t, int16_t, uint16_t>, NarrowTypes>;
+
+inline bool is_linear_quantized(DType d, int opset) {
+  if (d == DType::kInt8 || d == DType::kUInt8) return true;
+  if (list_has(Float8Types{}, d)) return opset >= 19;
+  return opset >= 21 && list_has(LinearQuantizedTypes{}, d);
+}
+
+// One QuantizeLinear element: x / scale (`scaled`) rounded half to even, plus the zero point,
+// saturated into Q; into an 8-bit float, `scaled` rounded to nearest even (the zero point is 0 for
+// these), saturating unless the node's `saturate` is 0.
+template <class Q>
+Q quantize_element(double scaled, int64_t zero_point, bool saturate) {
+  if constexpr (ir::is_float8_v<Q>) return ir::to_float8<Q>(static_cast<float>(scaled), saturate);
+  else if constexpr (is_int4_v<Q>) return std::isnan(scaled) ? Q{} : store<Q>(std::nearbyint(scaled) + static_cast<double>(zero_point));
+  else return round_and_saturate<Q>(scaled, zero_point);
+}
+
 // DynamicQuantizeLinear over data whose range, with 0 included, is [lo, hi]: the uint8 range
 // [0, 255] stretched over it.
 struct DynamicQuantization {

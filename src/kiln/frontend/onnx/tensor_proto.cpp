@@ -1,5 +1,7 @@
-// TensorProto decoding. ONNX stores small integer types, bool and the 16-bit floats in int32_data,
-// uint32 in uint64_data and complex numbers as (real, imaginary) pairs in float_data/double_data.
+// TensorProto decoding. ONNX stores small integer types, bool and the 16-bit and 8-bit floats in
+// int32_data, uint32 in uint64_data and complex numbers as (real, imaginary) pairs in
+// float_data/double_data. 4-bit integers come packed two per byte (the first element in the low
+// nibble; one packed byte per int32_data entry), and are unpacked to Kiln's one per byte.
 #include "kiln/frontend/onnx/tensor_proto.h"
 
 #include <cstring>
@@ -29,13 +31,13 @@ Status copy_field(const onnx::TensorProto& proto, const Field& field, const char
   return Status::ok();
 }
 
-// 16-bit floats live in the low bits of int32_data.
+// 16-bit and 8-bit floats live in the low bits of int32_data.
 template <class T>
-Status copy_half_bits(const onnx::TensorProto& proto, Tensor& out) {
+Status copy_float_bits(const onnx::TensorProto& proto, Tensor& out) {
   const int64_t want = out.element_count();
   if (proto.int32_data_size() != want) return size_mismatch(proto, "int32_data", proto.int32_data_size(), want);
   T* dst = out.data<T>();
-  for (int64_t i = 0; i < want; ++i) dst[i].bits = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
+  for (int64_t i = 0; i < want; ++i) dst[i].bits = static_cast<decltype(T::bits)>(proto.int32_data(static_cast<int>(i)));
   return Status::ok();
 }
 
@@ -54,8 +56,14 @@ Status copy_typed_fields(const onnx::TensorProto& proto, Tensor& out) {
     case DType::kInt8: return copy_field<int8_t>(proto, proto.int32_data(), "int32_data", 1, out);
     case DType::kUInt8: return copy_field<uint8_t>(proto, proto.int32_data(), "int32_data", 1, out);
     case DType::kBool: return copy_field<bool>(proto, proto.int32_data(), "int32_data", 1, out);
-    case DType::kFloat16: return copy_half_bits<Float16>(proto, out);
-    case DType::kBFloat16: return copy_half_bits<BFloat16>(proto, out);
+    case DType::kFloat16: return copy_float_bits<Float16>(proto, out);
+    case DType::kBFloat16: return copy_float_bits<BFloat16>(proto, out);
+    case DType::kFloat8E4M3FN: return copy_float_bits<Float8E4M3FN>(proto, out);
+    case DType::kFloat8E4M3FNUZ: return copy_float_bits<Float8E4M3FNUZ>(proto, out);
+    case DType::kFloat8E5M2: return copy_float_bits<Float8E5M2>(proto, out);
+    case DType::kFloat8E5M2FNUZ: return copy_float_bits<Float8E5M2FNUZ>(proto, out);
+    case DType::kUInt4:
+    case DType::kInt4: break;  // read packed, as uint8 (tensor_from_proto)
     case DType::kString: {
       const int64_t want = out.element_count();
       if (proto.string_data_size() != want) return size_mismatch(proto, "string_data", proto.string_data_size(), want);
@@ -73,8 +81,8 @@ Status copy_raw_data(const onnx::TensorProto& proto, Tensor& out) {
   if (raw.size() != out.byte_size())
     return invalid_model(label(proto) + " has dims " +
                          shape_to_string({proto.dims().begin(), proto.dims().end()}) + " of " +
-                         dtype_name(out.dtype()) + " (" + std::to_string(out.byte_size()) + " bytes) but raw_data holds " +
-                         std::to_string(raw.size()) + " bytes");
+                         dtype_name(static_cast<DType>(proto.data_type())) + " (" + std::to_string(out.byte_size()) +
+                         " bytes) but raw_data holds " + std::to_string(raw.size()) + " bytes");
   if (!raw.empty()) std::memcpy(out.raw_data(), raw.data(), raw.size());
   return Status::ok();
 }
@@ -91,6 +99,20 @@ Tensor imported_tensor(DType dtype, std::vector<int64_t> dims) {
   return Tensor::shared_view(dtype, std::move(dims), std::move(storage));
 }
 
+bool is_4bit(DType dtype) { return dtype == DType::kInt4 || dtype == DType::kUInt4; }
+
+// Unpacks two 4-bit elements per byte of `packed` (the first in the low nibble) into `out`, one per
+// byte, sign-extending int4.
+void unpack_4bit(const Tensor& packed, Tensor& out) {
+  const uint8_t* src = packed.data<uint8_t>();
+  auto* dst = static_cast<uint8_t*>(out.raw_data());
+  const bool is_signed = out.dtype() == DType::kInt4;
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    const uint8_t nibble = (src[i / 2] >> (4 * (i & 1))) & 0x0F;
+    dst[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>((nibble ^ 0x08) - 0x08)) : nibble;
+  }
+}
+
 }  // namespace
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
@@ -102,16 +124,20 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
     if (d < 0) return invalid_model(label(proto) + " has a negative dim in " + shape_to_string(dims));
   if (shape_element_count(dims) < 0) return invalid_model(label(proto) + " has too many elements: " + shape_to_string(dims));
   const DType dtype = static_cast<DType>(proto.data_type());
-  Tensor out = imported_tensor(dtype, std::move(dims));
-  if (!out.defined())
+  const int64_t count = shape_element_count(dims);
+  Tensor out = imported_tensor(dtype, dims);
+  // 4-bit elements arrive packed: read as bytes, then unpacked into `out`.
+  Tensor stored = is_4bit(dtype) ? imported_tensor(DType::kUInt8, {(count + 1) / 2}) : out;
+  if (!out.defined() || !stored.defined())
     return allocation_failure(label(proto) + ": cannot allocate " + dtype_name(dtype) + shape_to_string(dims));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    KILN_RETURN_IF_ERROR(read_external_data(proto, base_dir, out));
+    KILN_RETURN_IF_ERROR(read_external_data(proto, base_dir, stored));
   } else if (proto.has_raw_data()) {
-    KILN_RETURN_IF_ERROR(copy_raw_data(proto, out));
+    KILN_RETURN_IF_ERROR(copy_raw_data(proto, stored));
   } else {
-    KILN_RETURN_IF_ERROR(copy_typed_fields(proto, out));
+    KILN_RETURN_IF_ERROR(copy_typed_fields(proto, stored));
   }
+  if (is_4bit(dtype)) unpack_4bit(stored, out);
   return out;
 }
 

@@ -1,10 +1,11 @@
 // cpu kernels for element-wise quantization, exact as the reference's (ops/quantization.h holds
 // the shared rounding, saturation and parameter layouts):
 //  - DynamicQuantizeLinear: the range in one parallel min/max pass, then the parallel quantize.
-//  - QuantizeLinear and DequantizeLinear (opsets 10 to 21; float32 data and results): per tensor or
-//    per axis, over [outer, axis, inner] runs, threaded over runs when the tensor is large; blocks
-//    (opset 21) element by element. Scales and zero points may be computed by the graph: they are
-//    read on each run.
+//  - QuantizeLinear and DequantizeLinear (opsets 10 to 21; float32 data and results; every quantized
+//    type: 8- and 16-bit integers, 8-bit floats, 4-bit integers): per tensor or per axis, over
+//    [outer, axis, inner] runs, threaded over runs when the tensor is large; blocks (opset 21)
+//    element by element. Scales and zero points may be computed by the graph: they are read on
+//    each run. The 16-bit float forms run the reference's loop (reference_loop_kernels.cpp).
 #include <algorithm>
 #include <limits>
 
@@ -18,8 +19,7 @@ namespace {
 // Elements below which a quantization runs on the calling thread.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 
-// The quantized types (zero points, QuantizeLinear's outputs; 16-bit ones from opset 21).
-using QuantizedTypes = ops::TypeList<int8_t, uint8_t, int16_t, uint16_t>;
+using QuantizedOrInt32 = ops::ConcatTypes<ops::LinearQuantizedTypes, ops::TypeList<int32_t>>;
 
 Capability dynamic_quantize_supports(const ir::Node& node) {
   const ir::Value* x = node.input(0);
@@ -68,7 +68,10 @@ Result<LinearParams> linear_params(const ops::KernelContext& ctx) {
                      shape_to_string(ctx.input(1)->shape()));
   p.zero_point.assign(static_cast<size_t>(p.layout.count), 0);
   if (zp)
-    ops::dispatch<ops::ConcatTypes<QuantizedTypes, ops::TypeList<int32_t>>>(zp->dtype(), [&]<class Z>() { std::copy_n(zp->data<Z>(), p.layout.count, p.zero_point.begin()); });
+    ops::dispatch<QuantizedOrInt32>(zp->dtype(), [&]<class Z>() {
+      const Z* z = zp->data<Z>();
+      for (int64_t i = 0; i < p.layout.count; ++i) p.zero_point[static_cast<size_t>(i)] = static_cast<int64_t>(ops::load(z[i]));
+    });
   const int64_t block = p.layout.count * p.layout.inner;
   p.outer = block == 0 ? 0 : x.element_count() / block;
   return p;
@@ -97,20 +100,21 @@ Capability linear_quantization_supports(const ir::Node& node, bool quantize) {
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
   if (!x || !x->type.is_tensor() || !y) return Capability::no(node.op_type + " of a value that is not a tensor");
   const DType t = x->type.dtype, out = y->type.dtype;
-  const bool data_ok = quantize ? (t == DType::kFloat || t == DType::kInt32) : (t == DType::kInt32 || ops::list_has(QuantizedTypes{}, t));
+  const bool data_ok = quantize ? (t == DType::kFloat || t == DType::kInt32) : ops::list_has(QuantizedOrInt32{}, t);
   if (!data_ok) return Capability::no(node.op_type + " of " + dtype_name(t) + " data");
-  const bool out_ok = quantize ? ops::list_has(QuantizedTypes{}, out) : out == DType::kFloat;
+  const bool out_ok = quantize ? ops::list_has(ops::LinearQuantizedTypes{}, out) : out == DType::kFloat;
   if (!out_ok) return Capability::no(node.op_type + " giving " + dtype_name(out));
   return Capability::yes();
 }
 
 // y = saturate(round(x / scale) + zero_point); float data divides in float like the reference.
-Result<ops::Kernel> build_quantize(const ir::Node&) {
-  return ops::Kernel([](ops::KernelContext& ctx) -> Status {
+Result<ops::Kernel> build_quantize(const ir::Node& node) {
+  const bool saturate = node.attr_int("saturate", 1) != 0;
+  return ops::Kernel([saturate](ops::KernelContext& ctx) -> Status {
     KILN_ASSIGN_OR_RETURN(const LinearParams p, linear_params(ctx));
     const Tensor& x = *ctx.input(0);
     Tensor& y = *ctx.output(0);
-    const bool ok = ops::dispatch<QuantizedTypes>(y.dtype(), [&]<class Q>() {
+    const bool ok = ops::dispatch<ops::LinearQuantizedTypes>(y.dtype(), [&]<class Q>() {
       ops::dispatch<ops::TypeList<float, int32_t>>(x.dtype(), [&]<class X>() {
         using Div = std::conditional_t<std::is_same_v<X, float>, float, double>;
         const X* in = x.data<X>();
@@ -118,7 +122,7 @@ Result<ops::Kernel> build_quantize(const ir::Node&) {
         for_each_parameter_run(p, x.element_count(), [&](int64_t first, int64_t count, int64_t k) {
           const auto scale = static_cast<Div>(p.scale[static_cast<size_t>(k)]);
           const int64_t zero = p.zero_point[static_cast<size_t>(k)];
-          for (int64_t e = first; e < first + count; ++e) out[e] = ops::round_and_saturate<Q>(static_cast<Div>(in[e]) / scale, zero);
+          for (int64_t e = first; e < first + count; ++e) out[e] = ops::quantize_element<Q>(static_cast<Div>(in[e]) / scale, zero, saturate);
         });
       });
     });
@@ -132,12 +136,12 @@ Result<ops::Kernel> build_dequantize(const ir::Node&) {
     KILN_ASSIGN_OR_RETURN(const LinearParams p, linear_params(ctx));
     const Tensor& x = *ctx.input(0);
     float* out = ctx.output(0)->data<float>();
-    ops::dispatch<ops::ConcatTypes<QuantizedTypes, ops::TypeList<int32_t>>>(x.dtype(), [&]<class X>() {
+    ops::dispatch<QuantizedOrInt32>(x.dtype(), [&]<class X>() {
       const X* in = x.data<X>();
       for_each_parameter_run(p, x.element_count(), [&](int64_t first, int64_t count, int64_t k) {
         const float scale = p.scale[static_cast<size_t>(k)];
         const auto zero = static_cast<float>(p.zero_point[static_cast<size_t>(k)]);
-        for (int64_t e = first; e < first + count; ++e) out[e] = (static_cast<float>(static_cast<int64_t>(in[e])) - zero) * scale;
+        for (int64_t e = first; e < first + count; ++e) out[e] = (static_cast<float>(ops::load(in[e])) - zero) * scale;
       });
     });
     return Status::ok();

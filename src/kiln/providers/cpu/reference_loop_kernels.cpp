@@ -68,10 +68,11 @@ void add_reference_loop_forms(CpuKernelTable& table) {
   //   MatMul, Gemm (and their fused form), Softmax, LogSoftmax, ArgMax and ArgMin: float64 and the
   //   other dtypes oneDNN lacks; STFT: a frame length the graph computes. (A float64 convolution
   //   stays refused: the reference's loop would be a cliff no model in view needs.)
+  //   QuantizeLinear and DequantizeLinear: 16-bit float data or results.
   for (const char* op : {"Identity", "MaxPool", "Cast", "CastLike", "BatchNormalization", "Resize", "ConvInteger", "QLinearConv",
                          "MatMulInteger", "QLinearMatMul", "Einsum", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "STFT", "MatMul", "Gemm",
-                         "Softmax", "LogSoftmax", "ArgMax", "ArgMin", "kiln.FusedMatMul"})
+                         "Softmax", "LogSoftmax", "ArgMax", "ArgMin", "kiln.FusedMatMul", "QuantizeLinear", "DequantizeLinear"})
     table[op] = first_of(table.at(op), reference_loop());
 }
 
