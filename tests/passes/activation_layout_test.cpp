@@ -219,6 +219,32 @@ TEST(ActivationLayout, BatchNormalizationBetweenConvolutionsJoinsTheRegion) {
   EXPECT_EQ(op_counts(g)["Relayout"], 2);  // only `a` into the region and `y` out of it
 }
 
+// x -> Conv -> PRelu(slope [C, 1, 1]) -> Conv -> y: the PRelu joins the region with its slope
+// re-laid for the stored layout.
+std::string prelu_between_convs(ir::Graph& g, int64_t channels) {
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
+  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
+  ir::Value* p = g.add_value("p", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
+  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
+  g.add_node("Conv", {x, add_weights(g, "w1", {channels, channels, 1, 1})}, {c}, "conv1", "", 11);
+  g.add_node("PRelu", {c, add_weights(g, "slope", {channels, 1, 1})}, {p}, "prelu", "", 16);
+  g.add_node("Conv", {p, add_weights(g, "w2", {channels, channels, 1, 1})}, {y}, "conv2", "", 11);
+  g.outputs = {y};
+  EXPECT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  for (const auto& n : g.nodes())
+    if (n->op_type == "PRelu") return n->inputs[0]->type.shape->to_string() + " " + n->inputs[1]->type.shape->to_string();
+  return "";
+}
+
+TEST(ActivationLayout, APerChannelPReluJoinsTheRegion) {
+  ir::Graph blocked;
+  EXPECT_EQ(prelu_between_convs(blocked, 32), "[1,2,5,5,16] [2,1,1,16]");
+  EXPECT_EQ(op_counts(blocked)["Relayout"], 2);  // into the region and out of it only
+  ir::Graph last;
+  EXPECT_EQ(prelu_between_convs(last, 20), "[1,5,5,20] [20]");
+  EXPECT_EQ(op_counts(last)["Transpose"], 2);
+}
+
 TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
   ir::Graph g;
   two_convs(g, 16, 32, 48);
@@ -279,7 +305,9 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   group->set_name("group");
   group->set_type(onnx::AttributeProto::INT);
   group->set_i(32);
-  b.node("Conv", {"d", "wp"}, {"p"}, "project");
+  b.float_initializer("slope", {32, 1, 1}, wave(32, 0.1f));
+  b.node("PRelu", {"d", "slope"}, {"dp"}, "prelu");
+  b.node("Conv", {"dp", "wp"}, {"p"}, "project");
   b.node("Add", {"p", "r1"}, {"s"}, "residual");
   onnx::NodeProto& pool = b.node("MaxPool", {"s"}, {"m"}, "pool");
   ints(pool, "kernel_shape", {2, 2});

@@ -59,6 +59,25 @@ bool starts_region(const ir::Node& n) {
   return n.outputs.size() == 1 || !n.outputs[1];  // MaxPool's Indices are channels-first
 }
 
+int64_t channels(const ir::Value* v) {
+  const ir::Dim& c = v->type.shape->dims()[1];
+  return c.is_static() ? c.value() : -1;
+}
+
+// A PRelu whose slope is constant and per channel ([C, 1, ...] as numpy broadcasts it onto
+// [N, C, ...]) or one value: the slope re-laid for the stored layout (channel_slope) lets it run in
+// any layout (fp_liveness: 33 Conv -> PRelu pairs, each PRelu a region edge before).
+bool is_channel_prelu(const ir::Node& n) {
+  if (!is_onnx_op(n, "PRelu") || n.opset_version < 7 || n.inputs.size() != 2) return false;
+  const ir::Value* x = n.input(0);
+  const ir::Value* slope = n.input(1);
+  if (!slope || !slope->initializer || slope->type.dtype != DType::kFloat || activation_rank(x) == 0) return false;
+  if (slope->initializer->element_count() == 1 && slope->initializer->rank() <= 1) return true;
+  const std::vector<int64_t>& s = slope->initializer->shape();
+  if (s.size() + 1 != x->type.shape->rank() || s[0] != channels(x) || s[0] <= 0) return false;
+  return std::all_of(s.begin() + 1, s.end(), [](int64_t d) { return d == 1; });
+}
+
 // Layout-agnostic ops join a region when one of their inputs is already in it.
 bool may_join_region(const ir::Node& n) {
   if (!n.domain.empty() || n.outputs.size() != 1 || rank_of(n) == 0 || n.has_subgraph()) return false;
@@ -70,12 +89,7 @@ bool may_join_region(const ir::Node& n) {
   }
   if (n.op_type == "BatchNormalization")  // inference form only: one output, no training mode
     return n.opset_version >= 9 && n.attr_int("training_mode", 0) == 0 && activation_rank(n.input(0)) == 4;
-  return n.op_type == "Concat";
-}
-
-int64_t channels(const ir::Value* v) {
-  const ir::Dim& c = v->type.shape->dims()[1];
-  return c.is_static() ? c.value() : -1;
+  return n.op_type == "Concat" || is_channel_prelu(n);
 }
 
 // Regions as disjoint sets of nodes (union-find over node indices).
@@ -266,7 +280,22 @@ class Converter {
     add_reorder(y_stored, y, layout, ActivationLayout::channels_first(), y->name + "_to_nchw");
   }
 
-  static void set_layout(const ir::Node& node, ir::Node& twin, ActivationLayout layout, bool plain_input) {
+  // A per-channel PRelu slope ([C, 1, ...]) as the stored layout broadcasts it: [C] on the last
+  // axis for channels-last, [C/b, 1, 1, b] for blocked (channel c = block c/b, lane c%b); one
+  // value stays as it is.
+  ir::Value* channel_slope(ir::Value* slope, ActivationLayout layout) {
+    const Tensor& values = *slope->initializer;
+    if (values.element_count() == 1) return slope;
+    const int64_t c = values.element_count();
+    std::vector<int64_t> shape{c};
+    if (layout.is_blocked()) shape = {c / layout.block, 1, 1, layout.block};
+    ir::Value* out = graph_.add_value(graph_.unique_name(slope->name + "_" + layout.name()), ir::make_type(DType::kFloat, shape));
+    out->initializer = Tensor::allocate(DType::kFloat, shape);
+    std::copy_n(values.data<float>(), c, out->initializer->data<float>());
+    return out;
+  }
+
+  void set_layout(const ir::Node& node, ir::Node& twin, ActivationLayout layout, bool plain_input) {
     if (is_conv(node)) {
       twin.op_type = "FusedConv";
       twin.domain = "kiln";
@@ -280,6 +309,8 @@ class Converter {
       twin.attributes["op"] = ir::Attribute::of_string(node.op_type);
       twin.attributes["op_version"] = ir::Attribute::of_int(node.opset_version);
       twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
+    } else if (is_channel_prelu(node)) {
+      twin.inputs[1] = channel_slope(node.inputs[1], layout);
     } else if (node.op_type == "Concat") {
       const auto rank = static_cast<int64_t>(rank_of(node));
       const auto axis = static_cast<size_t>((node.attr_int("axis", 1) + rank) % rank);
