@@ -245,6 +245,72 @@ TEST(ActivationLayout, APerChannelPReluJoinsTheRegion) {
   EXPECT_EQ(op_counts(last)["Transpose"], 2);
 }
 
+// x[1,16,6,6] -> Conv(32) -> Split [16, 16] (sizes as an input) -> Conv(16) each -> y1, y2.
+std::string split_between_convs(const kiln::testing::ScratchDir& dir) {
+  using kiln::testing::ModelBuilder;
+  constexpr int kFloat = onnx::TensorProto::FLOAT;
+  std::vector<float> w(32 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.02f * static_cast<float>(static_cast<int>(i % 9) - 4);
+  ModelBuilder b(13);
+  b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  for (const char* y : {"y1", "y2"}) b.output(y, kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  b.float_initializer("w", {32, 16, 1, 1}, w);
+  b.float_initializer("w1", {16, 16, 1, 1}, std::vector<float>(w.begin(), w.begin() + 256));
+  b.float_initializer("w2", {16, 16, 1, 1}, std::vector<float>(w.begin() + 256, w.end()));
+  b.int64_initializer("sizes", {2}, {16, 16});
+  b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  onnx::NodeProto& split = b.node("Split", {"c", "sizes"}, {"h1", "h2"}, "split");
+  onnx::AttributeProto* axis = split.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  b.node("Conv", {"h1", "w1"}, {"y1"}, "conv1");
+  b.node("Conv", {"h2", "w2"}, {"y2"}, "conv2");
+  return b.save(dir.file("split.onnx"));
+}
+
+TEST(ActivationLayout, ASplitOfChannelBlocksJoinsTheRegion) {
+  ir::Graph g;
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
+  ir::Value* h1 = g.add_value("h1", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* h2 = g.add_value("h2", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* y1 = g.add_value("y1", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  ir::Value* y2 = g.add_value("y2", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
+  g.add_node("Conv", {x, add_weights(g, "w", {32, 16, 1, 1})}, {c}, "conv", "", 11);
+  g.add_node("Split", {c, testing::add_int64s(g, "sizes", {16, 16})}, {h1, h2}, "split", "", 13)->attributes["axis"] =
+      ir::Attribute::of_int(1);
+  g.add_node("Conv", {h1, add_weights(g, "w1", {16, 16, 1, 1})}, {y1}, "conv1", "", 11);
+  g.add_node("Conv", {h2, add_weights(g, "w2", {16, 16, 1, 1})}, {y2}, "conv2", "", 11);
+  g.outputs = {y1, y2};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Split") {
+      EXPECT_EQ(testing::int64s_of(n->inputs[1]), (std::vector<int64_t>{1, 1}));  // in blocks of 16
+      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,1,4,4,16]");
+    }
+  EXPECT_EQ(op_counts(g)["Relayout"], 3);  // x in, y1 and y2 out
+
+  kiln::testing::ScratchDir dir("activation_layout_split");
+  const std::string model = split_between_convs(dir);
+  std::vector<float> xs(16 * 36);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.05f * static_cast<float>(static_cast<int>(i % 13) - 6);
+  std::map<std::string, std::map<std::string, Tensor>> outputs;
+  for (const std::string provider : {"cpu_ref", "cpu"}) {
+    SessionOptions options;
+    options.providers = {provider};
+    options.optimize = provider == "cpu";
+    auto session = Session::load(model, options);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 16, 6, 6}, xs)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    outputs[provider] = out.value();
+  }
+  for (const char* y : {"y1", "y2"})
+    for (int64_t i = 0; i < outputs["cpu"].at(y).element_count(); ++i)
+      EXPECT_NEAR(outputs["cpu"].at(y).data<float>()[i], outputs["cpu_ref"].at(y).data<float>()[i], 1e-5) << y << " " << i;
+}
+
 TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
   ir::Graph g;
   two_convs(g, 16, 32, 48);

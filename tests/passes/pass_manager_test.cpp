@@ -171,7 +171,7 @@ TEST(PassTable, NamesAreUniqueSnakeCaseWithSummaries) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"constant_folding", "shape_folding", "identity_elimination",
                                           "common_subexpression_elimination", "dead_code_elimination", "product_fusion",
-                                          "activation_layout", "gelu_fusion", "batchnorm_folding",
+                                          "activation_layout", "gelu_fusion", "batchnorm_folding", "channel_shuffle_fusion",
                                           "attention_fusion", "layer_norm_fusion", "concat_split",
                                           "winograd_selection", "elementwise_chain_fusion",
                                           "unit_transpose_elimination", "attention_transpose_folding",

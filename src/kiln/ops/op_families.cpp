@@ -35,6 +35,7 @@ void register_all_op_families(OpRegistry& r) {
   register_gelu_ops(r);
   register_attention_ops(r);
   register_elementwise_chain_ops(r);
+  register_channel_shuffle_ops(r);
 }
 
 }  // namespace kiln::ops

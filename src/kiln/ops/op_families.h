@@ -37,6 +37,7 @@ void register_layout_ops(OpRegistry& r);             // layout_ops.cpp (domain k
 void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 void register_attention_ops(OpRegistry& r);          // attention.cpp (domain kiln)
 void register_elementwise_chain_ops(OpRegistry& r);  // elementwise_chain.cpp (domain kiln)
+void register_channel_shuffle_ops(OpRegistry& r);    // channel_shuffle.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

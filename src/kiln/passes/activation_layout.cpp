@@ -78,8 +78,30 @@ bool is_channel_prelu(const ir::Node& n) {
   return std::all_of(s.begin() + 1, s.end(), [](int64_t d) { return d == 1; });
 }
 
+// A channel shuffle (channel_shuffle_fusion) of a channels-first activation: it permutes the
+// channel axis, wherever the layout puts it, but channels-last only (a blocked layout would mix
+// channels across blocks).
+bool is_channel_shuffle(const ir::Node& n) {
+  return n.domain == "kiln" && n.op_type == "ChannelShuffle" && n.attr_string("layout", "NCHW") == "NCHW" && n.outputs.size() == 1 &&
+         rank_of(n) != 0;
+}
+
+// A Split whose every output is an activation of the region's rank with a known size on the split
+// axis (a blocked layout splits channel blocks: the sizes are re-counted in blocks).
+bool is_activation_split(const ir::Node& n) {
+  if (!is_onnx_op(n, "Split") || n.opset_version < 2 || n.outputs.empty() || rank_of(n) == 0) return false;
+  const auto rank = static_cast<int64_t>(rank_of(n));
+  const int64_t axis = n.attr_int("axis", 0);
+  if (axis < -rank || axis >= rank) return false;
+  for (const ir::Value* out : n.outputs)
+    if (!out || activation_rank(out) != rank_of(n) || !(*out->type.shape)[static_cast<size_t>((axis + rank) % rank)].is_static())
+      return false;
+  return true;
+}
+
 // Layout-agnostic ops join a region when one of their inputs is already in it.
 bool may_join_region(const ir::Node& n) {
+  if (is_channel_shuffle(n) || is_activation_split(n)) return true;
   if (!n.domain.empty() || n.outputs.size() != 1 || rank_of(n) == 0 || n.has_subgraph()) return false;
   if (ops::activation_of(n)) return true;
   if (kElementwiseBinary.count(n.op_type) && n.inputs.size() == 2) {
@@ -167,13 +189,15 @@ class Converter {
   }
 
   bool block_fits(const ir::Node& node, ActivationLayout layout) const {
+    if (is_channel_shuffle(node)) return false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ir::Value* in = node.inputs[i];
       if (!in || !is_activation_input(node, i) || (i == 0 && reads_channels_first(node, layout))) continue;
       if (channels(in) <= 0 || channels(in) % layout.block != 0) return false;
     }
-    const int64_t out = channels(node.outputs[0]);
-    return out > 0 && out % layout.block == 0;
+    for (const ir::Value* out : node.outputs)
+      if (channels(out) <= 0 || channels(out) % layout.block != 0) return false;
+    return true;
   }
 
   // The first preferred layout every member of the region fits (channels-last fits any), else
@@ -256,7 +280,7 @@ class Converter {
     relayout->attributes["to"] = ir::Attribute::of_string(to.name());
   }
 
-  // Replaces `node` by its form in `layout` writing a new value; the original output is then
+  // Replaces `node` by its form in `layout` writing new values; each original output is then
   // produced by a reorder back (removed later if nothing reads it).
   void convert(ir::Node& node, ActivationLayout layout) {
     const bool plain_input = reads_channels_first(node, layout);
@@ -266,18 +290,22 @@ class Converter {
       const bool converts = in && is_activation_input(node, i) && !(i == 0 && plain_input);
       inputs.push_back(converts ? stored_form(in, layout) : in);
     }
-    ir::Value* y = node.outputs[0];
-    ir::Value* y_stored = graph_.add_value(graph_.unique_name(y->name + "_" + layout.name()),
-                                           ir::TensorType{y->type.dtype, ops::stored_shape(*y->type.shape, layout).value()});
-    ir::Node* twin = graph_.add_node(node.op_type, inputs, {y_stored}, node.name, node.domain, node.opset_version);
+    std::vector<ir::Value*> stored_outputs;
+    for (ir::Value* y : node.outputs)
+      stored_outputs.push_back(graph_.add_value(graph_.unique_name(y->name + "_" + layout.name()),
+                                                ir::TensorType{y->type.dtype, ops::stored_shape(*y->type.shape, layout).value()}));
+    ir::Node* twin = graph_.add_node(node.op_type, inputs, stored_outputs, node.name, node.domain, node.opset_version);
     twin->attributes = node.attributes;
     twin->origins = node.source_nodes();
     set_layout(node, *twin, layout, plain_input);
-    stored_[std::make_pair(y, layout.name())] = y_stored;
-    // The original output keeps its name and readers; node is removed after the walk.
-    node.outputs[0] = graph_.add_value(graph_.unique_name(y->name + "_replaced"), y->type);
-    node.outputs[0]->producer = &node;
-    add_reorder(y_stored, y, layout, ActivationLayout::channels_first(), y->name + "_to_nchw");
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      ir::Value* y = node.outputs[i];
+      stored_[std::make_pair(y, layout.name())] = stored_outputs[i];
+      // The original output keeps its name and readers; node is removed after the walk.
+      node.outputs[i] = graph_.add_value(graph_.unique_name(y->name + "_replaced"), y->type);
+      node.outputs[i]->producer = &node;
+      add_reorder(stored_outputs[i], y, layout, ActivationLayout::channels_first(), y->name + "_to_nchw");
+    }
   }
 
   // A per-channel PRelu slope ([C, 1, ...]) as the stored layout broadcasts it: [C] on the last
@@ -309,15 +337,38 @@ class Converter {
       twin.attributes["op"] = ir::Attribute::of_string(node.op_type);
       twin.attributes["op_version"] = ir::Attribute::of_int(node.opset_version);
       twin.attributes["layout"] = ir::Attribute::of_string(layout.name());
+    } else if (is_channel_shuffle(node)) {
+      twin.attributes["layout"] = ir::Attribute::of_string("NHWC");
     } else if (is_channel_prelu(node)) {
       twin.inputs[1] = channel_slope(node.inputs[1], layout);
-    } else if (node.op_type == "Concat") {
+    } else if (node.op_type == "Concat" || node.op_type == "Split") {
       const auto rank = static_cast<int64_t>(rank_of(node));
-      const auto axis = static_cast<size_t>((node.attr_int("axis", 1) + rank) % rank);
+      const auto axis = static_cast<size_t>((node.attr_int("axis", node.op_type == "Concat" ? 1 : 0) + rank) % rank);
       // Blocked tensors keep the channels-first axis order (channel blocks stay on axis 1).
       const int64_t stored_axis = layout.is_blocked() ? static_cast<int64_t>(axis) : ops::to_channels_first(rank_of(node))[axis];
       twin.attributes["axis"] = ir::Attribute::of_int(stored_axis);
+      if (node.op_type == "Split") split_sizes_in_stored_dims(node, twin, axis);
     }
+  }
+
+  // A Split's sizes as its stored outputs have them along the axis (channel blocks, for a blocked
+  // channel split): always explicit, as the `split` input (opset 13 on) or attribute.
+  void split_sizes_in_stored_dims(const ir::Node& node, ir::Node& twin, size_t axis) {
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < twin.outputs.size(); ++i) {
+      const ir::Dim& stored = (*twin.outputs[i]->type.shape)[static_cast<size_t>(twin.attr_int("axis", 0))];
+      sizes.push_back(stored.is_static() ? stored.value() : (*node.outputs[i]->type.shape)[axis].value());
+    }
+    twin.attributes.erase("num_outputs");
+    if (twin.opset_version < 13) {
+      twin.attributes["split"] = ir::Attribute::of_ints(sizes);
+      return;
+    }
+    const auto count = static_cast<int64_t>(sizes.size());
+    ir::Value* split = graph_.add_constant(graph_.unique_name(node.name + "_stored_split"),
+                                           Tensor::from_vector<int64_t>(DType::kInt64, {count}, sizes));
+    twin.inputs.resize(2);
+    twin.inputs[1] = split;
   }
 
   ir::Graph& graph_;

@@ -3,8 +3,9 @@
 // pass: it runs after partition, and only nodes the provider runs (PassContext::owns) join regions.
 // A region is a connected set of convolutions (on 4-d or 3-d float tensors) and pools (4-d), with the
 // layout-agnostic ops between them (activations, element-wise ops on same-shaped tensors or
-// scalars, Concat, inference BatchNormalization, PRelu with a constant per-channel slope: DenseNet's
-// Concat -> BatchNormalization -> Relu -> Conv stays in one layout). Each region gets one layout (ops/activation_layout.h): the first of the
+// scalars, Concat, Split, inference BatchNormalization, PRelu with a constant per-channel slope,
+// kiln.ChannelShuffle in channels-last regions: DenseNet's Concat -> BatchNormalization -> Relu ->
+// Conv stays in one layout). Each region gets one layout (ops/activation_layout.h): the first of the
 // provider's preferred layouts it fits, a blocked one (NCHW16c, NCHW8c) when its block divides
 // every channel count in the region (a convolution may still read a narrow input of at most 4
 // channels, an image, channels-first), NHWC whatever the counts; a region of 1-D convolutions
@@ -13,7 +14,8 @@
 // parts of two or more convolutions that the block fits still take the block. Conv and
 // kiln.FusedConv become FusedConv with that layout; pooling ops and BatchNormalization are wrapped
 // in kiln.InLayout;
-// Concat's axis follows the layout. Reorders (kiln.Relayout into and out of blocked layouts,
+// Concat's and Split's axis follows the layout (a blocked Split's sizes count channel blocks).
+// Reorders (kiln.Relayout into and out of blocked layouts,
 // Transposes for NHWC) are inserted only where a region meets the rest of the graph, each value
 // converted at most once per layout, and the channels-first originals are left to dead-code
 // elimination.

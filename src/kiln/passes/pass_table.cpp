@@ -7,6 +7,7 @@
 #include "kiln/passes/attention_transpose_folding.h"
 #include "kiln/passes/batchnorm_folding.h"
 #include "kiln/passes/branch_inlining.h"
+#include "kiln/passes/channel_shuffle_fusion.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/concat_split.h"
 #include "kiln/passes/constant_folding.h"
@@ -44,6 +45,8 @@ const std::vector<PassInfo>& pass_table() {
        eliminate_common_subexpressions},
       {"unit_transpose_elimination", "replace a Transpose that moves only size-1 dims by a Reshape (no copy)",
        eliminate_unit_transposes},
+      {"channel_shuffle_fusion", "replace a Reshape -> Transpose -> Reshape channel shuffle by one kiln.ChannelShuffle",
+       fuse_channel_shuffles},
       {"pad_folding", "fold a Pad of zeros around a Conv's spatial dims into the Conv's pads", fold_pads},
       {"batchnorm_folding", "fold inference BatchNormalization into the Conv before it", fold_batchnorms},
       {"layer_norm_fusion", "replace LayerNormalization written with reductions by one LayerNormalization", fuse_layer_norm},

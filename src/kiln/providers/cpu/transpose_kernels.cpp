@@ -2,9 +2,12 @@
 // input through permuted strides, so any permutation (the channels-last boundaries above all; the
 // block rearrangements are transposes of a 6-d view) runs as one threaded, vectorized copy.
 // Tensors of other dtypes than float32 move as bytes: their elements are lanes of 32-bit or 8-bit
-// words in an extra innermost dim, which a reorder copies bit for bit.
+// words in an extra innermost dim, which a reorder copies bit for bit. kiln.ChannelShuffle runs the
+// reference's channel permutation (ops/channel_shuffle.h) threaded: whole planes channels-first,
+// a word permutation per position channels-last (a reorder would transpose [2, 58] matrices).
 #include <memory>
 
+#include "kiln/ops/channel_shuffle.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
@@ -91,9 +94,32 @@ Capability block_rearrange_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
+Result<ops::Kernel> build_channel_shuffle(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  const size_t axis = node.attr_string("layout", "NCHW") == "NHWC" ? x.size() - 1 : 1;
+  const int64_t groups = node.attr_int("groups", 0), channels = x[axis];
+  if (groups < 2 || channels % groups != 0) return invalid_model(node.describe() + ": channels do not split into groups");
+  const int64_t outer = ops::dims_product(x, 0, axis), inner = ops::dims_product(x, axis + 1, x.size());
+  const size_t element_size = dtype_size(node.inputs[0]->type.dtype);
+  const bool parallel = outer * channels * inner * static_cast<int64_t>(element_size) >= (1 << 16);
+  return ops::Kernel([=](ops::KernelContext& ctx) {
+    ops::shuffle_channels(ctx.input(0)->raw_data(), ctx.output(0)->raw_data(), outer, channels, inner, groups, element_size, parallel);
+    return Status::ok();
+  });
+}
+
+Capability channel_shuffle_supports(const ir::Node& node) {
+  const Capability numeric = fixed_size_tensor(node, 0);
+  if (!numeric.supported) return numeric;
+  if (!node.inputs[0]->type.has_static_shape() || node.inputs[0]->type.shape->rank() < 2)
+    return Capability::no("ChannelShuffle of a tensor of unknown dims or rank below 2");
+  return Capability::yes();
+}
+
 }  // namespace
 
 void add_transpose_kernels(CpuKernelTable& table) {
+  table["kiln.ChannelShuffle"] = node_only(channel_shuffle_supports, build_channel_shuffle);
   table["Transpose"] = node_only(supports_transpose, build_transpose);
   for (const char* op : {"DepthToSpace", "SpaceToDepth"}) table[op] = node_only(block_rearrange_supports, build_block_rearrange);
 }
