@@ -7,7 +7,8 @@ namespace {
 bool is_op(const ir::Node& n, const char* domain, const char* op) { return n.domain == domain && n.op_type == op; }
 
 bool works_in_other_layout(const ir::Node& n) {
-  return (is_op(n, "kiln", "FusedConv") && n.attr_string("layout", "NCHW") != "NCHW") || is_op(n, "kiln", "InLayout");
+  return ((is_op(n, "kiln", "FusedConv") || is_op(n, "kiln", "ChannelShuffle")) && n.attr_string("layout", "NCHW") != "NCHW") ||
+         is_op(n, "kiln", "InLayout");
 }
 
 }  // namespace

@@ -254,21 +254,27 @@ class Converter {
   }
 
   // The form of channels-first value `v` stored in `layout`: a member's output, else one
-  // reorder made once per value and layout.
+  // reorder made once per value and layout; from the member's stored output directly when `v` is
+  // a member's output in another layout (a blocked part next to a channels-last one: one reorder
+  // between them, not two through channels-first).
   ir::Value* stored_form(ir::Value* v, ActivationLayout layout) {
     const auto key = std::make_pair(v, layout.name());
     auto it = stored_.find(key);
     if (it != stored_.end()) return it->second;
     ir::Value* s = graph_.add_value(graph_.unique_name(v->name + "_" + layout.name()),
                                     ir::TensorType{v->type.dtype, ops::stored_shape(*v->type.shape, layout).value()});
-    add_reorder(v, s, ActivationLayout::channels_first(), layout, v->name + "_to_" + layout.name());
+    auto member = member_outputs_.find(v);
+    if (member != member_outputs_.end())
+      add_reorder(member->second.first, s, member->second.second, layout, v->name + "_to_" + layout.name());
+    else
+      add_reorder(v, s, ActivationLayout::channels_first(), layout, v->name + "_to_" + layout.name());
     stored_[key] = s;
     return s;
   }
 
-  // from -> to, one of them channels-first: a Transpose for NHWC, a kiln.Relayout for blocked.
+  // from -> to: a Transpose between channels-first and channels-last, a kiln.Relayout otherwise.
   void add_reorder(ir::Value* in, ir::Value* out, ActivationLayout from, ActivationLayout to, const std::string& name) {
-    if (!from.is_blocked() && !to.is_blocked()) {
+    if (!from.is_blocked() && !to.is_blocked() && (from == ActivationLayout::channels_first() || to == ActivationLayout::channels_first())) {
       const bool to_last = to.kind == ActivationLayout::Kind::kChannelsLast;
       graph_.add_node("Transpose", {in}, {out}, graph_.unique_name(name), "", 13)->attributes["perm"] =
           ir::Attribute::of_ints(to_last ? ops::to_channels_last(in->type.shape->rank())
@@ -301,6 +307,7 @@ class Converter {
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       ir::Value* y = node.outputs[i];
       stored_[std::make_pair(y, layout.name())] = stored_outputs[i];
+      member_outputs_[y] = {stored_outputs[i], layout};
       // The original output keeps its name and readers; node is removed after the walk.
       node.outputs[i] = graph_.add_value(graph_.unique_name(y->name + "_replaced"), y->type);
       node.outputs[i]->producer = &node;
@@ -377,6 +384,7 @@ class Converter {
   std::vector<ir::Node*> members_;             // region nodes in graph order
   std::map<const ir::Node*, size_t> index_;  // member -> its index in members_
   std::map<std::pair<const ir::Value*, std::string>, ir::Value*> stored_;  // (value, layout name) -> stored form
+  std::map<const ir::Value*, std::pair<ir::Value*, ActivationLayout>> member_outputs_;  // output -> its stored form
 };
 
 }  // namespace
