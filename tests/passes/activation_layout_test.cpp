@@ -259,11 +259,7 @@ std::string split_between_convs(const kiln::testing::ScratchDir& dir) {
   b.float_initializer("w2", {16, 16, 1, 1}, std::vector<float>(w.begin() + 256, w.end()));
   b.int64_initializer("sizes", {2}, {16, 16});
   b.node("Conv", {"x", "w"}, {"c"}, "conv");
-  onnx::NodeProto& split = b.node("Split", {"c", "sizes"}, {"h1", "h2"}, "split");
-  onnx::AttributeProto* axis = split.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
+  ModelBuilder::int_attribute(b.node("Split", {"c", "sizes"}, {"h1", "h2"}, "split"), "axis", 1);
   b.node("Conv", {"h1", "w1"}, {"y1"}, "conv1");
   b.node("Conv", {"h2", "w2"}, {"y2"}, "conv2");
   return b.save(dir.file("split.onnx"));
@@ -346,12 +342,7 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
     for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>((i * 7) % 13) - 6);
     return v;
   };
-  auto ints = [](onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values) {
-    onnx::AttributeProto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values) a->add_ints(v);
-  };
+  const auto ints = ModelBuilder::ints_attribute;
   ModelBuilder b(13);
   b.input("x", kFloat, {int64_t{2}, int64_t{3}, int64_t{10}, int64_t{10}});
   b.output("y", kFloat, {int64_t{2}, int64_t{32}, int64_t{1}, int64_t{1}});
@@ -367,10 +358,7 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   b.node("Clip", {"c1", "lo", "hi"}, {"r1"}, "clip");
   onnx::NodeProto& dw = b.node("Conv", {"r1", "wd"}, {"d"}, "depthwise");
   ints(dw, "pads", {1, 1, 1, 1});
-  onnx::AttributeProto* group = dw.add_attribute();
-  group->set_name("group");
-  group->set_type(onnx::AttributeProto::INT);
-  group->set_i(32);
+  ModelBuilder::int_attribute(dw, "group", 32);
   b.float_initializer("slope", {32, 1, 1}, wave(32, 0.1f));
   b.node("PRelu", {"d", "slope"}, {"dp"}, "prelu");
   b.node("Conv", {"dp", "wp"}, {"p"}, "project");

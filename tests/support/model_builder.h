@@ -50,6 +50,19 @@ class ModelBuilder {
     for (const auto& o : outputs) n->add_output(o);
     return *n;
   }
+  // Attributes of a node the builder made.
+  static void int_attribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  static void ints_attribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
   ModelBuilder& float_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                   const std::vector<float>& values) {
     return initializer(name, dims, onnx::TensorProto::FLOAT, values, &onnx::TensorProto::add_float_data);
