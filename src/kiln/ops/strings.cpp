@@ -15,6 +15,7 @@
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/ops/strings.h"
 
 namespace kiln::ops {
 namespace {
@@ -415,14 +416,22 @@ Status regex_full_match_infer(InferenceContext& ctx) {
 }
 
 Status regex_full_match_kernel(KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<re2::RE2> regex, compile_pattern(ctx.node()));
-  const Tensor& x = *ctx.input(0);
-  for (int64_t i = 0; i < x.element_count(); ++i)
-    ctx.output(0)->data<bool>()[i] = re2::RE2::FullMatch(x.data<std::string>()[i], *regex);
-  return Status::ok();
+  KILN_ASSIGN_OR_RETURN(Kernel kernel, regex_full_match_kernel_for(ctx.node()));
+  return kernel(ctx);
 }
 
 }  // namespace
+
+Result<Kernel> regex_full_match_kernel_for(const ir::Node& node) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<re2::RE2> compiled, compile_pattern(node));
+  std::shared_ptr<const re2::RE2> regex = std::move(compiled);
+  return Kernel([regex](KernelContext& ctx) {
+    const Tensor& x = *ctx.input(0);
+    for (int64_t i = 0; i < x.element_count(); ++i)
+      ctx.output(0)->data<bool>()[i] = re2::RE2::FullMatch(x.data<std::string>()[i], *regex);
+    return Status::ok();
+  });
+}
 
 void register_string_ops(OpRegistry& r) {
   r.add({"", "StringNormalizer", 10, string_normalizer_infer, string_normalizer_kernel});

@@ -2,6 +2,7 @@
 // kernel would be: nothing to vectorise or spread over threads that it does not already, or work
 // too small or too sequential to gain from either. Each entry says which. (Shape arithmetic and
 // control flow reuse the reference the same way: shape_arithmetic.cpp, control_flow_kernels.cpp.)
+#include "kiln/ops/strings.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 
 namespace kiln::providers::cpu {
@@ -47,9 +48,14 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
                          "SequenceLength", "SplitToSequence", "Optional", "OptionalGetElement", "OptionalHasElement"})
     table[op] = reference_loop();
   // Strings, one at a time: StringNormalizer's case and stop words, TfIdfVectorizer's n-gram counts,
-  // StringConcat, StringSplit, RegexFullMatch (RE2's matcher).
-  for (const char* op : {"StringNormalizer", "TfIdfVectorizer", "StringConcat", "StringSplit", "RegexFullMatch"})
-    table[op] = reference_loop();
+  // StringConcat, StringSplit, RegexFullMatch (RE2's matcher; its pattern compiled once, when the
+  // kernel is built, where the reference compiles it on every run).
+  for (const char* op : {"StringNormalizer", "TfIdfVectorizer", "StringConcat", "StringSplit"}) table[op] = reference_loop();
+  table["RegexFullMatch"] = {[](const ir::Node&) { return Capability::yes(); },
+                             [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
+                               build.record_implementation(node.name, "kiln:reference-loop, pattern compiled once");
+                               return ops::regex_full_match_kernel_for(node);
+                             }};
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
   // Optimizer updates (ai.onnx.preview.training): one element-wise pass over each tensor and its
