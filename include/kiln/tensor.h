@@ -55,19 +55,15 @@ struct BFloat16 {
   uint16_t bits = 0;
 };
 // The 8-bit floats of ONNX (opset 19) stored as raw bits; conversions live in
-// src/kiln/ir/float8.h. One struct per format so that a dtype names its storage type.
-struct Float8E4M3FN {
+// src/kiln/ir/float8.h. One type per format so that a dtype names its storage type.
+template <DType kFormat>
+struct Float8Bits {
   uint8_t bits = 0;
 };
-struct Float8E4M3FNUZ {
-  uint8_t bits = 0;
-};
-struct Float8E5M2 {
-  uint8_t bits = 0;
-};
-struct Float8E5M2FNUZ {
-  uint8_t bits = 0;
-};
+using Float8E4M3FN = Float8Bits<DType::kFloat8E4M3FN>;
+using Float8E4M3FNUZ = Float8Bits<DType::kFloat8E4M3FNUZ>;
+using Float8E5M2 = Float8Bits<DType::kFloat8E5M2>;
+using Float8E5M2FNUZ = Float8Bits<DType::kFloat8E5M2FNUZ>;
 // 4-bit integers (opset 21), one per byte: Int4 holds -8..7, UInt4 0..15.
 struct Int4 {
   int8_t value = 0;

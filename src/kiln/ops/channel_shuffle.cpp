@@ -36,18 +36,26 @@ Status channel_shuffle_infer(InferenceContext& ctx) {
 
 Status channel_shuffle_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
-  Tensor& y = *ctx.output(0);
   if (x.dtype() == DType::kString) return ctx.error("string tensors are not shuffled");
-  KILN_ASSIGN_OR_RETURN(const size_t axis, channel_axis(ctx.node(), static_cast<size_t>(x.rank())));
-  const int64_t groups = ctx.node().attr_int("groups", 0);
-  const int64_t channels = x.shape()[axis];
-  if (groups < 2 || channels % groups != 0) return ctx.error(std::to_string(channels) + " channels do not split into " + std::to_string(groups) + " groups");
-  const int64_t outer = dims_product(x.shape(), 0, axis), inner = dims_product(x.shape(), axis + 1, x.shape().size());
-  shuffle_channels(x.raw_data(), y.raw_data(), outer, channels, inner, groups, dtype_size(x.dtype()), false);
+  KILN_ASSIGN_OR_RETURN(const ChannelShuffleView v, channel_shuffle_view(ctx.node(), x.shape()));
+  shuffle_channels(x.raw_data(), ctx.output(0)->raw_data(), v.outer, v.channels, v.inner, v.groups, dtype_size(x.dtype()), false);
   return Status::ok();
 }
 
 }  // namespace
+
+Result<ChannelShuffleView> channel_shuffle_view(const ir::Node& node, const std::vector<int64_t>& dims) {
+  KILN_ASSIGN_OR_RETURN(const size_t axis, channel_axis(node, dims.size()));
+  ChannelShuffleView v;
+  v.groups = node.attr_int("groups", 0);
+  v.channels = dims[axis];
+  if (v.groups < 2 || v.channels % v.groups != 0)
+    return invalid_model(node.describe() + ": " + std::to_string(v.channels) + " channels do not split into " +
+                         std::to_string(v.groups) + " groups");
+  v.outer = dims_product(dims, 0, axis);
+  v.inner = dims_product(dims, axis + 1, dims.size());
+  return v;
+}
 
 void register_channel_shuffle_ops(OpRegistry& r) {
   r.add({"kiln", "ChannelShuffle", 1, with_required_inputs(1, channel_shuffle_infer), channel_shuffle_kernel});

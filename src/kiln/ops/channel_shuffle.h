@@ -6,6 +6,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
 
 namespace kiln::ops {
 
@@ -51,5 +55,13 @@ inline void shuffle_channels(const void* x, void* y, int64_t outer, int64_t chan
       std::memcpy(out + (o * channels + c) * run, in + (o * channels + from) * run, static_cast<size_t>(run));
     }
 }
+
+// A node's shuffle over a tensor of `dims`: [outer, channels, inner] around the channel axis its
+// `layout` names, and its `groups`; InvalidModel naming the node when the layout is unknown, the
+// rank below 2 or the groups do not divide the channels.
+struct ChannelShuffleView {
+  int64_t outer = 1, channels = 1, inner = 1, groups = 1;
+};
+Result<ChannelShuffleView> channel_shuffle_view(const ir::Node& node, const std::vector<int64_t>& dims);
 
 }  // namespace kiln::ops

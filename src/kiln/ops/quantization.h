@@ -37,7 +37,7 @@ inline bool is_linear_quantized(DType d, int opset) {
 template <class Q>
 Q quantize_element(double scaled, int64_t zero_point, bool saturate) {
   if constexpr (ir::is_float8_v<Q>) return ir::to_float8<Q>(static_cast<float>(scaled), saturate);
-  else if constexpr (is_int4_v<Q>) return std::isnan(scaled) ? Q{} : store<Q>(std::nearbyint(scaled) + static_cast<double>(zero_point));
+  else if constexpr (is_int4_v<Q>) return store<Q>(std::nearbyint(scaled) + static_cast<double>(zero_point));  // NaN gives 0
   else return round_and_saturate<Q>(scaled, zero_point);
 }
 

@@ -95,15 +95,12 @@ Capability block_rearrange_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_channel_shuffle(const ir::Node& node) {
-  const std::vector<int64_t> x = input_dims(node, 0);
-  const size_t axis = node.attr_string("layout", "NCHW") == "NHWC" ? x.size() - 1 : 1;
-  const int64_t groups = node.attr_int("groups", 0), channels = x[axis];
-  if (groups < 2 || channels % groups != 0) return invalid_model(node.describe() + ": channels do not split into groups");
-  const int64_t outer = ops::dims_product(x, 0, axis), inner = ops::dims_product(x, axis + 1, x.size());
+  KILN_ASSIGN_OR_RETURN(const ops::ChannelShuffleView v, ops::channel_shuffle_view(node, input_dims(node, 0)));
   const size_t element_size = dtype_size(node.inputs[0]->type.dtype);
-  const bool parallel = outer * channels * inner * static_cast<int64_t>(element_size) >= (1 << 16);
-  return ops::Kernel([=](ops::KernelContext& ctx) {
-    ops::shuffle_channels(ctx.input(0)->raw_data(), ctx.output(0)->raw_data(), outer, channels, inner, groups, element_size, parallel);
+  const bool parallel = v.outer * v.channels * v.inner * static_cast<int64_t>(element_size) >= (1 << 16);
+  return ops::Kernel([v, element_size, parallel](ops::KernelContext& ctx) {
+    ops::shuffle_channels(ctx.input(0)->raw_data(), ctx.output(0)->raw_data(), v.outer, v.channels, v.inner, v.groups, element_size,
+                          parallel);
     return Status::ok();
   });
 }
