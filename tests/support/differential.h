@@ -143,20 +143,27 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
     const Status built = module->build();
     if (!built.is_ok()) return {Verdict::kMismatch, "generated kernels: " + built.to_string()};
   }
-  std::vector<Tensor> got;
-  std::vector<Tensor*> got_ptrs;
-  for (const ir::TensorType& t : types.value()) got.push_back(Tensor::allocate(t.dtype, t.shape->static_dims()));
-  for (Tensor& t : got) got_ptrs.push_back(&t);
-  // Twice: a kernel's prepared state must survive a run.
+  // Twice: a kernel's prepared state must survive a run, and the second run reads and writes
+  // other buffers (copies of the inputs, new outputs, all alive at once so that no address repeats):
+  // a kernel that kept the first run's addresses is caught.
+  std::vector<Tensor> copies;
+  for (const Tensor& t : data) copies.push_back(t.defined() ? t.clone() : Tensor());
+  std::vector<const Tensor*> copied_inputs;
+  for (const Tensor& t : copies) copied_inputs.push_back(t.defined() ? &t : nullptr);
+  std::vector<std::vector<Tensor>> got(2);
   for (int run = 0; run < 2; ++run) {
-    ops::KernelContext ctx(*node, inputs, got_ptrs);
+    std::vector<Tensor*> outputs;
+    for (const ir::TensorType& t : types.value()) got[run].push_back(Tensor::allocate(t.dtype, t.shape->static_dims()));
+    for (Tensor& t : got[run]) outputs.push_back(&t);
+    ops::KernelContext ctx(*node, run == 0 ? inputs : copied_inputs, outputs);
     Status ran = kernel.value()(ctx);
-    if (!ran.is_ok()) return {Verdict::kMismatch, "provider kernel failed: " + ran.to_string()};
+    if (!ran.is_ok()) return {Verdict::kMismatch, "provider kernel failed (run " + std::to_string(run + 1) + "): " + ran.to_string()};
   }
-  for (size_t i = 0; i < got.size(); ++i) {
-    std::string diff = detail::compare_outputs(got[i], reference.value()[i], i);
-    if (!diff.empty()) return {Verdict::kMismatch, diff};
-  }
+  for (int run = 0; run < 2; ++run)
+    for (size_t i = 0; i < got[run].size(); ++i) {
+      std::string diff = detail::compare_outputs(got[run][i], reference.value()[i], i);
+      if (!diff.empty()) return {Verdict::kMismatch, (run == 0 ? "first run: " : "second run, on other buffers: ") + diff};
+    }
   return {};
 }
 

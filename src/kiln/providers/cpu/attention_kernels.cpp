@@ -79,6 +79,7 @@ struct AttentionState {
   std::optional<RowMap> mask, bias;
   float fill = 0;
   dnnl::stream stream{cpu_engine()};
+  PrimitiveArgs scores_args, softmax_args, output_args;  // of the last run
 };
 
 // Applies mask (select) and bias (add) to each row of the scores.
@@ -129,17 +130,20 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
   state->softmax = checked(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine())));
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      float* scratch = run_scratch_floats(static_cast<size_t>(shape_element_count(state->scores_dims)));
-      const memory scores(state->scores_desc, cpu_engine(), scratch);
-      state->scores_product.execute(state->stream, {{DNNL_ARG_SRC, wrap(state->q, *ctx.input(0))},
-                                                    {DNNL_ARG_WEIGHTS, wrap(state->kt, *ctx.input(1))},
-                                                    {DNNL_ARG_DST, scores}});
+      float* scores = run_scratch_floats(static_cast<size_t>(shape_element_count(state->scores_dims)));
+      state->scores_args.set(DNNL_ARG_SRC, state->q, *ctx.input(0));
+      state->scores_args.set(DNNL_ARG_WEIGHTS, state->kt, *ctx.input(1));
+      state->scores_args.set(DNNL_ARG_DST, state->scores_desc, scores);
+      state->scores_product.execute(state->stream, state->scores_args.map());
       state->stream.wait();
-      if (state->mask || state->bias) mask_scores(*state, scratch, ctx.input(kMaskInput), ctx.input(kBiasInput));
-      state->softmax.execute(state->stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-      state->output_product.execute(state->stream, {{DNNL_ARG_SRC, scores},
-                                                    {DNNL_ARG_WEIGHTS, wrap(state->v, *ctx.input(2))},
-                                                    {DNNL_ARG_DST, wrap(state->y, *ctx.output(0))}});
+      if (state->mask || state->bias) mask_scores(*state, scores, ctx.input(kMaskInput), ctx.input(kBiasInput));
+      state->softmax_args.set(DNNL_ARG_SRC, state->scores_desc, scores);
+      state->softmax_args.set(DNNL_ARG_DST, state->scores_desc, scores);
+      state->softmax.execute(state->stream, state->softmax_args.map());
+      state->output_args.set(DNNL_ARG_SRC, state->scores_desc, scores);
+      state->output_args.set(DNNL_ARG_WEIGHTS, state->v, *ctx.input(2));
+      state->output_args.set(DNNL_ARG_DST, state->y, *ctx.output(0));
+      state->output_product.execute(state->stream, state->output_args.map());
       state->stream.wait();
       return Status::ok();
     });

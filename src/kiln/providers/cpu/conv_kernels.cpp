@@ -123,6 +123,7 @@ struct ConvKernelState {
   std::optional<memory::desc> src_blocked, dst_blocked;
   dnnl::reorder to_blocked, from_blocked, residual_to_blocked;
   dnnl::stream stream{cpu_engine()};
+  PrimitiveArgs args;  // the arguments of the last run
 
   // The primitive of `pd`, its scratchpad, and for activations in a layout it does not read (a
   // Winograd primitive's nChw16c), the reorders into and out of its layout.
@@ -139,20 +140,21 @@ struct ConvKernelState {
   }
 
   // Runs the primitive on plain src/dst memories, through the blocked layout for Winograd.
-  void execute(std::unordered_map<int, memory>& args) {
+  void execute(const std::unordered_map<int, memory>& args) {
     if (!src_blocked) {
       primitive.execute(stream, args);
       return;
     }
-    memory src = args[DNNL_ARG_SRC], dst = args[DNNL_ARG_DST];
+    std::unordered_map<int, memory> blocked_args = args;
+    memory src = args.at(DNNL_ARG_SRC), dst = args.at(DNNL_ARG_DST);
     float* workspace = blocked_workspace(src_blocked->get_size() + dst_blocked->get_size());
     memory src_b(*src_blocked, cpu_engine(), workspace);
     memory dst_b(*dst_blocked, cpu_engine(), reinterpret_cast<char*>(workspace) + src_blocked->get_size());
     to_blocked.execute(stream, src, src_b);
     if (has_residual) residual_to_blocked.execute(stream, dst, dst_b);
-    args[DNNL_ARG_SRC] = src_b;
-    args[DNNL_ARG_DST] = dst_b;
-    primitive.execute(stream, args);
+    blocked_args[DNNL_ARG_SRC] = src_b;
+    blocked_args[DNNL_ARG_DST] = dst_b;
+    primitive.execute(stream, blocked_args);
     from_blocked.execute(stream, dst_b, dst);
   }
 };
@@ -170,9 +172,8 @@ Result<double> time_convolution(ConvKernelState& state, const memory::desc& weig
   if (state.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
   double best = std::numeric_limits<double>::infinity();
   for (int run = 0; run < 4; ++run) {  // the first warms caches and oneDNN's lazy setup
-    std::unordered_map<int, memory> run_args = args;  // execute swaps in the blocked copies
     const auto start = std::chrono::steady_clock::now();
-    state.execute(run_args);
+    state.execute(args);
     state.stream.wait();
     if (run > 0) best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
@@ -272,13 +273,14 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
-                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))},
-                                           {DNNL_ARG_SCRATCHPAD, state->scratchpad}};
-      if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
+      PrimitiveArgs& args = state->args;
+      args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
+      args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
+      args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
+      args.set(DNNL_ARG_SCRATCHPAD, state->scratchpad);
+      if (state->has_bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(2));
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
-      state->execute(args);
+      state->execute(args.map());
       state->stream.wait();
       return Status::ok();
     });

@@ -31,6 +31,7 @@ struct DeconvState {
   PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
+  PrimitiveArgs args;  // the arguments of the last run
 };
 
 Result<ops::Kernel> build_conv_transpose(const ir::Node& node, KernelBuild& build) {
@@ -78,11 +79,12 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node, KernelBuild& buil
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
-                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
-      if (state->has_bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(2)));
-      state->primitive.execute(state->stream, args);
+      PrimitiveArgs& args = state->args;
+      args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
+      args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
+      args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
+      if (state->has_bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(2));
+      state->primitive.execute(state->stream, args.map());
       state->stream.wait();
       return Status::ok();
     });

@@ -75,9 +75,9 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node) {
   const memory::desc data = row_major_desc(dims);
   const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, data, spec.alpha, spec.beta);
   return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
-                          [data](ops::KernelContext& ctx) {
-                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
-                                                                   {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+                          [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+                            args.set(DNNL_ARG_DST, data, *ctx.output(0));
                           });
 }
 
@@ -145,10 +145,10 @@ Result<ops::Kernel> build_binary(const ir::Node& node) {
   }
   const std::vector<int64_t> y = output_dims(node, 0);
   const bool in_place = full < 0;
-  ops::Kernel run = primitive_kernel(dnnl::binary(pd), [src0, src1, a, b, in_place, expand, y](ops::KernelContext& ctx) {
-    return std::unordered_map<int, memory>{{DNNL_ARG_SRC_0, wrap(src0, in_place ? *ctx.output(0) : *ctx.input(a))},
-                                           {DNNL_ARG_SRC_1, wrap(src1, expand ? expanded(*ctx.input(b), y, run_scratch_floats(static_cast<size_t>(shape_element_count(y)))) : *ctx.input(b))},
-                                           {DNNL_ARG_DST, wrap(src0, *ctx.output(0))}};
+  ops::Kernel run = primitive_kernel(dnnl::binary(pd), [src0, src1, a, b, in_place, expand, y](ops::KernelContext& ctx, PrimitiveArgs& args) {
+    args.set(DNNL_ARG_SRC_0, src0, in_place ? *ctx.output(0) : *ctx.input(a));
+    args.set(DNNL_ARG_SRC_1, src1, expand ? expanded(*ctx.input(b), y, run_scratch_floats(static_cast<size_t>(shape_element_count(y)))) : *ctx.input(b));
+    args.set(DNNL_ARG_DST, src0, *ctx.output(0));
   });
   if (!in_place) return run;
   return ops::Kernel([run](ops::KernelContext& ctx) {
@@ -243,18 +243,22 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
                         copied ? std::optional<size_t>(slots++) : std::nullopt});
     ++k;
   }
-  auto zero = std::make_shared<float>(0.0f);
+  const memory zero(row_major_desc(std::vector<int64_t>(view.output.size(), 1)), cpu_engine());  // owns its float
+  *static_cast<float*>(zero.get_data_handle()) = 0.0f;
   const auto elements = static_cast<size_t>(shape_element_count(y));
-  return primitive_kernel(dnnl::binary(pd), [=](ops::KernelContext& ctx) {
+  return primitive_kernel(dnnl::binary(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
     float* scratch = slots > 0 ? run_scratch_floats(elements * slots) : nullptr;  // one request: it may move when grown
-    auto bound = [&](const Operand& o) {
-      return wrap(o.desc, o.slot ? expanded(*ctx.input(o.input), y, scratch + elements * *o.slot) : *ctx.input(o.input));
+    auto bind = [&](int arg, const Operand& o) {
+      args.set(arg, o.desc, o.slot ? expanded(*ctx.input(o.input), y, scratch + elements * *o.slot) : *ctx.input(o.input));
     };
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC_0, wrap(data, *ctx.input(0))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
-    args[DNNL_ARG_SRC_1] = binary_first ? bound(operands.front()) : memory(row_major_desc(std::vector<int64_t>(view.output.size(), 1)), cpu_engine(), zero.get());
+    args.set(DNNL_ARG_SRC_0, data, *ctx.input(0));
+    args.set(DNNL_ARG_DST, data, *ctx.output(0));
+    if (binary_first)
+      bind(DNNL_ARG_SRC_1, operands.front());
+    else
+      args.set(DNNL_ARG_SRC_1, zero);
     for (size_t i = binary_first ? 1 : 0; i < operands.size(); ++i)
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(operands[i].post_op) | DNNL_ARG_SRC_1] = bound(operands[i]);
-    return args;
+      bind(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operands[i].post_op) | DNNL_ARG_SRC_1, operands[i]);
   });
 }
 

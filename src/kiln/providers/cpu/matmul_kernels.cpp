@@ -22,6 +22,7 @@ struct ProductState {
   PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
+  PrimitiveArgs args;  // the arguments of the last run
 };
 
 memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any); }
@@ -48,12 +49,13 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
 ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<size_t> bias) {
   return [state, bias](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(state->src, *ctx.input(0))},
-                                           {DNNL_ARG_WEIGHTS, state->weights.for_run(ctx)},
-                                           {DNNL_ARG_DST, wrap(state->dst, *ctx.output(0))}};
-      if (bias) args.emplace(DNNL_ARG_BIAS, wrap(state->bias, *ctx.input(*bias)));
+      PrimitiveArgs& args = state->args;
+      args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
+      args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
+      args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
+      if (bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(*bias));
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
-      state->primitive.execute(state->stream, args);
+      state->primitive.execute(state->stream, args.map());
       state->stream.wait();
       return Status::ok();
     });

@@ -54,6 +54,7 @@ Result<ops::Kernel> softmax_across_rows(const ir::Node& node, const std::vector<
     dnnl::reorder gather, scatter;
     dnnl::softmax_v2_forward softmax;
     dnnl::stream stream{cpu_engine()};
+    PrimitiveArgs gather_args, softmax_args, scatter_args;  // of the last run
   };
   auto s = std::make_shared<State>();
   s->given = strided_desc({outer, inner, count}, {count * inner, 1, inner});  // the tensor, rows along the last dim
@@ -65,11 +66,16 @@ Result<ops::Kernel> softmax_across_rows(const ir::Node& node, const std::vector<
   const size_t elements = static_cast<size_t>(outer * inner * count);
   return ops::Kernel([s, elements](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      memory rows(s->rows, cpu_engine(), run_scratch_floats(elements));
-      memory x = wrap(s->given, *ctx.input(0)), y = wrap(s->given, *ctx.output(0));
-      s->gather.execute(s->stream, x, rows);
-      s->softmax.execute(s->stream, {{DNNL_ARG_SRC, rows}, {DNNL_ARG_DST, rows}});
-      s->scatter.execute(s->stream, rows, y);
+      const float* rows = run_scratch_floats(elements);
+      s->gather_args.set(DNNL_ARG_FROM, s->given, *ctx.input(0));
+      s->gather_args.set(DNNL_ARG_TO, s->rows, rows);
+      s->gather.execute(s->stream, s->gather_args.map());
+      s->softmax_args.set(DNNL_ARG_SRC, s->rows, rows);
+      s->softmax_args.set(DNNL_ARG_DST, s->rows, rows);
+      s->softmax.execute(s->stream, s->softmax_args.map());
+      s->scatter_args.set(DNNL_ARG_FROM, s->rows, rows);
+      s->scatter_args.set(DNNL_ARG_TO, s->given, *ctx.output(0));
+      s->scatter.execute(s->stream, s->scatter_args.map());
       s->stream.wait();
       return Status::ok();
     });
@@ -90,6 +96,7 @@ Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
     dnnl::eltwise_forward exp, log_sums;
     memory::desc values, sums;
     dnnl::stream stream{cpu_engine()};
+    PrimitiveArgs exp_args, log_args;  // of the last run
   };
   auto s = std::make_shared<State>();
   s->values = row_major_desc({rows * count});
@@ -113,8 +120,9 @@ Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
       }
       float* exps = log ? run_scratch_floats(static_cast<size_t>(rows * count + rows)) : y;
       float* sums = log ? exps + rows * count : nullptr;
-      s->exp.execute(s->stream, {{DNNL_ARG_SRC, wrap(s->values, *ctx.output(0))},
-                                 {DNNL_ARG_DST, memory(s->values, cpu_engine(), exps)}});
+      s->exp_args.set(DNNL_ARG_SRC, s->values, *ctx.output(0));
+      s->exp_args.set(DNNL_ARG_DST, s->values, exps);
+      s->exp.execute(s->stream, s->exp_args.map());
       s->stream.wait();
 #pragma omp parallel for schedule(static) if (parallel)
       for (int64_t r = 0; r < rows; ++r) {
@@ -128,8 +136,9 @@ Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
         }
       }
       if (!log) return Status::ok();
-      const memory sums_memory(s->sums, cpu_engine(), sums);
-      s->log_sums.execute(s->stream, {{DNNL_ARG_SRC, sums_memory}, {DNNL_ARG_DST, sums_memory}});
+      s->log_args.set(DNNL_ARG_SRC, s->sums, sums);
+      s->log_args.set(DNNL_ARG_DST, s->sums, sums);
+      s->log_sums.execute(s->stream, s->log_args.map());
       s->stream.wait();
 #pragma omp parallel for schedule(static) if (parallel)
       for (int64_t r = 0; r < rows; ++r)
@@ -152,9 +161,9 @@ Result<ops::Kernel> build_softmax(const ir::Node& node) {
     const memory::desc data = row_major_desc(view);
     const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, data, data, 1);
     return primitive_kernel(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
-                            [data](ops::KernelContext& ctx) {
-                              return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
-                                                                     {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+                            [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                              args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+                              args.set(DNNL_ARG_DST, data, *ctx.output(0));
                             });
   }
   return softmax_across_rows(node, view, alg);
@@ -213,12 +222,11 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
   const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data, static_cast<float>(epsilon), flags);
   return primitive_kernel(
       dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(desc, cpu_engine())),
-      [data, channel, has_bias](ops::KernelContext& ctx) {
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(data, *ctx.input(0))},
-                                             {DNNL_ARG_SCALE, wrap(channel, *ctx.input(1))},
-                                             {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
-        if (has_bias) args.emplace(DNNL_ARG_SHIFT, wrap(channel, *ctx.input(2)));
-        return args;
+      [data, channel, has_bias](ops::KernelContext& ctx, PrimitiveArgs& args) {
+        args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+        args.set(DNNL_ARG_SCALE, channel, *ctx.input(1));
+        args.set(DNNL_ARG_DST, data, *ctx.output(0));
+        if (has_bias) args.set(DNNL_ARG_SHIFT, channel, *ctx.input(2));
       });
 }
 
@@ -261,11 +269,13 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
                                                      node.attr_float("epsilon", 1e-5f), flags);
   return primitive_kernel(
       dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(desc, cpu_engine())),
-      [data, channel](ops::KernelContext& ctx) {
-        return std::unordered_map<int, memory>{
-            {DNNL_ARG_SRC, wrap(data, *ctx.input(0))},      {DNNL_ARG_SCALE, wrap(channel, *ctx.input(1))},
-            {DNNL_ARG_SHIFT, wrap(channel, *ctx.input(2))}, {DNNL_ARG_MEAN, wrap(channel, *ctx.input(3))},
-            {DNNL_ARG_VARIANCE, wrap(channel, *ctx.input(4))}, {DNNL_ARG_DST, wrap(data, *ctx.output(0))}};
+      [data, channel](ops::KernelContext& ctx, PrimitiveArgs& args) {
+        args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+        args.set(DNNL_ARG_SCALE, channel, *ctx.input(1));
+        args.set(DNNL_ARG_SHIFT, channel, *ctx.input(2));
+        args.set(DNNL_ARG_MEAN, channel, *ctx.input(3));
+        args.set(DNNL_ARG_VARIANCE, channel, *ctx.input(4));
+        args.set(DNNL_ARG_DST, data, *ctx.output(0));
       });
 }
 

@@ -72,6 +72,15 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t) {
   return dnnl::memory(desc, cpu_engine(), const_cast<void*>(t.raw_data()));
 }
 
+void PrimitiveArgs::set(int arg, const dnnl::memory::desc& desc, const void* data) {
+  auto it = args_.find(arg);
+  if (it == args_.end()) {
+    args_.emplace(arg, dnnl::memory(desc, cpu_engine(), const_cast<void*>(data)));
+    return;
+  }
+  if (it->second.get_data_handle() != data) it->second.set_data_handle(const_cast<void*>(data));
+}
+
 namespace {
 
 void reorder_into(dnnl::memory source, dnnl::memory target) {
@@ -240,9 +249,11 @@ Status guard(const ir::Node& node, const std::function<Status()>& fn) {
 ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind) {
   check_implementation(primitive);
   auto stream = std::make_shared<dnnl::stream>(cpu_engine());
-  return [primitive, bind = std::move(bind), stream](ops::KernelContext& ctx) {
+  auto args = std::make_shared<PrimitiveArgs>();
+  return [primitive, bind = std::move(bind), stream, args](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
-      primitive.execute(*stream, bind(ctx));
+      bind(ctx, *args);
+      primitive.execute(*stream, args->map());
       stream->wait();
       return Status::ok();
     });

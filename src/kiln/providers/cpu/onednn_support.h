@@ -37,6 +37,26 @@ Result<dnnl::memory::desc> activation_desc(const std::vector<int64_t>& stored, o
 // A oneDNN memory over a Kiln tensor's storage (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 
+// A primitive's argument map kept from run to run. Making a dnnl::memory allocates (its object,
+// its storage, the handle's count) and an argument map allocates its nodes: for the small
+// convolutions of a mobile network that was a tenth of a run. Each argument's memory is made once
+// and, on later runs, re-pointed only when its tensor's storage moved (the arena usually gives a
+// value the same address on every run). A kernel's runs come one at a time (a session runs its
+// plan on one thread at a time), as its stream and scratchpad already require.
+class PrimitiveArgs {
+ public:
+  // Argument `arg` reads or writes `data` as `desc` describes it (one kernel gives an argument
+  // the same descriptor on every run: it is read only the first time).
+  void set(int arg, const dnnl::memory::desc& desc, const void* data);
+  void set(int arg, const dnnl::memory::desc& desc, const Tensor& t) { set(arg, desc, t.raw_data()); }
+  // Argument `arg` is this memory (prepared weights, a scratchpad).
+  void set(int arg, const dnnl::memory& memory) { args_[arg] = memory; }
+  const std::unordered_map<int, dnnl::memory>& map() const { return args_; }
+
+ private:
+  std::unordered_map<int, dnnl::memory> args_;
+};
+
 // `source` copied into a new memory of layout `wanted`: weights given at run time reordered into
 // the layout a primitive prefers.
 dnnl::memory reorder_to(dnnl::memory source, const dnnl::memory::desc& wanted);
@@ -120,8 +140,8 @@ Primitive checked(Primitive primitive) {
 // reference implementation into UnsupportedTarget naming the node and the implementation.
 Status guard(const ir::Node& node, const std::function<Status()>& fn);
 
-// Fills a primitive's arguments from the kernel's inputs and outputs at run time.
-using ArgBinder = std::function<std::unordered_map<int, dnnl::memory>(ops::KernelContext&)>;
+// Points a primitive's arguments at the kernel's inputs and outputs of this run.
+using ArgBinder = std::function<void(ops::KernelContext&, PrimitiveArgs&)>;
 
 // A kernel that runs one prepared primitive (check_implementation'd) on the arguments `bind` gives
 // (on this kernel's own stream, waiting for completion).

@@ -128,9 +128,9 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
                                             strides, memory::dims(kernel.begin(), kernel.end()), dilations, pad_left,
                                             pad_right);
   return primitive_kernel(dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine())),
-                          [src, dst](ops::KernelContext& ctx) {
-                            return std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(src, *ctx.input(0))},
-                                                                   {DNNL_ARG_DST, wrap(dst, *ctx.output(0))}};
+                          [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_SRC, src, *ctx.input(0));
+                            args.set(DNNL_ARG_DST, dst, *ctx.output(0));
                           });
 }
 

@@ -103,7 +103,7 @@ Result<ops::Kernel> build_lstm(const ir::Node& node) {
   const int64_t layer_out = steps * batch * dirs * hidden, state_size = dirs * batch * hidden;
   // Scratch: zero initial states, the bidirectional output before regrouping, omitted outputs.
   const auto scratch_floats = static_cast<size_t>(4 * state_size + layer_out);
-  ops::Kernel run = primitive_kernel(dnnl::lstm_forward(pd), [=](ops::KernelContext& ctx) {
+  ops::Kernel run = primitive_kernel(dnnl::lstm_forward(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
     float* zeros = run_scratch_floats(scratch_floats);
     std::memset(zeros, 0, static_cast<size_t>(2 * state_size) * sizeof(float));
     float* layer_scratch = zeros + 2 * state_size;
@@ -111,19 +111,15 @@ Result<ops::Kernel> build_lstm(const ir::Node& node) {
     auto in_state = [&](size_t i, float* zero) { return ctx.input(i) ? const_cast<float*>(ctx.input(i)->data<float>()) : zero; };
     auto out_state = [&](size_t i, float* spare) { return ctx.output(i) ? ctx.output(i)->data<float>() : spare; };
     float* y = dirs == 1 && ctx.output(0) ? ctx.output(0)->data<float>() : layer_scratch;
-    const memory run_layer = layer ? *layer : packed(*ctx.input(1), layer_wanted);
-    const memory run_iter = iter ? *iter : packed(*ctx.input(2), iter_wanted);
-    const memory run_biases = biases ? *biases : summed_biases(ctx.input(3));
-    return std::unordered_map<int, memory>{
-        {DNNL_ARG_SRC_LAYER, wrap(src_layer, *ctx.input(0))},
-        {DNNL_ARG_SRC_ITER, memory(state, cpu_engine(), in_state(5, zeros))},
-        {DNNL_ARG_SRC_ITER_C, memory(state, cpu_engine(), in_state(6, zeros + state_size))},
-        {DNNL_ARG_WEIGHTS_LAYER, run_layer},
-        {DNNL_ARG_WEIGHTS_ITER, run_iter},
-        {DNNL_ARG_BIAS, run_biases},
-        {DNNL_ARG_DST_LAYER, memory(dst_layer, cpu_engine(), y)},
-        {DNNL_ARG_DST_ITER, memory(state, cpu_engine(), out_state(1, states_scratch))},
-        {DNNL_ARG_DST_ITER_C, memory(state, cpu_engine(), out_state(2, states_scratch + state_size))}};
+    args.set(DNNL_ARG_SRC_LAYER, src_layer, *ctx.input(0));
+    args.set(DNNL_ARG_SRC_ITER, state, in_state(5, zeros));
+    args.set(DNNL_ARG_SRC_ITER_C, state, in_state(6, zeros + state_size));
+    args.set(DNNL_ARG_WEIGHTS_LAYER, layer ? *layer : packed(*ctx.input(1), layer_wanted));
+    args.set(DNNL_ARG_WEIGHTS_ITER, iter ? *iter : packed(*ctx.input(2), iter_wanted));
+    args.set(DNNL_ARG_BIAS, biases ? *biases : summed_biases(ctx.input(3)));
+    args.set(DNNL_ARG_DST_LAYER, dst_layer, y);
+    args.set(DNNL_ARG_DST_ITER, state, out_state(1, states_scratch));
+    args.set(DNNL_ARG_DST_ITER_C, state, out_state(2, states_scratch + state_size));
   });
   return ops::Kernel([=](ops::KernelContext& ctx) -> Status {
     KILN_RETURN_IF_ERROR(run(ctx));

@@ -79,14 +79,16 @@ struct ReduceState {
   std::optional<dnnl::reduction> library;  // [outer, count] -> [outer, 1]
   memory::desc rows, sums;
   dnnl::stream stream{cpu_engine()};
+  PrimitiveArgs relayout_args, library_args;  // of the last run
 };
 
 Status run_reduce(ReduceState& s, ops::KernelContext& ctx) {
   const float* data = ctx.input(0)->data<float>();
   if (s.relayout) {
     float* scratch = run_scratch_floats(s.relaid.get_size() / sizeof(float));
-    memory given = wrap(s.given, *ctx.input(0)), relaid(s.relaid, cpu_engine(), scratch);
-    s.relayout->execute(s.stream, given, relaid);
+    s.relayout_args.set(DNNL_ARG_FROM, s.given, *ctx.input(0));
+    s.relayout_args.set(DNNL_ARG_TO, s.relaid, scratch);
+    s.relayout->execute(s.stream, s.relayout_args.map());
     s.stream.wait();
     data = scratch;
   }
@@ -94,8 +96,9 @@ Status run_reduce(ReduceState& s, ops::KernelContext& ctx) {
     reduce_middle(s.view, data, ctx.output(0)->data<float>());
     return Status::ok();
   }
-  s.library->execute(s.stream, {{DNNL_ARG_SRC, memory(s.rows, cpu_engine(), const_cast<float*>(data))},
-                                {DNNL_ARG_DST, wrap(s.sums, *ctx.output(0))}});
+  s.library_args.set(DNNL_ARG_SRC, s.rows, data);
+  s.library_args.set(DNNL_ARG_DST, s.sums, *ctx.output(0));
+  s.library->execute(s.stream, s.library_args.map());
   s.stream.wait();
   return Status::ok();
 }

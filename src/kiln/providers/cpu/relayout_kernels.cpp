@@ -14,8 +14,9 @@ Result<ops::Kernel> build_relayout(const ir::Node& node) {
   KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), from));
   KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), to));
   const dnnl::reorder::primitive_desc pd(cpu_engine(), src, cpu_engine(), dst);
-  return primitive_kernel(dnnl::reorder(pd), [src, dst](ops::KernelContext& ctx) {
-    return std::unordered_map<int, memory>{{DNNL_ARG_FROM, wrap(src, *ctx.input(0))}, {DNNL_ARG_TO, wrap(dst, *ctx.output(0))}};
+  return primitive_kernel(dnnl::reorder(pd), [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
+    args.set(DNNL_ARG_FROM, src, *ctx.input(0));
+    args.set(DNNL_ARG_TO, dst, *ctx.output(0));
   });
 }
 

@@ -87,11 +87,9 @@ Result<ops::Kernel> build_slice(const ir::Node& node) {
   const memory::desc src = strided_desc(y, view.strides), dst = row_major_desc(y);
   const int64_t base = view.base;
   return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
-                          [src, dst, base](ops::KernelContext& ctx) {
-                            const float* first = ctx.input(0)->data<float>() + base;
-                            return std::unordered_map<int, memory>{
-                                {DNNL_ARG_FROM, memory(src, cpu_engine(), const_cast<float*>(first))},
-                                {DNNL_ARG_TO, wrap(dst, *ctx.output(0))}};
+                          [src, dst, base](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_FROM, src, ctx.input(0)->data<float>() + base);
+                            args.set(DNNL_ARG_TO, dst, *ctx.output(0));
                           });
 }
 
@@ -183,11 +181,10 @@ Result<ops::Kernel> build_concat(const ir::Node& node) {
   const memory::desc dst = row_major_desc(y);
   if (sources.empty()) return ops::Kernel([](ops::KernelContext&) { return Status::ok(); });
   return primitive_kernel(dnnl::concat(dnnl::concat::primitive_desc(dst, static_cast<int>(axis), sources, cpu_engine())),
-                          [sources, present, dst](ops::KernelContext& ctx) {
-                            std::unordered_map<int, memory> args{{DNNL_ARG_DST, wrap(dst, *ctx.output(0))}};
+                          [sources, present, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_DST, dst, *ctx.output(0));
                             for (size_t k = 0; k < present.size(); ++k)
-                              args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), wrap(sources[k], *ctx.input(present[k])));
-                            return args;
+                              args.set(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), sources[k], *ctx.input(present[k]));
                           });
 }
 

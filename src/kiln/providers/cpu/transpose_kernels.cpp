@@ -68,9 +68,9 @@ Result<ops::Kernel> permuted_copy(DType dtype, const std::vector<int64_t>& x, co
   const dnnl::memory::desc src = words_desc(y, read_strides, words);  // the input, seen in the output's axis order
   const dnnl::memory::desc dst = words_desc(y, row_major_strides(y), words);
   return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
-                          [src, dst](ops::KernelContext& ctx) {
-                            return std::unordered_map<int, dnnl::memory>{{DNNL_ARG_FROM, wrap(src, *ctx.input(0))},
-                                                                         {DNNL_ARG_TO, wrap(dst, *ctx.output(0))}};
+                          [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_FROM, src, *ctx.input(0));
+                            args.set(DNNL_ARG_TO, dst, *ctx.output(0));
                           });
 }
 
