@@ -2,13 +2,11 @@
 // checking one (structure, every hash, the signature, this machine's CPU features) with each check printed.
 #include <iostream>
 
-#include "kiln/artifact/container.h"
-#include "kiln/artifact/loader.h"
 #include "kiln/artifact/signing.h"
+#include "kiln/artifact/verification.h"
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/io/file.h"
-#include "kiln/target/target.h"
 
 namespace kiln::cli {
 namespace {
@@ -46,13 +44,6 @@ struct VerifyArgs {
   bool require_signature = false;
 };
 
-// This machine's target (capped at `isa`), when it has the CPU features the artifact's kernels need.
-Result<target::Target> check_machine(const artifact::Decoded& d, const std::string& isa) {
-  KILN_ASSIGN_OR_RETURN(target::Target target, target::make_target(isa));
-  KILN_RETURN_IF_ERROR(artifact::check_target(d.manifest, {std::nullopt, false, target.features, isa}));
-  return target;
-}
-
 int run_verify(const VerifyArgs& args) {
   std::optional<std::string> trusted;
   if (!args.public_key_path.empty()) {
@@ -60,39 +51,26 @@ int run_verify(const VerifyArgs& args) {
     if (!key.is_ok()) return report_error(key.status());
     trusted = key.value();
   }
-  auto file = io::read_file(args.path);
-  if (!file.is_ok()) return report_error(file.status());
-  auto decoded = artifact::decode(file.value());
-  if (!decoded.is_ok()) {
-    std::cout << "structure  FAILED\n";
-    return report_error(decoded.status().with_context(args.path));
-  }
-  const artifact::Decoded& d = decoded.value();
-  std::cout << "structure  ok: format version " << d.format_version << ", " << file.value().size() << " bytes\n"
-            << "manifest   ok: sha256 " << d.manifest_sha256 << "\n";
-  for (const nlohmann::json& s : d.manifest["sections"])
-    std::cout << "section    ok: " << s["name"].get<std::string>() << ", " << s["size"] << " bytes, " << s["sha256"].size()
-              << " SHA-256 chunk hash(es) match\n";
-  auto signature = artifact::check_signature(d, trusted, args.require_signature);
-  if (!signature.is_ok()) {
-    std::cout << "signature  FAILED\n";
-    return report_error(signature.status().with_context(args.path));
-  }
-  std::cout << "signature  ok: " << signature.value() << (trusted ? " (the given public key)" : "") << "\n";
-  const Result<target::Target> target = check_machine(d, args.isa);
-  if (!target.is_ok()) {
-    std::cout << "target     FAILED\n";
-    return report_error(target.status().with_context(args.path));
-  }
+  const artifact::ArtifactVerification v = artifact::verify_artifact(args.path, trusted, args.require_signature, args.isa);
+  auto fail = [&v] {
+    std::cout << v.failed_check << std::string(11 - v.failed_check.size(), ' ') << "FAILED\n";
+    return report_error(v.failure);
+  };
+  if (v.failed_check == "structure") return fail();
+  std::cout << "structure  ok: format version " << v.format_version << ", " << v.file_bytes << " bytes\n"
+            << "manifest   ok: sha256 " << v.manifest_sha256 << "\n";
+  for (const artifact::ArtifactVerification::Section& s : v.sections)
+    std::cout << "section    ok: " << s.name << ", " << s.bytes << " bytes, " << s.hashed_chunks << " SHA-256 chunk hash(es) match\n";
+  if (v.failed_check == "signature") return fail();
+  std::cout << "signature  ok: " << v.signature << (trusted ? " (the given public key)" : "") << "\n";
+  if (v.failed_check == "target") return fail();
   std::string features;
-  for (const nlohmann::json& f : d.manifest["target"]["required_features"]) features += " " + f.get<std::string>();
+  for (const std::string& f : v.required_features) features += " " + f;
   std::cout << "target     ok: this machine" << (args.isa.empty() ? "" : " (--isa " + args.isa + ")") << " has every CPU feature the kernels need:"
             << (features.empty() ? " (none)" : features) << "\n";
   // Layouts and kernels were chosen for the compiling target: say so when this one differs.
-  const std::string compiled_for = d.manifest["target"].value("level", "");
-  const std::string& here = target.value().level;
-  if (!compiled_for.empty() && compiled_for != here)
-    std::cout << "note       compiled for " << compiled_for << ", this target is " << here
+  if (!v.compiled_for.empty() && v.compiled_for != v.target_level)
+    std::cout << "note       compiled for " << v.compiled_for << ", this target is " << v.target_level
               << ": its layouts and kernels were chosen for the other target (layouts the cpu provider runs no vector "
                  "kernel in here are refused at load, naming the node)\n";
   return 0;
