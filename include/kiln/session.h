@@ -131,6 +131,14 @@ struct ArtifactOptions {
   std::map<std::string, Tensor> warmup_inputs;
 };
 
+// What the model file says about itself (ONNX's ModelProto fields; an artifact keeps its source
+// model's).
+struct ModelMetadata {
+  std::string producer_name, producer_version, domain, doc_string, graph_name;
+  int64_t model_version = 0;
+  std::map<std::string, std::string> custom;  // metadata_props
+};
+
 // A session's readiness: load() gives a loaded session; warm_up() makes it ready.
 enum class SessionState { kLoaded, kReady };
 
@@ -144,12 +152,17 @@ class Session {
   // InvalidModel, UnsupportedOperator, InvalidArgument (bad options), NotFound (missing file),
   // IntegrityFailure (a corrupted or wrongly signed artifact), UnsupportedTarget.
   static Result<std::unique_ptr<Session>> load(const std::string& model_path, const SessionOptions& options = {});
+  // Loads a serialized ONNX model held in memory (external data, if any, is read from the current
+  // folder); the report names the model "<bytes>". A .kiln artifact loads from its path only
+  // (InvalidArgument).
+  static Result<std::unique_ptr<Session>> load_bytes(const std::string& model_bytes, const SessionOptions& options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
+  const ModelMetadata& metadata() const;
 
   // Runs the model `runs` times before it serves requests, so that no request pays for first-run
   // costs (page faults on weights and arena, oneDNN's lazy initialisation), then reports ready.
@@ -202,6 +215,8 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  // load() and load_bytes(): the model at `path`, or `bytes` when given.
+  static Result<std::unique_ptr<Session>> load_model(const std::string& path, const std::string* bytes, const SessionOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

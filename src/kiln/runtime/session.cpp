@@ -99,6 +99,7 @@ struct Session::Impl {
   SessionState state = SessionState::kLoaded;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  ModelMetadata metadata;  // as imported, before any pass
   report::Report report;
   // The last run's step timings; its KernelEvents are built from them only when asked for, so
   // that a run pays for no string copies.
@@ -108,7 +109,8 @@ struct Session::Impl {
   std::shared_ptr<providers::Tuner> tuner;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
-  Status import_model(const std::string& path);
+  // Imports the model at `path`, or the ONNX model `bytes` when given.
+  Status import_model(const std::string& path, const std::string* bytes);
   Status choose_mode();
   Status set_up_profile();
   // A profile that bounds the shapes (reject, pad): plans its max shapes and reserves their arena.
@@ -162,9 +164,11 @@ struct Session::Impl {
                                                         const runtime::StepObserver& observer = {});
 };
 
-Status Session::Impl::import_model(const std::string& path) {
+Status Session::Impl::import_model(const std::string& path, const std::string* bytes) {
   const auto start = std::chrono::steady_clock::now();
-  from_artifact = artifact::is_artifact_file(path);
+  if (bytes && artifact::looks_like_artifact(*bytes))
+    return invalid_argument("a .kiln artifact loads from its path (Session::load), not from bytes");
+  from_artifact = !bytes && artifact::is_artifact_file(path);
   if (from_artifact) {
     KILN_ASSIGN_OR_RETURN(const io::MappedFile file, io::map_file(path));
     const artifact::LoadPolicy policy{
@@ -183,11 +187,15 @@ Status Session::Impl::import_model(const std::string& path) {
     artifact_file = loaded.value().file_owner;
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(file.bytes.size());
+  } else if (bytes) {
+    KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_bytes(*bytes, "."));
   } else {
     KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
   }
+  metadata = {model.producer_name, model.producer_version, model.domain, model.doc_string, model.graph->name(),
+              model.model_version, model.metadata};
   report.model = runtime::summarize_model(model, false);
-  report.model.path = path;
+  report.model.path = bytes ? "<bytes>" : path;
   report.stages.import_ms = ms_since(start);
   return Status::ok();
 }
@@ -554,6 +562,15 @@ Result<ExecutionMode> parse_execution_mode(const std::string& name) {
 }
 
 Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
+  return load_model(model_path, nullptr, options);
+}
+
+Result<std::unique_ptr<Session>> Session::load_bytes(const std::string& model_bytes, const SessionOptions& options) {
+  return load_model("", &model_bytes, options);
+}
+
+Result<std::unique_ptr<Session>> Session::load_model(const std::string& model_path, const std::string* bytes,
+                                                     const SessionOptions& options) {
   if (options.threads < 0) return invalid_argument("threads must be >= 0, got " + std::to_string(options.threads));
   if (options.max_variants < 1) return invalid_argument("max_variants must be >= 1, got " + std::to_string(options.max_variants));
   if (options.threads > 0) omp_set_num_threads(options.threads);
@@ -563,7 +580,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& model_path, co
   impl->record_options();
   KILN_RETURN_IF_ERROR(impl->choose_target());
   const auto start = std::chrono::steady_clock::now();
-  KILN_RETURN_IF_ERROR(impl->import_model(model_path));
+  KILN_RETURN_IF_ERROR(impl->import_model(model_path, bytes));
   KILN_RETURN_IF_ERROR(impl->choose_mode());
   if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
     impl->options.threads = impl->artifact_threads;
@@ -610,6 +627,7 @@ Session::~Session() = default;
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
                                                             const runtime::StepObserver& observer) {
