@@ -15,11 +15,12 @@
  * Release* function (Release* accept NULL). Strings a session returns (names) live as long as
  * the session; strings returned in a char** (the report) are freed with ReleaseString.
  *
- * Thread-safety: a session's Run may be called from several threads at once (the session
- * serialises runs today; each run sees a consistent plan). Everything else that takes a
- * KilnSession* may be called concurrently with Run. A KilnSessionOptions, KilnRunOptions or
- * KilnTensor must not be modified while another thread uses it; tensors may be read by several
- * runs at once. Status and environment functions are thread-safe.
+ * Thread-safety: a session's Run may be called from several threads at once: runs proceed
+ * concurrently (up to the session's bound, 4 by default; later callers wait), each with its own
+ * working memory. Everything else that takes a KilnSession* may be called concurrently with Run.
+ * A KilnSessionOptions or KilnTensor must not be modified while another thread uses it; tensors
+ * may be read by several runs at once. SetRunTerminate may be called while runs use the options.
+ * Status and environment functions are thread-safe.
  */
 #ifndef KILN_C_H
 #define KILN_C_H
@@ -52,7 +53,8 @@ typedef enum KilnErrorCode {
   KILN_NUMERICAL_ISSUE = 8,
   KILN_INTEGRITY_FAILURE = 9,
   KILN_NOT_FOUND = 10,
-  KILN_INTERNAL = 11
+  KILN_INTERNAL = 11,
+  KILN_CANCELLED = 12 /* a run ended early on request (TerminateRun) */
 } KilnErrorCode;
 
 /* Element types: ONNX's TensorProto codes. Strings are not exchanged through this API. */
@@ -158,8 +160,13 @@ typedef struct KilnApi {
 
   KilnStatus* (*CreateRunOptions)(KilnRunOptions** out);
   void (*ReleaseRunOptions)(KilnRunOptions* options);
-  /* A tag for the run, kept with it (reserved for logs and traces). */
+  /* A tag naming the runs that use these options in their errors. */
   KilnStatus* (*SetRunTag)(KilnRunOptions* options, const char* tag);
+  /* Kernel threads for those runs (0: the session's). */
+  KilnStatus* (*SetRunThreads)(KilnRunOptions* options, int threads);
+  /* Ends the runs using these options at their next kernel boundary with KILN_CANCELLED (callable
+     from any thread while they run); `terminate` 0 clears it so that the options run again. */
+  KilnStatus* (*SetRunTerminate)(KilnRunOptions* options, int terminate);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

@@ -1,11 +1,15 @@
 // kiln::Session: the public C++ API. Load an ONNX model (import, analyse, optimise, partition,
 // plan), run it on named tensors, and read the evidence report of every stage.
 //
-// Thread-safety: run(), run_values(), run_observed() and warm_up() may be called from several
-// threads at once; the session serialises them (each run sees a consistent plan and arena).
+// Thread-safety: every method may be called from several threads at once. Runs (run(),
+// run_values(), run_observed(), warm_up()) proceed concurrently, up to
+// SessionOptions::max_concurrent_runs, each with its own working memory and kernels for its
+// shapes; weights and compiled plans are shared read-only. last_run_kernels() describes the last
+// run to finish.
 // Ownership: run() returns owning output tensors; input tensors are only read during the call.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -98,6 +102,20 @@ struct SessionOptions {
   // heuristic picks. Either way each choice is in the report's `tuning` section.
   bool tune = false;
   double tune_budget_ms = 5000;
+  // Runs in flight at once. Each has its own working memory (arena) and its own kernels for its
+  // input shapes, built the first time it needs them; weights are shared. A caller beyond the
+  // limit waits for a run to end. At least 1.
+  int max_concurrent_runs = 4;
+};
+
+// How one run goes. A RunOptions may be shared by several runs (it is not copied).
+struct RunOptions {
+  std::string tag;  // names the run in its errors
+  // Kernel threads for this run (OpenMP, on the calling thread); 0: the session's.
+  int threads = 0;
+  // Set from any thread to end the runs using these options at their next kernel boundary, with a
+  // Cancelled status; nothing they allocated is kept. Clear it to run with them again.
+  std::atomic<bool> terminate{false};
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name
@@ -179,8 +197,10 @@ class Session {
   // Returns one tensor per model output, by name; InvalidArgument when an output is a sequence or
   // optional (use run_values).
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+  Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs, const RunOptions& run_options);
   // run() for models whose inputs or outputs are sequences or optionals.
   Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs);
+  Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs, const RunOptions& run_options);
 
   // Called after each node of a run with each tensor it produced (`tensor` is valid only during
   // the call). In eager mode every value of the original graph passes by, in node order.

@@ -21,6 +21,7 @@ enum class StatusCode {
   kIntegrityFailure,     // hash, signature or schema-version mismatch
   kNotFound,
   kInternal,
+  kCancelled,            // a run ended early on request (RunOptions::terminate)
 };
 
 // Stable lower-case name of a code, used in messages, the CLI and the report ("invalid_model").
@@ -56,6 +57,7 @@ inline Status integrity_failure(std::string m) { return {StatusCode::kIntegrityF
 inline Status shape_guard_failure(std::string m) { return {StatusCode::kShapeGuardFailure, std::move(m)}; }
 inline Status allocation_failure(std::string m) { return {StatusCode::kAllocationFailure, std::move(m)}; }
 inline Status backend_failure(std::string m) { return {StatusCode::kBackendFailure, std::move(m)}; }
+inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
 // Either a value or a non-ok Status.
 template <class T>

@@ -9,7 +9,7 @@ docs/PYTHON.md: the API, and every difference from onnxruntime.
 
 from ._kiln import __version__
 from .artifacts import compile, generate_key_pair, sign, verify
-from .errors import (AllocationFailure, BackendFailure, IntegrityFailure, Internal, InvalidArgument, InvalidModel,
+from .errors import (AllocationFailure, BackendFailure, Cancelled, IntegrityFailure, Internal, InvalidArgument, InvalidModel,
                      KilnError, NotFound, NumericalIssue, ShapeGuardFailure, UnsupportedOperator, UnsupportedTarget)
 from .options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
 from .session import InferenceSession, ModelMetadata, NodeArg, get_available_providers, get_device
@@ -18,5 +18,5 @@ __all__ = [
     "__version__", "InferenceSession", "compile", "verify", "sign", "generate_key_pair", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode",
     "NodeArg", "ModelMetadata", "get_available_providers", "get_device", "KilnError", "InvalidModel",
     "UnsupportedOperator", "UnsupportedTarget", "InvalidArgument", "ShapeGuardFailure", "AllocationFailure",
-    "BackendFailure", "NumericalIssue", "IntegrityFailure", "NotFound", "Internal",
+    "BackendFailure", "NumericalIssue", "IntegrityFailure", "NotFound", "Internal", "Cancelled",
 ]

@@ -77,9 +77,15 @@ class Internal(KilnError):
     code = "internal"
 
 
+class Cancelled(KilnError):
+    """A run ended early on request (RunOptions.terminate)."""
+
+    code = "cancelled"
+
+
 _BY_CODE = {cls.code: cls for cls in (InvalidModel, UnsupportedOperator, UnsupportedTarget, InvalidArgument,
                                        ShapeGuardFailure, AllocationFailure, BackendFailure, NumericalIssue,
-                                       IntegrityFailure, NotFound, Internal)}
+                                       IntegrityFailure, NotFound, Internal, Cancelled)}
 
 
 def error_class(code):

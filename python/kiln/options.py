@@ -7,6 +7,8 @@ docs/PYTHON.md lists what each does here.
 
 import enum
 
+from . import _kiln
+
 
 class GraphOptimizationLevel(enum.IntEnum):
     """onnxruntime's levels. Kiln's pass pipeline is all or nothing: ORT_DISABLE_ALL turns it off,
@@ -109,18 +111,25 @@ class SessionOptions:
         }
 
 
-class RunOptions:
-    """onnxruntime's per-run options, accepted and kept (a run tag and cancellation come with
-    concurrent sessions; docs/PYTHON.md)."""
+class RunOptions(_kiln.RunOptions):
+    """Per-run options: `logid` (onnxruntime's name; also `tag`) names the run in its errors,
+    `threads` sets its kernel threads (0: the session's), and `terminate`, set from any thread
+    while runs use these options, ends them at their next kernel boundary with kiln.Cancelled."""
 
     def __init__(self):
+        super().__init__()
         self.log_severity_level = 2
         self.log_verbosity_level = 0
-        self.logid = ""
-        self.run_tag = ""
-        self.terminate = False
         self.only_execute_path_to_fetches = False
         self._config = {}
+
+    @property
+    def logid(self):
+        return self.tag
+
+    @logid.setter
+    def logid(self, value):
+        self.tag = str(value)
 
     def add_run_config_entry(self, key, value):
         self._config[str(key)] = str(value)

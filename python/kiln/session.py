@@ -122,11 +122,9 @@ class InferenceSession:
         """Runs the model on `input_feed` ({input name: numpy array}; a list of arrays for a
         sequence input, None for an empty optional) and returns the outputs named in
         `output_names` (all when None), in that order, as numpy arrays over Kiln's buffers."""
-        if run_options is not None and run_options.terminate:
-            raise InvalidArgument("RunOptions.terminate is set: Kiln does not cancel runs yet (docs/PYTHON.md)")
         if not isinstance(input_feed, dict):
             raise InvalidArgument("input_feed must be a dict of input name -> array, got %s" % type(input_feed).__name__)
-        outputs = self._session.run(input_feed, list(output_names) if output_names else None)
+        outputs = self._session.run(input_feed, list(output_names) if output_names else None, run_options)
         if self._profile is not None:
             self._record_profile()
         return outputs

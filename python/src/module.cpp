@@ -83,7 +83,7 @@ class NativeSession {
 
   // Runs on `feeds` ({input name: array, list or None}); returns the outputs named in
   // `output_names` (all, in the model's order, when None or empty), in that order.
-  py::list run(const py::dict& feeds, const std::optional<std::vector<std::string>>& output_names) {
+  py::list run(const py::dict& feeds, const std::optional<std::vector<std::string>>& output_names, const RunOptions* run_options) {
     std::vector<std::string> wanted;
     if (output_names && !output_names->empty()) {
       wanted = *output_names;
@@ -102,7 +102,7 @@ class NativeSession {
         throw StatusError(invalid_argument("'" + name + "' is not an input of the model; its inputs: " + names(session_->inputs())));
       values[name] = value_from_python(*info->second, object, keep_alive);
     }
-    std::map<std::string, Value> results = execute(values);
+    std::map<std::string, Value> results = execute(values, run_options);
     py::list out;
     for (const std::string& name : wanted) out.append(python_from_value(name, results.at(name)));
     return out;
@@ -158,12 +158,14 @@ class NativeSession {
   }
 
   // The run itself, without the GIL: run() for tensors, run_values() where sequences or optionals are.
-  std::map<std::string, Value> execute(const std::map<std::string, Value>& values) {
+  std::map<std::string, Value> execute(const std::map<std::string, Value>& values, const RunOptions* run_options) {
+    static const RunOptions defaults;
+    const RunOptions& options = run_options ? *run_options : defaults;
     py::gil_scoped_release release;
-    if (!tensors_only_) return value_or_throw(session_->run_values(values));
+    if (!tensors_only_) return value_or_throw(session_->run_values(values, options));
     std::map<std::string, Tensor> tensors;
     for (const auto& [name, value] : values) tensors[name] = value.tensor();
-    std::map<std::string, Tensor> results = value_or_throw(session_->run(tensors));
+    std::map<std::string, Tensor> results = value_or_throw(session_->run(tensors, options));
     return {results.begin(), results.end()};
   }
 
@@ -188,13 +190,22 @@ PYBIND11_MODULE(_kiln, m) {
   m.doc() = "Kiln's C++ session, bound for the kiln package (use kiln.InferenceSession)";
   m.attr("__version__") = KILN_VERSION;
   kiln::python::register_status_errors();
+  // kiln::RunOptions; kiln.RunOptions (options.py) adds onnxruntime's names. `terminate` may be set
+  // from another thread while a run uses the options (the run releases the GIL).
+  py::class_<kiln::RunOptions>(m, "RunOptions")
+      .def(py::init<>())
+      .def_readwrite("tag", &kiln::RunOptions::tag)
+      .def_readwrite("threads", &kiln::RunOptions::threads)
+      .def_property(
+          "terminate", [](const kiln::RunOptions& o) { return o.terminate.load(); },
+          [](kiln::RunOptions& o, bool value) { o.terminate.store(value); });
   py::class_<NativeSession>(m, "Session")
       .def_static("load", &NativeSession::load, "path"_a, "options"_a)
       .def_static("load_bytes", &NativeSession::load_bytes, "model"_a, "options"_a)
       .def("inputs", &NativeSession::inputs)
       .def("outputs", &NativeSession::outputs)
       .def("metadata", &NativeSession::metadata)
-      .def("run", &NativeSession::run, "feeds"_a, "output_names"_a = py::none())
+      .def("run", &NativeSession::run, "feeds"_a, "output_names"_a = py::none(), "run_options"_a = nullptr)
       .def("warm_up", &NativeSession::warm_up, "feeds"_a, "runs"_a = 1)
       .def("state", &NativeSession::state)
       .def("report_json", &NativeSession::report_json)

@@ -234,6 +234,12 @@ int main(int argc, char** argv) {
   KilnRunOptions* run_options = NULL;
   succeeded(api->CreateRunOptions(&run_options), "CreateRunOptions");
   succeeded(api->SetRunTag(run_options, "capi-test"), "SetRunTag");
+  succeeded(api->SetRunThreads(run_options, 1), "SetRunThreads");
+  succeeded(api->SetRunTerminate(run_options, 1), "SetRunTerminate 1");
+  KilnTensor* never = NULL;
+  failed_with(api->Run(session, run_options, &in_name, (const KilnTensor* const*)&ids, 1, &out_name, 1, &never), KILN_CANCELLED,
+              "capi-test", "a terminated run: cancelled, naming the run's tag");
+  succeeded(api->SetRunTerminate(run_options, 0), "SetRunTerminate 0");
   KilnTensor* logits = NULL;
   if (succeeded(api->Run(session, run_options, &in_name, (const KilnTensor* const*)&ids, 1, &out_name, 1, &logits),
                 "Run with run options")) {

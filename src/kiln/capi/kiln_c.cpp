@@ -27,7 +27,7 @@ struct KilnTensor {
   kiln::Tensor tensor;
 };
 struct KilnRunOptions {
-  std::string tag;
+  kiln::RunOptions options;
 };
 
 namespace kiln::capi {
@@ -275,7 +275,7 @@ KilnStatus* input_dims(const KilnSession* s, size_t index, int64_t* dims, size_t
   return nullptr;
 }
 
-KilnStatus* run(KilnSession* s, const KilnRunOptions*, const char* const* input_names, const KilnTensor* const* inputs,
+KilnStatus* run(KilnSession* s, const KilnRunOptions* run_options, const char* const* input_names, const KilnTensor* const* inputs,
                 size_t input_count, const char* const* output_names, size_t output_count, KilnTensor** outputs) {
   KILN_C_REQUIRE(s);
   if (input_count > 0) {
@@ -298,7 +298,8 @@ KilnStatus* run(KilnSession* s, const KilnRunOptions*, const char* const* input_
       for (const TensorInfo& info : s->session->outputs()) known = known || info.name == wanted[i];
       if (!known) return invalid("'" + wanted[i] + "' is not an output of the model");
     }
-    Result<std::map<std::string, Tensor>> results = s->session->run(feeds);
+    Result<std::map<std::string, Tensor>> results =
+        run_options ? s->session->run(feeds, run_options->options) : s->session->run(feeds);
     if (!results.is_ok()) return to_c(results.status());
     std::vector<std::unique_ptr<KilnTensor>> made;
     for (const std::string& name : wanted) made.push_back(std::make_unique<KilnTensor>(KilnTensor{results.value().at(name)}));
@@ -401,9 +402,20 @@ KilnStatus* set_run_tag(KilnRunOptions* o, const char* tag) {
   KILN_C_REQUIRE(o);
   KILN_C_REQUIRE(tag);
   return guarded([&] {
-    o->tag = tag;
+    o->options.tag = tag;
     return static_cast<KilnStatus*>(nullptr);
   });
+}
+KilnStatus* set_run_threads(KilnRunOptions* o, int threads) {
+  KILN_C_REQUIRE(o);
+  if (threads < 0) return invalid("threads must be >= 0, got " + std::to_string(threads));
+  o->options.threads = threads;
+  return nullptr;
+}
+KilnStatus* set_run_terminate(KilnRunOptions* o, int terminate) {
+  KILN_C_REQUIRE(o);
+  o->options.terminate.store(terminate != 0);
+  return nullptr;
 }
 
 const KilnApi kApiVersion1 = {
@@ -448,9 +460,12 @@ const KilnApi kApiVersion1 = {
     create_run_options,
     release_run_options,
     set_run_tag,
+    set_run_threads,
+    set_run_terminate,
 };
 
-static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL, "KilnErrorCode follows kiln::StatusCode");
+static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,
+              "KilnErrorCode follows kiln::StatusCode");
 
 }  // namespace
 }  // namespace kiln::capi

@@ -17,6 +17,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIntegrityFailure: return "integrity_failure";
     case StatusCode::kNotFound: return "not_found";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

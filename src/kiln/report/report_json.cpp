@@ -154,6 +154,9 @@ json execution_json(const ExecutionSection& e) {
                  {"source_bytes", e.generated->source_bytes}};
   return {{"mode", e.mode},
           {"max_variants", e.max_variants},
+          {"max_concurrent_runs", e.max_concurrent_runs},
+          {"lanes", e.lanes},
+          {"lane_plans_built", e.lane_plans_built},
           {"variants_built", e.variants_built},
           {"live_variants", e.live_variants},
           {"cache_hits", e.cache_hits},

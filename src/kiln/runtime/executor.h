@@ -1,8 +1,9 @@
 // Executor: runs an ExecutionPlan's steps in order over its arena. Inputs and constants are bound
 // without copies; intermediates are views into the arena; outputs are owning tensors handed to the
-// caller. Not thread-safe: one run at a time per Executor.
+// caller. Not thread-safe: one run at a time per Executor (a session has one per lane: run_lanes.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,9 +30,11 @@ class Executor {
  public:
   // `inputs` holds one value per graph input, in order, with the shapes the plan was built for.
   // When `timings` is non-null it receives one entry per step; `observer`, when set, sees each
-  // step's outputs before a later step may reuse their memory.
+  // step's outputs before a later step may reuse their memory. When `terminate` is given and
+  // becomes true (from any thread), the run ends before its next step with a Cancelled status.
   Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
-                                 std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {});
+                                 std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {},
+                                 const std::atomic<bool>* terminate = nullptr);
   int64_t arena_capacity() const { return arena_bytes_; }
   // Grows the arena to at least `bytes` now (a run grows it to its plan's need otherwise).
   Status reserve_arena(int64_t bytes);

@@ -28,6 +28,7 @@
 #include "kiln/providers/tuning.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
+#include "kiln/runtime/run_lanes.h"
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/lowering.h"
 #include "kiln/runtime/model_summary.h"
@@ -78,10 +79,12 @@ struct Session::Impl {
   partition::ProviderList providers;
   partition::PartitionMap partition;
   ExecutionMode mode = ExecutionMode::kGraph;
-  runtime::VariantCache variants;
-  runtime::Executor executor;
-  // Serialises runs (and what they update: variants, arena, report) across threads.
+  runtime::VariantCache variants;  // lane 0's plans
+  // Guards everything below and above that runs change (variants, lanes, the report, the last
+  // run's timings); a run holds it while it finds its lane and plan and while it records itself,
+  // not while its kernels run.
   mutable std::mutex mutex;
+  runtime::RunLanes lanes;
   runtime::SpecializedShapes specialized;  // empty unless options.specialize
   bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
   std::map<std::string, std::string> assets;  // the artifact's, by name
@@ -96,7 +99,7 @@ struct Session::Impl {
   std::map<std::string, std::string_view> generated_code;
   std::shared_ptr<const char> artifact_file;
   std::vector<std::vector<int64_t>> load_shapes;
-  SessionState state = SessionState::kLoaded;
+  std::atomic<SessionState> state{SessionState::kLoaded};
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   ModelMetadata metadata;  // as imported, before any pass
@@ -156,12 +159,14 @@ struct Session::Impl {
   bool generates_kernels() const;
   // The providers' evidence of generated kernels, if any generates.
   std::optional<codegen::CodegenStats> generated_stats() const;
-  // Runs the plan for `inputs`; a request (counted in the report) when `request` is set. The
-  // caller holds `mutex`.
+  // The plan of lane `lane` (> 0) for `shapes`: its own, built now when it has none. Holds `mutex`.
+  Result<std::shared_ptr<const runtime::ExecutionPlan>> lane_plan(size_t lane, const runtime::ShapeSignature& shapes);
+  // Runs the plan for `inputs` in an idle lane; a request (counted in the report) when `request`
+  // is set. Takes `mutex` itself: the caller must not hold it.
   Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
-                                               const runtime::StepObserver& observer = {});
+                                               const RunOptions& run_options, const runtime::StepObserver& observer = {});
   Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
-                                                        const runtime::StepObserver& observer = {});
+                                                        const RunOptions& run_options, const runtime::StepObserver& observer = {});
 };
 
 Status Session::Impl::import_model(const std::string& path, const std::string* bytes) {
@@ -480,7 +485,7 @@ Status Session::Impl::reserve_profile_max() {
   KILN_ASSIGN_OR_RETURN(const runtime::ShapeSignature shapes, runtime::load_time_shapes(*model.graph, options.input_shapes, max));
   KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, plan_for(shapes));
   report.execution.profile_max_arena_bytes = plan->memory.arena_bytes;
-  return executor.reserve_arena(plan->memory.arena_bytes);
+  return lanes.reserve_arena(plan->memory.arena_bytes);
 }
 
 Status Session::Impl::guard_profile(const std::map<std::string, Value>& inputs) {
@@ -515,6 +520,7 @@ Status Session::Impl::choose_mode() {
     return invalid_argument("jit mode specialises each call's shapes itself; drop specialize (--specialize)");
   report.execution.mode = execution_mode_name(mode);
   report.execution.max_variants = options.max_variants;
+  report.execution.max_concurrent_runs = options.max_concurrent_runs;
   return Status::ok();
 }
 
@@ -573,10 +579,13 @@ Result<std::unique_ptr<Session>> Session::load_model(const std::string& model_pa
                                                      const SessionOptions& options) {
   if (options.threads < 0) return invalid_argument("threads must be >= 0, got " + std::to_string(options.threads));
   if (options.max_variants < 1) return invalid_argument("max_variants must be >= 1, got " + std::to_string(options.max_variants));
+  if (options.max_concurrent_runs < 1)
+    return invalid_argument("max_concurrent_runs must be >= 1, got " + std::to_string(options.max_concurrent_runs));
   if (options.threads > 0) omp_set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->variants = runtime::VariantCache(static_cast<size_t>(options.max_variants));
+  impl->lanes.set_limits(static_cast<size_t>(options.max_concurrent_runs), static_cast<size_t>(options.max_variants));
   impl->record_options();
   KILN_RETURN_IF_ERROR(impl->choose_target());
   const auto start = std::chrono::steady_clock::now();
@@ -629,8 +638,38 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 
+Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::lane_plan(size_t lane, const runtime::ShapeSignature& shapes) {
+  if (auto plan = lanes.plans(lane).find(shapes)) return plan;
+  std::unique_ptr<runtime::ExecutionPlan> plan;
+  if (mode == ExecutionMode::kJit) {
+    KILN_ASSIGN_OR_RETURN(plan, compile_variant(shapes));
+  } else {
+    KILN_ASSIGN_OR_RETURN(plan, plan_loaded_graph(shapes));
+  }
+  std::shared_ptr<const runtime::ExecutionPlan> shared = std::move(plan);
+  lanes.plans(lane).add(shapes, shared);
+  report.execution.lane_plans_built += 1;
+  return shared;
+}
+
+namespace {
+
+// Hands a run's lane back when the run ends, however it ends (with the session's lock held).
+struct LaneLease {
+  runtime::RunLanes& lanes;
+  std::unique_lock<std::mutex>& lock;
+  size_t lane;
+  ~LaneLease() {
+    if (!lock.owns_lock()) lock.lock();
+    lanes.release(lane);
+  }
+};
+
+}  // namespace
+
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
-                                                            const runtime::StepObserver& observer) {
+                                                            const RunOptions& run_options, const runtime::StepObserver& observer) {
+  std::unique_lock<std::mutex> lock(mutex);
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
   if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));
   std::optional<runtime::PaddedRun> padded;
@@ -646,28 +685,42 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   KILN_ASSIGN_OR_RETURN(std::vector<Value> ordered, runtime::bind_inputs(*model.graph, inputs));
   runtime::ShapeSignature shapes;
   for (const Value& v : ordered) shapes.push_back(v.is_tensor() ? v.tensor().shape() : std::vector<int64_t>{});
-  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, plan_for(shapes));
+  const LaneLease lease{lanes, lock, lanes.acquire(lock)};
+  report.execution.lanes = static_cast<int64_t>(lanes.size());
+  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan,
+                        lease.lane == 0 ? plan_for(shapes) : lane_plan(lease.lane, shapes));
+  lock.unlock();
+  // OpenMP's thread count belongs to the calling thread: set it for each run.
+  const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
+  if (threads > 0) omp_set_num_threads(threads);
+  std::vector<runtime::StepTiming> timings;
   const auto start = std::chrono::steady_clock::now();
-  last_timings.clear();
-  last_kernels.reset();
-  last_plan = plan;  // the kernel events of last_timings point into it
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> results, executor.run(*plan, ordered, &last_timings, observer));
+  Result<std::vector<Value>> results = lanes.executor(lease.lane).run(*plan, ordered, &timings, observer, &run_options.terminate);
   const double elapsed = ms_since(start);
-  if (request) {
-    report.run.record(elapsed);
-    runtime::accumulate_op_times(last_timings, report.run.op_times);
+  if (!results.is_ok()) {
+    const Status& failed = results.status();
+    return run_options.tag.empty() ? failed : failed.with_context("run '" + run_options.tag + "'");
   }
   std::map<std::string, Value> named;
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (padded && results[i].is_tensor()) results[i] = Value(cut_padding(outputs[i], results[i].tensor(), padded->symbols));
-    named[model.graph->outputs[i]->name] = std::move(results[i]);
+  for (size_t i = 0; i < results.value().size(); ++i) {
+    Value& result = results.value()[i];
+    if (padded && result.is_tensor()) result = Value(cut_padding(outputs[i], result.tensor(), padded->symbols));
+    named[model.graph->outputs[i]->name] = std::move(result);
   }
+  lock.lock();
+  if (request) {
+    report.run.record(elapsed);
+    runtime::accumulate_op_times(timings, report.run.op_times);
+  }
+  last_timings = std::move(timings);
+  last_kernels.reset();
+  last_plan = plan;  // the kernel events of last_timings point into it
   return named;
 }
 
 Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
-                                                                     const runtime::StepObserver& observer) {
-  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request, observer));
+                                                                     const RunOptions& run_options, const runtime::StepObserver& observer) {
+  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request, run_options, observer));
   std::map<std::string, Tensor> tensors;
   for (auto& [name, value] : outputs) {
     if (!value.is_tensor())
@@ -677,20 +730,32 @@ Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::
   return tensors;
 }
 
+namespace {
+const RunOptions& default_run_options() {
+  static const RunOptions options;
+  return options;
+}
+}  // namespace
+
 Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->execute_tensors(inputs, true);
+  return impl_->execute_tensors(inputs, true, default_run_options());
+}
+
+Result<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, const RunOptions& run_options) {
+  return impl_->execute_tensors(inputs, true, run_options);
 }
 
 Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs) {
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->execute(inputs, true);
+  return impl_->execute(inputs, true, default_run_options());
+}
+
+Result<std::map<std::string, Value>> Session::run_values(const std::map<std::string, Value>& inputs, const RunOptions& run_options) {
+  return impl_->execute(inputs, true, run_options);
 }
 
 Result<std::map<std::string, Tensor>> Session::run_observed(const std::map<std::string, Tensor>& inputs,
                                                             const ValueObserver& observer) {
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->execute_tensors(inputs, true, [&observer](const runtime::Step& step, const std::vector<Value>& values) {
+  return impl_->execute_tensors(inputs, true, default_run_options(), [&observer](const runtime::Step& step, const std::vector<Value>& values) {
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int slot = step.outputs[i];
       if (slot >= 0 && values[static_cast<size_t>(slot)].is_tensor())
@@ -701,24 +766,28 @@ Result<std::map<std::string, Tensor>> Session::run_observed(const std::map<std::
 
 Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
   if (runs < 1) return invalid_argument("warm-up runs must be >= 1, got " + std::to_string(runs));
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  report::WarmupSection& w = impl_->report.warmup;
+  // The fixtures and load shapes are fixed at load: no lock is needed to read them.
   std::map<std::string, Tensor> fixtures = inputs;
   const bool recorded = inputs.empty() && !impl_->warmup_inputs.empty();
-  w.fixtures = !inputs.empty() ? "given" : recorded ? "artifact" : "generated";
   if (recorded) fixtures = impl_->warmup_inputs;
   if (fixtures.empty()) {
     KILN_ASSIGN_OR_RETURN(fixtures, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
   }
+  std::optional<runtime::WarmupCheck> check;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
-    KILN_ASSIGN_OR_RETURN(auto outputs, impl_->execute_tensors(fixtures, false));
-    w.runs += 1;
+    KILN_ASSIGN_OR_RETURN(auto outputs, impl_->execute_tensors(fixtures, false, default_run_options()));
     if (recorded && i == 0) {
-      KILN_ASSIGN_OR_RETURN(const runtime::WarmupCheck check, runtime::check_fixture_outputs(impl_->warmup_outputs, outputs));
-      w.checked = true;
-      w.max_relative_error = check.max_relative_error;
+      KILN_ASSIGN_OR_RETURN(check, runtime::check_fixture_outputs(impl_->warmup_outputs, outputs));
     }
+  }
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  report::WarmupSection& w = impl_->report.warmup;
+  w.fixtures = !inputs.empty() ? "given" : recorded ? "artifact" : "generated";
+  w.runs += runs;
+  if (check) {
+    w.checked = true;
+    w.max_relative_error = check->max_relative_error;
   }
   w.ms += ms_since(start);
   w.state = "ready";
@@ -763,15 +832,21 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
     extras.assets[name] = std::move(bytes).value();
   }
   extras.warmup_inputs = options.warmup_inputs;
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, impl_->plan_for(impl_->load_shapes));
-  extras.kernels = &plan->kernel_build;
   if (extras.warmup_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(extras.warmup_inputs, runtime::generated_fixture_inputs(*impl_->model.graph, impl_->load_shapes));
   }
-  KILN_ASSIGN_OR_RETURN(extras.warmup_outputs, impl_->execute_tensors(extras.warmup_inputs, false));
-  KILN_ASSIGN_OR_RETURN(const std::string bytes,
-                        artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), extras));
+  std::shared_ptr<const runtime::ExecutionPlan> plan;
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
+    KILN_ASSIGN_OR_RETURN(plan, impl_->plan_for(impl_->load_shapes));
+  }
+  extras.kernels = &plan->kernel_build;
+  KILN_ASSIGN_OR_RETURN(extras.warmup_outputs, impl_->execute_tensors(extras.warmup_inputs, false, default_run_options()));
+  std::string bytes;
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
+    KILN_ASSIGN_OR_RETURN(bytes, artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), extras));
+  }
   return io::write_file_atomic(path, bytes);
 }
 
