@@ -111,7 +111,9 @@ struct SessionOptions {
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).
 struct RunOptions {
   std::string tag;  // names the run in its errors
-  // Kernel threads for this run (OpenMP, on the calling thread); 0: the session's.
+  // Kernel threads for this run (OpenMP, on the calling thread); 0: the session's. oneDNN's
+  // primitives split their work by the threads of the run that built their plan (the first run of
+  // each lane and shape), so a later run with other threads changes Kiln's own kernels only.
   int threads = 0;
   // Set from any thread to end the runs using these options at their next kernel boundary, with a
   // Cancelled status; nothing they allocated is kept. Clear it to run with them again.

@@ -669,6 +669,10 @@ struct LaneLease {
 
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
                                                             const RunOptions& run_options, const runtime::StepObserver& observer) {
+  // OpenMP's thread count belongs to the calling thread: set it for each run, before a plan may be
+  // built on this thread (oneDNN sizes a primitive's work split by the threads when it is made).
+  const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
+  if (threads > 0) omp_set_num_threads(threads);
   std::unique_lock<std::mutex> lock(mutex);
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
   if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));
@@ -690,9 +694,6 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan,
                         lease.lane == 0 ? plan_for(shapes) : lane_plan(lease.lane, shapes));
   lock.unlock();
-  // OpenMP's thread count belongs to the calling thread: set it for each run.
-  const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
-  if (threads > 0) omp_set_num_threads(threads);
   std::vector<runtime::StepTiming> timings;
   const auto start = std::chrono::steady_clock::now();
   Result<std::vector<Value>> results = lanes.executor(lease.lane).run(*plan, ordered, &timings, observer, &run_options.terminate);
