@@ -61,4 +61,14 @@ function writeNpy(path, { type, data, dims }) {
   fs.writeFileSync(path, Buffer.concat([prefix, Buffer.from(header, 'latin1'), body]));
 }
 
-module.exports = { readNpy, writeNpy };
+// ONNX Runtime feeds from {input name: .npy path}: one ort.Tensor per file.
+function readFeeds(ort, inputs) {
+  const feeds = {};
+  for (const [name, file] of Object.entries(inputs)) {
+    const { type, data, dims } = readNpy(file);
+    feeds[name] = new ort.Tensor(type, data, dims);
+  }
+  return feeds;
+}
+
+module.exports = { readNpy, writeNpy, readFeeds };

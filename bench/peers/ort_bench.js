@@ -9,7 +9,7 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
-const { readNpy, writeNpy } = require('./npy');
+const { readFeeds, writeNpy } = require('./npy');
 
 function parseArgs(argv) {
   const args = { inputs: {}, freeDims: {}, threads: 1, warmup: 2, runs: 10, json: null, outputDir: null, model: null };
@@ -65,11 +65,7 @@ function writeOutputs(dir, outputs) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const feeds = {};
-  for (const [name, file] of Object.entries(args.inputs)) {
-    const { type, data, dims } = readNpy(file);
-    feeds[name] = new ort.Tensor(type, data, dims);
-  }
+  const feeds = readFeeds(ort, args.inputs);
   const options = {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all', executionMode: 'sequential',
     intraOpNumThreads: args.threads, interOpNumThreads: 1,

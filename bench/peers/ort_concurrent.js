@@ -5,7 +5,7 @@
 'use strict';
 
 const ort = require('onnxruntime-node');
-const { readNpy } = require('./npy');
+const { readFeeds } = require('./npy');
 
 function parseArgs(argv) {
   const args = { inputs: {}, callers: 1, seconds: 2, model: null };
@@ -25,11 +25,7 @@ function parseArgs(argv) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const feeds = {};
-  for (const [name, file] of Object.entries(args.inputs)) {
-    const { type, data, dims } = readNpy(file);
-    feeds[name] = new ort.Tensor(type, data, dims);
-  }
+  const feeds = readFeeds(ort, args.inputs);
   const session = await ort.InferenceSession.create(args.model, {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all', executionMode: 'sequential',
     intraOpNumThreads: 1, interOpNumThreads: 1,
