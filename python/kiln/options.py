@@ -58,6 +58,7 @@ class SessionOptions:
         self.generate_kernels = False
         self.tune = False
         self.max_variants = 8
+        self.max_concurrent_runs = 4  # runs of one session in flight at once (threads calling run)
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
         self._free_dimensions = {}
@@ -106,6 +107,7 @@ class SessionOptions:
             "generate_kernels": bool(self.generate_kernels),
             "tune": bool(self.tune),
             "max_variants": int(self.max_variants),
+            "max_concurrent_runs": int(self.max_concurrent_runs),
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),
         }

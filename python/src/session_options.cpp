@@ -49,6 +49,7 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"mode", [&](auto& k, auto v) { o.mode = value_or_throw(parse_execution_mode(as<std::string>(k, v))); }},
       {"threads", [&](auto& k, auto v) { o.threads = as<int>(k, v); }},
       {"max_variants", [&](auto& k, auto v) { o.max_variants = as<int>(k, v); }},
+      {"max_concurrent_runs", [&](auto& k, auto v) { o.max_concurrent_runs = as<int>(k, v); }},
       {"providers", [&](auto& k, auto v) { o.providers = as<std::vector<std::string>>(k, v); }},
       {"allow_fallback", [&](auto& k, auto v) { o.allow_fallback = as<std::vector<std::string>>(k, v); }},
       {"optimize", [&](auto& k, auto v) { o.optimize = as<bool>(k, v); }},
