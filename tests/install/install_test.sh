@@ -14,7 +14,9 @@ step "cmake --install $build --prefix $prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 libdir=$prefix/lib
 [ -d "$libdir" ] || libdir=$(dirname "$(find "$prefix" -name 'libkiln.so' | head -1)")
-objdump -p "$libdir/libkiln.so" | grep -q 'SONAME *libkiln.so.0' || { echo "libkiln.so has no SONAME libkiln.so.0"; exit 1; }
+# Not `objdump | grep -q`: grep's early exit would end objdump by SIGPIPE, which pipefail reports.
+dynamic_section=$(objdump -p "$libdir/libkiln.so")
+[[ "$dynamic_section" =~ SONAME\ +libkiln\.so\.0 ]] || { echo "libkiln.so has no SONAME libkiln.so.0"; exit 1; }
 for f in "$prefix/include/kiln/kiln_c.h" "$prefix/include/kiln/session.h" "$libdir/cmake/Kiln/KilnConfig.cmake" \
          "$libdir/pkgconfig/kiln.pc" "$prefix/bin/kiln"; do
   [ -e "$f" ] || { echo "not installed: $f"; exit 1; }
