@@ -141,22 +141,21 @@ KilnStatus* set_execution_mode(KilnSessionOptions* o, const char* mode) {
   });
 }
 
-KilnStatus* set_providers(KilnSessionOptions* o, const char* const* names, size_t count) {
+// Sets the provider list `field` of the options (providers, allow_fallback) to `names`.
+KilnStatus* set_provider_list(KilnSessionOptions* o, std::vector<std::string> SessionOptions::*field, const char* const* names,
+                              size_t count) {
   KILN_C_REQUIRE(o);
   if (count > 0) KILN_C_REQUIRE(names);
   return guarded([&] {
-    o->options.providers = names_of(names, count);
+    o->options.*field = names_of(names, count);
     return static_cast<KilnStatus*>(nullptr);
   });
 }
-
+KilnStatus* set_providers(KilnSessionOptions* o, const char* const* names, size_t count) {
+  return set_provider_list(o, &SessionOptions::providers, names, count);
+}
 KilnStatus* set_allow_fallback(KilnSessionOptions* o, const char* const* names, size_t count) {
-  KILN_C_REQUIRE(o);
-  if (count > 0) KILN_C_REQUIRE(names);
-  return guarded([&] {
-    o->options.allow_fallback = names_of(names, count);
-    return static_cast<KilnStatus*>(nullptr);
-  });
+  return set_provider_list(o, &SessionOptions::allow_fallback, names, count);
 }
 
 KilnStatus* set_optimize(KilnSessionOptions* o, int optimize) {
