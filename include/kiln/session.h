@@ -19,6 +19,7 @@
 
 #include "kiln/parity.h"
 #include "kiln/status.h"
+#include "kiln/stream.h"
 #include "kiln/tensor.h"
 #include "kiln/value.h"
 
@@ -204,6 +205,11 @@ class Session {
   Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs);
   Result<std::map<std::string, Value>> run_values(const std::map<std::string, Value>& inputs, const RunOptions& run_options);
 
+  // A stream (stream.h): this model called over and over with bound buffers and carried state,
+  // with working memory and kernels of its own. InvalidArgument when an input or output is a
+  // sequence or an optional. The session must outlive the stream.
+  Result<std::unique_ptr<Stream>> open_stream();
+
   // Called after each node of a run with each tensor it produced (`tensor` is valid only during
   // the call). In eager mode every value of the original graph passes by, in node order.
   using ValueObserver = std::function<void(const std::string& node, const std::string& value, const Tensor& tensor)>;
@@ -235,6 +241,7 @@ class Session {
   Result<std::string> asset(const std::string& name) const;
 
  private:
+  friend class Stream;  // runs over the session's model and plans
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
   // load() and load_bytes(): the model at `path`, or `bytes` when given.

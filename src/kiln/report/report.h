@@ -72,6 +72,8 @@ struct ExecutionSection {
   // Concurrent runs (run_lanes.h): the bound, the lanes made so far (the most runs that were in
   // flight at once), and the plans built for lanes beyond the first.
   int64_t max_concurrent_runs = 0, lanes = 0, lane_plans_built = 0;
+  // Streams (stream.h) opened, and the plans built for them (each stream's own, per input shapes).
+  int64_t streams = 0, stream_plans_built = 0;
   int64_t variants_built = 0, cache_hits = 0, cache_misses = 0, evictions = 0, live_variants = 0;
   double compile_ms = 0;        // every variant built: passes, partition and plan (jit), plan (graph)
   int64_t packed_weight_bytes = 0;

@@ -157,6 +157,8 @@ json execution_json(const ExecutionSection& e) {
           {"max_concurrent_runs", e.max_concurrent_runs},
           {"lanes", e.lanes},
           {"lane_plans_built", e.lane_plans_built},
+          {"streams", e.streams},
+          {"stream_plans_built", e.stream_plans_built},
           {"variants_built", e.variants_built},
           {"live_variants", e.live_variants},
           {"cache_hits", e.cache_hits},

@@ -2,6 +2,7 @@
 #include "kiln/runtime/executor.h"
 
 #include <chrono>
+#include <cstring>
 #include <new>
 
 #include "kiln/ir/buffer.h"
@@ -12,9 +13,16 @@ namespace kiln::runtime {
 
 namespace {
 
-// Values for every slot that exists before the first step runs.
+Status target_mismatch(const std::string& output, const Tensor& target, DType dtype, const std::vector<int64_t>& shape) {
+  return invalid_argument("output '" + output + "' is " + dtype_name(dtype) + shape_to_string(shape) +
+                          " in this run, but the buffer bound to it is " + dtype_name(target.dtype()) +
+                          shape_to_string(target.shape()));
+}
+
+// Values for every slot that exists before the first step runs: an output slot of static shape is
+// its target when it has one (checked), else a new tensor.
 Status bind_slots(const ExecutionPlan& plan, const std::vector<Value>& inputs, std::byte* arena,
-                  std::vector<Value>& values) {
+                  std::vector<Tensor>* targets, std::vector<Value>& values) {
   values.assign(plan.slots.size(), Value());
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const ValueSlot& slot = plan.slots[i];
@@ -24,6 +32,13 @@ Status bind_slots(const ExecutionPlan& plan, const std::vector<Value>& inputs, s
       case ValueSlot::Kind::kArena: values[i] = Tensor::view(slot.dtype, slot.shape, arena + slot.offset); break;
       case ValueSlot::Kind::kOutput:
         if (slot.value->type.has_static_shape() && slot.dtype != DType::kString) {
+          Tensor* target = targets ? &(*targets)[slot.io_index] : nullptr;
+          if (target && target->defined()) {
+            if (target->dtype() != slot.dtype || target->shape() != slot.shape)
+              return target_mismatch(slot.value->name, *target, slot.dtype, slot.shape);
+            values[i] = *target;
+            break;
+          }
           values[i] = Tensor::allocate(slot.dtype, slot.shape);
           if (!values[i].tensor().defined())
             return allocation_failure("cannot allocate output '" + slot.value->name + "' of shape " +
@@ -89,10 +104,10 @@ Status Executor::reserve_arena(int64_t bytes) {
 
 Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                          std::vector<StepTiming>* timings, const StepObserver& observer,
-                                         const std::atomic<bool>* terminate) {
+                                         const std::atomic<bool>* terminate, std::vector<Tensor>* output_targets) {
   KILN_RETURN_IF_ERROR(reserve_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
-  KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), values));
+  KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), output_targets, values));
   using Ms = std::chrono::duration<double, std::milli>;
   const auto run_start = std::chrono::steady_clock::now();
   for (const Step& step : plan.steps) {
@@ -105,11 +120,22 @@ Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::v
       timings->push_back({step.node, &step.provider, Ms(start - run_start).count(), Ms(std::chrono::steady_clock::now() - start).count()});
   }
   // Outputs that alias an input, a constant, the arena or another output are copied so the caller
-  // owns each one.
+  // owns each one (into its target, when it has one).
   std::vector<Value> outputs;
   for (size_t i = 0; i < plan.output_slots.size(); ++i) {
     const int s = plan.output_slots[i];
     const ValueSlot::Kind kind = plan.slots[s].kind;
+    Tensor* target = output_targets && (*output_targets)[i].defined() ? &(*output_targets)[i] : nullptr;
+    if (target && values[s].is_tensor() && values[s].tensor().raw_data() != target->raw_data()) {
+      const Tensor& value = values[s].tensor();
+      if (value.dtype() != target->dtype() || value.shape() != target->shape() || value.dtype() == DType::kString)
+        return target_mismatch(plan.slots[s].value->name, *target, value.dtype(), value.shape());
+      std::memcpy(target->raw_data(), value.raw_data(), value.byte_size());
+    }
+    if (target) {
+      outputs.push_back(*target);
+      continue;
+    }
     bool shared = kind != ValueSlot::Kind::kOutput && kind != ValueSlot::Kind::kDynamic;
     for (size_t j = 0; j < i; ++j) shared = shared || plan.output_slots[j] == s;
     outputs.push_back(shared && values[s].is_tensor() ? Value(values[s].tensor().clone()) : ops::owned(values[s]));

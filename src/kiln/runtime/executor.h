@@ -32,9 +32,14 @@ class Executor {
   // When `timings` is non-null it receives one entry per step; `observer`, when set, sees each
   // step's outputs before a later step may reuse their memory. When `terminate` is given and
   // becomes true (from any thread), the run ends before its next step with a Cancelled status.
+  // `output_targets`, when given, holds one tensor per graph output (undefined: none): the output
+  // is written into it, in place where the plan gives the output a buffer of its own (an output
+  // slot of static shape), else copied into it, and the returned value is that tensor.
+  // InvalidArgument naming the output when a target's dtype or shape is not the output's.
   Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                  std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {},
-                                 const std::atomic<bool>* terminate = nullptr);
+                                 const std::atomic<bool>* terminate = nullptr,
+                                 std::vector<Tensor>* output_targets = nullptr);
   int64_t arena_capacity() const { return arena_bytes_; }
   // Grows the arena to at least `bytes` now (a run grows it to its plan's need otherwise).
   Status reserve_arena(int64_t bytes);

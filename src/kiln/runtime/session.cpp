@@ -38,6 +38,7 @@
 #include "kiln/runtime/body_plans.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
+#include "kiln/runtime/session_impl.h"
 #include "kiln/runtime/warmup.h"
 
 namespace kiln {
@@ -69,105 +70,6 @@ Tensor cut_padding(const TensorInfo& info, const Tensor& t, const std::map<std::
 }
 
 }  // namespace
-
-struct Session::Impl {
-  SessionOptions options;
-  // The machine this session compiles for: made once (detected, or capped by options.isa) and
-  // handed to the providers, the code generator and the artifact check; the report records it.
-  target::Target target;
-  ir::Model model;
-  partition::ProviderList providers;
-  partition::PartitionMap partition;
-  ExecutionMode mode = ExecutionMode::kGraph;
-  runtime::VariantCache variants;  // lane 0's plans
-  // Guards everything below and above that runs change (variants, lanes, the report, the last
-  // run's timings); a run holds it while it finds its lane and plan and while it records itself,
-  // not while its kernels run.
-  mutable std::mutex mutex;
-  runtime::RunLanes lanes;
-  runtime::SpecializedShapes specialized;  // empty unless options.specialize
-  bool from_artifact = false;              // loaded from a .kiln file: the graph is already optimised
-  std::map<std::string, std::string> assets;  // the artifact's, by name
-  std::map<std::string, Tensor> warmup_inputs, warmup_outputs;  // the artifact's recorded fixtures
-  std::vector<providers::PackedConstant> prepacked;  // the artifact's weights in kernel layouts
-  std::set<std::string> packed_only;                 // the artifact's weights stored only packed
-  // Weights the first plan packed in place (kernel_build.h): packed-only from then on.
-  std::shared_ptr<providers::InPlaceLedger> packed_in_place = std::make_shared<providers::InPlaceLedger>();
-  bool first_plan_attempted = false;
-  int artifact_threads = 0;                          // the artifact's default thread count
-  // The artifact's generated kernels: source key -> object bytes (views into the mapped file).
-  std::map<std::string, std::string_view> generated_code;
-  std::shared_ptr<const char> artifact_file;
-  std::vector<std::vector<int64_t>> load_shapes;
-  std::atomic<SessionState> state{SessionState::kLoaded};
-  std::vector<TensorInfo> inputs;
-  std::vector<TensorInfo> outputs;
-  ModelMetadata metadata;  // as imported, before any pass
-  report::Report report;
-  // The last run's step timings; its KernelEvents are built from them only when asked for, so
-  // that a run pays for no string copies.
-  std::vector<runtime::StepTiming> last_timings;
-  std::shared_ptr<const runtime::ExecutionPlan> last_plan;
-  // Chooses among kernels' candidates: measuring when options.tune, else recording heuristics.
-  std::shared_ptr<providers::Tuner> tuner;
-  std::optional<std::vector<KernelEvent>> last_kernels;
-
-  // Imports the model at `path`, or the ONNX model `bytes` when given.
-  Status import_model(const std::string& path, const std::string* bytes);
-  Status choose_mode();
-  Status set_up_profile();
-  // A profile that bounds the shapes (reject, pad): plans its max shapes and reserves their arena.
-  Status reserve_profile_max();
-  // Checks `inputs` against the shape profile, applying and recording the policy.
-  Status guard_profile(const std::map<std::string, Value>& inputs);
-  Status specialize();
-  Status analyse();
-  // Whether this session rewrites graphs (not eager, not with optimize off).
-  bool rewrites() const { return options.optimize && mode != ExecutionMode::kEager; }
-  // The provider-independent passes over the whole graph.
-  Status optimise(ir::Graph& graph);
-  // After partition: each of the policy's providers that prefers a shape of graph
-  // (GraphPreferences) has the nodes it runs lowered for it (layouts, Winograd marks, element-wise
-  // chains: passes of kLoweringStage); the graph is then placed again.
-  Result<partition::PartitionMap> lower(ir::Graph& graph, partition::PartitionMap placed);
-  passes::PipelineOptions pipeline_options() const;
-  Status make_providers();
-  Result<partition::PartitionMap> place(ir::Graph& graph);
-  // The plan for `shapes`: a cached variant, else one compiled now (and cached).
-  Result<std::shared_ptr<const runtime::ExecutionPlan>> plan_for(const runtime::ShapeSignature& shapes);
-  // jit: a copy of the graph specialised to `shapes`, optimised, partitioned and planned.
-  Result<std::unique_ptr<runtime::ExecutionPlan>> compile_variant(const runtime::ShapeSignature& shapes);
-  void record_variants();
-  // What a plan of `graph` starts from: the artifact's packed weights, those packed in place and
-  // those of the plans kept now, so that variants share their packed weights instead of each
-  // packing its own; with `generate`, a module for the generated kernels. The session's first
-  // plan from an ONNX model may pack weights in place, so that they are held once.
-  providers::KernelBuild kernel_build(const ir::Graph& graph, bool generate = true);
-  // How bodies of control flow compile as graphs of their own (BodyPlans): the graph passes,
-  // placement and lowering the main graph gets.
-  runtime::BodyCompiler body_compiler() const;
-  // jit: passes over a variant's graph, with the weights that exist only packed hidden from them.
-  Status optimise_variant(ir::Graph& graph);
-  // build_plan for the loaded graph; an artifact's plan for shapes whose generated kernels it does
-  // not embed, with no compiler to build them, uses the library kernels instead.
-  Result<std::unique_ptr<runtime::ExecutionPlan>> plan_loaded_graph(const runtime::ShapeSignature& shapes);
-  void record_plan(const runtime::ExecutionPlan& plan);
-  void record_options();
-  Status choose_target();
-  // Whether kernels are generated from loop IR: jit, graph with generate_kernels, and an artifact
-  // that embeds generated kernels (the providers that can generate them do).
-  bool generates_kernels() const;
-  // The providers' evidence of generated kernels, if any generates.
-  std::optional<codegen::CodegenStats> generated_stats() const;
-  // The plan of lane `lane` (> 0) for `shapes`: its own, built now when it has none. Holds `mutex`.
-  Result<std::shared_ptr<const runtime::ExecutionPlan>> lane_plan(size_t lane, const runtime::ShapeSignature& shapes);
-  // Runs the plan for `inputs` in an idle lane; a request (counted in the report) when `request`
-  // is set. Takes `mutex` itself: the caller must not hold it.
-  Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
-                                               const RunOptions& run_options, const runtime::StepObserver& observer = {});
-  Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
-                                                        const RunOptions& run_options, const runtime::StepObserver& observer = {});
-};
 
 Status Session::Impl::import_model(const std::string& path, const std::string* bytes) {
   const auto start = std::chrono::steady_clock::now();
@@ -638,18 +540,28 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 
+Result<std::unique_ptr<runtime::ExecutionPlan>> Session::Impl::new_plan(const runtime::ShapeSignature& shapes) {
+  if (mode == ExecutionMode::kJit) return compile_variant(shapes);
+  return plan_loaded_graph(shapes);
+}
+
 Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::lane_plan(size_t lane, const runtime::ShapeSignature& shapes) {
   if (auto plan = lanes.plans(lane).find(shapes)) return plan;
-  std::unique_ptr<runtime::ExecutionPlan> plan;
-  if (mode == ExecutionMode::kJit) {
-    KILN_ASSIGN_OR_RETURN(plan, compile_variant(shapes));
-  } else {
-    KILN_ASSIGN_OR_RETURN(plan, plan_loaded_graph(shapes));
-  }
-  std::shared_ptr<const runtime::ExecutionPlan> shared = std::move(plan);
-  lanes.plans(lane).add(shapes, shared);
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::ExecutionPlan> plan, new_plan(shapes));
+  lanes.plans(lane).add(shapes, plan);
   report.execution.lane_plans_built += 1;
-  return shared;
+  return plan;
+}
+
+void Session::Impl::record_run(bool request, double ms, std::vector<runtime::StepTiming>& timings,
+                               std::shared_ptr<const runtime::ExecutionPlan> plan) {
+  if (request) {
+    report.run.record(ms);
+    runtime::accumulate_op_times(timings, report.run.op_times);
+  }
+  std::swap(last_timings, timings);
+  last_kernels.reset();
+  last_plan = std::move(plan);  // the kernel events of last_timings point into it
 }
 
 namespace {
@@ -709,13 +621,7 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
     named[model.graph->outputs[i]->name] = std::move(result);
   }
   lock.lock();
-  if (request) {
-    report.run.record(elapsed);
-    runtime::accumulate_op_times(timings, report.run.op_times);
-  }
-  last_timings = std::move(timings);
-  last_kernels.reset();
-  last_plan = plan;  // the kernel events of last_timings point into it
+  record_run(request, elapsed, timings, plan);
   return named;
 }
 

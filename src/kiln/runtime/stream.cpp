@@ -1,0 +1,270 @@
+// kiln::Stream (stream.h): a session's model called over and over with bound buffers and carried
+// state. A call reads the bound (or carried) inputs in place and writes each output into its
+// bound buffer or one of the stream's; the inputs are checked, and a plan of the stream's own is
+// built, only when the bindings or the carried shapes change, so a steady call costs the kernels,
+// one lock to record itself, and little else.
+#include "kiln/stream.h"
+
+#include <omp.h>
+
+#include <chrono>
+
+#include "kiln/ir/buffer.h"
+#include "kiln/runtime/input_binding.h"
+#include "kiln/runtime/session_impl.h"
+
+namespace kiln {
+
+namespace {
+
+// The stream's buffers for one output. A call writes into a buffer that nothing outside holds (not
+// the one a carried input is reading, not one whose tensor the caller kept), so a kept output is
+// never overwritten; a carried state alternates between two buffers.
+class OutputBuffers {
+ public:
+  // A tensor of `dtype` and `shape` over a free buffer, made when none is free; undefined when
+  // the allocation fails.
+  Tensor take(DType dtype, const std::vector<int64_t>& shape) {
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
+    const size_t bytes = std::max<size_t>(1, static_cast<size_t>(count) * dtype_size(dtype));
+    for (const Buffer& b : buffers_)
+      if (b.data.use_count() == 1 && b.bytes >= bytes) return Tensor::shared_view(dtype, shape, b.data);
+    std::shared_ptr<void> data = allocate_buffer(bytes, Paging::kBasePages);
+    if (!data) return Tensor();
+    // Beyond kKept, the oldest is let go (whoever holds it keeps it alive).
+    if (buffers_.size() >= kKept) buffers_.erase(buffers_.begin());
+    buffers_.push_back({data, bytes});
+    return Tensor::shared_view(dtype, shape, std::move(data));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  struct Buffer {
+    std::shared_ptr<void> data;
+    size_t bytes = 0;
+  };
+  std::vector<Buffer> buffers_;
+};
+
+// Whether `a` and `b` share any byte.
+bool overlap(const Tensor& a, const Tensor& b) {
+  const auto* a0 = static_cast<const std::byte*>(a.raw_data());
+  const auto* b0 = static_cast<const std::byte*>(b.raw_data());
+  return a.byte_size() > 0 && b.byte_size() > 0 && a0 < b0 + b.byte_size() && b0 < a0 + a.byte_size();
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+struct Stream::Impl {
+  explicit Impl(Session::Impl& s)
+      : session(s),
+        bound(s.inputs.size()),
+        next_inputs(s.inputs.size()),
+        carried_from(s.inputs.size(), -1),
+        bound_outputs(s.outputs.size()),
+        carried_into(s.outputs.size(), -1),
+        buffers(s.outputs.size()),
+        targets(s.outputs.size()),
+        last(s.outputs.size()) {}
+
+  Session::Impl& session;
+  std::vector<Tensor> bound;         // per model input: the caller's tensor (a carried one's initial state)
+  std::vector<Value> next_inputs;    // per model input: what the next call reads
+  std::vector<int> carried_from;     // per model input: the output carried into it, or -1
+  std::vector<Tensor> bound_outputs; // per model output: the caller's buffer, or undefined
+  std::vector<int> carried_into;     // per model output: the input it is carried into, or -1
+  std::vector<OutputBuffers> buffers;
+  std::vector<Tensor> targets;       // per model output: where this call writes it
+  std::vector<Tensor> last;          // per model output: the last call's value
+  runtime::Executor executor;
+  std::shared_ptr<const runtime::ExecutionPlan> plan;
+  runtime::ShapeSignature planned;   // the input shapes `plan` is for
+  std::vector<bool> in_place;        // per model output: `plan` writes it into a buffer of its own
+  bool bindings_changed = true;
+  std::vector<runtime::StepTiming> timings;
+  int64_t calls = 0;
+
+  Result<size_t> input_index(const std::string& name) const { return index_of(session.inputs, name, "input"); }
+  Result<size_t> output_index(const std::string& name) const { return index_of(session.outputs, name, "output"); }
+
+  static Result<size_t> index_of(const std::vector<TensorInfo>& infos, const std::string& name, const char* what) {
+    std::string known;
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (infos[i].name == name) return i;
+      known += (known.empty() ? "'" : ", '") + infos[i].name + "'";
+    }
+    return invalid_argument("'" + name + "' is not an " + what + " of the model; its " + what + "s: " + known);
+  }
+
+  // Checks the inputs of the next call (as Session::run does) and builds the stream's plan for
+  // their shapes when it has none for them.
+  Status prepare(const runtime::ShapeSignature& shapes) {
+    std::map<std::string, Value> named;
+    for (size_t j = 0; j < next_inputs.size(); ++j) named[session.inputs[j].name] = next_inputs[j];
+    KILN_RETURN_IF_ERROR(runtime::bind_inputs(*session.model.graph, named).status());
+    for (size_t i = 0; i < bound_outputs.size(); ++i)
+      for (size_t j = 0; j < bound.size(); ++j)
+        if (bound_outputs[i].defined() && bound[j].defined() && overlap(bound_outputs[i], bound[j]))
+          return invalid_argument("the buffer bound to output '" + session.outputs[i].name +
+                                  "' shares memory with the tensor bound to input '" + session.inputs[j].name +
+                                  "' (carry the output into the input instead)");
+    const std::lock_guard<std::mutex> lock(session.mutex);
+    KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(session.specialized, named));
+    if (!session.options.shape_profile.empty()) KILN_RETURN_IF_ERROR(session.guard_profile(named));
+    if (!plan || shapes != planned) {
+      KILN_ASSIGN_OR_RETURN(plan, session.new_plan(shapes));
+      planned = shapes;
+      session.report.execution.stream_plans_built += 1;
+      in_place.assign(session.outputs.size(), false);
+      for (size_t i = 0; i < plan->output_slots.size(); ++i) {
+        const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
+        in_place[i] = slot.kind == runtime::ValueSlot::Kind::kOutput && slot.io_index == i &&
+                      slot.value->type.has_static_shape() && slot.dtype != DType::kString;
+      }
+    }
+    bindings_changed = false;
+    return Status::ok();
+  }
+
+  Status call(const RunOptions& options) {
+    const int threads = options.threads > 0 ? options.threads : session.options.threads;
+    if (threads > 0) omp_set_num_threads(threads);
+    bool shapes_changed = bindings_changed || !plan;
+    for (size_t j = 0; j < next_inputs.size(); ++j) {
+      if (!next_inputs[j].is_tensor() || !next_inputs[j].tensor().defined())
+        return invalid_argument("input '" + session.inputs[j].name + "' is neither bound nor carried into" +
+                                (carried_from[j] >= 0 ? " with an initial state bound" : "") +
+                                " (Stream::bind_input, Stream::carry)");
+      shapes_changed = shapes_changed || next_inputs[j].tensor().shape() != planned[j];
+    }
+    if (shapes_changed) {
+      runtime::ShapeSignature shapes;
+      for (const Value& v : next_inputs) shapes.push_back(v.tensor().shape());
+      KILN_RETURN_IF_ERROR(prepare(shapes));
+    }
+    for (size_t i = 0; i < targets.size(); ++i) {
+      last[i] = targets[i] = Tensor();  // the stream's own references would keep its buffers busy
+      if (bound_outputs[i].defined()) {
+        targets[i] = bound_outputs[i];
+      } else if (in_place[i]) {
+        const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
+        targets[i] = buffers[i].take(slot.dtype, slot.shape);
+        if (!targets[i].defined())
+          return allocation_failure("cannot allocate output '" + session.outputs[i].name + "' of shape " +
+                                    shape_to_string(slot.shape));
+      } else {
+        targets[i] = Tensor();
+      }
+    }
+    timings.clear();
+    const auto start = std::chrono::steady_clock::now();
+    Result<std::vector<Value>> results = executor.run(*plan, next_inputs, &timings, {}, &options.terminate, &targets);
+    const double ms = ms_since(start);
+    if (!results.is_ok()) {
+      const std::string context = "stream call " + std::to_string(calls + 1) + (options.tag.empty() ? "" : " '" + options.tag + "'");
+      return results.status().with_context(context);
+    }
+    for (size_t i = 0; i < last.size(); ++i) {
+      last[i] = std::move(results.value()[i].tensor());
+      if (carried_into[i] >= 0) next_inputs[static_cast<size_t>(carried_into[i])] = last[i];
+    }
+    ++calls;
+    const std::lock_guard<std::mutex> lock(session.mutex);
+    session.record_run(true, ms, timings, plan);
+    return Status::ok();
+  }
+};
+
+Result<std::unique_ptr<Stream>> Session::open_stream() {
+  for (const auto* infos : {&impl_->inputs, &impl_->outputs})
+    for (const TensorInfo& info : *infos)
+      if (info.kind != Value::Kind::kTensor)
+        return invalid_argument("'" + info.name + "' is a sequence or optional; a stream binds tensors only (use run_values)");
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->report.execution.streams += 1;
+  }
+  return std::unique_ptr<Stream>(new Stream(std::make_unique<Stream::Impl>(*impl_)));
+}
+
+Stream::Stream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Stream::~Stream() = default;
+
+Status Stream::bind_input(const std::string& name, Tensor tensor) {
+  KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(name));
+  const TensorInfo& info = impl_->session.inputs[j];
+  if (!tensor.defined()) return invalid_argument("input '" + name + "': the tensor to bind is undefined");
+  if (tensor.dtype() != info.dtype)
+    return invalid_argument("input '" + name + "' is " + dtype_name(info.dtype) + ", the tensor to bind " + dtype_name(tensor.dtype()));
+  impl_->bound[j] = tensor;
+  impl_->next_inputs[j] = std::move(tensor);
+  impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
+  return Status::ok();
+}
+
+Status Stream::bind_output(const std::string& name, Tensor buffer) {
+  KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(name));
+  const TensorInfo& info = impl_->session.outputs[i];
+  if (impl_->carried_into[i] >= 0)
+    return invalid_argument("output '" + name + "' is carried into input '" +
+                            impl_->session.inputs[static_cast<size_t>(impl_->carried_into[i])].name +
+                            "': the stream keeps its buffers (read it with output())");
+  if (buffer.defined() && (buffer.dtype() != info.dtype || buffer.dtype() == DType::kString))
+    return invalid_argument("output '" + name + "' is " + dtype_name(info.dtype) + ", the buffer to bind " +
+                            dtype_name(buffer.dtype()) + (buffer.dtype() == DType::kString ? " (string outputs cannot be bound)" : ""));
+  impl_->bound_outputs[i] = std::move(buffer);
+  impl_->bindings_changed = true;
+  return Status::ok();
+}
+
+Status Stream::carry(const std::string& output, const std::string& input) {
+  KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(output));
+  KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(input));
+  const TensorInfo& out = impl_->session.outputs[i];
+  const TensorInfo& in = impl_->session.inputs[j];
+  if (out.dtype != in.dtype)
+    return invalid_argument("cannot carry output '" + output + "' (" + dtype_name(out.dtype) + ") into input '" + input +
+                            "' (" + dtype_name(in.dtype) + ")");
+  if (impl_->carried_from[j] >= 0 && impl_->carried_from[j] != static_cast<int>(i))
+    return invalid_argument("input '" + input + "' is carried into from output '" +
+                            impl_->session.outputs[static_cast<size_t>(impl_->carried_from[j])].name + "' already");
+  if (impl_->carried_into[i] >= 0 && impl_->carried_into[i] != static_cast<int>(j))
+    return invalid_argument("output '" + output + "' is carried into input '" +
+                            impl_->session.inputs[static_cast<size_t>(impl_->carried_into[i])].name + "' already");
+  if (impl_->bound_outputs[i].defined())
+    return invalid_argument("output '" + output + "' is bound to a buffer; unbind it (bind_output with an undefined tensor) to carry it");
+  impl_->carried_into[i] = static_cast<int>(j);
+  impl_->carried_from[j] = static_cast<int>(i);
+  return Status::ok();
+}
+
+void Stream::reset() {
+  for (size_t j = 0; j < impl_->next_inputs.size(); ++j)
+    if (impl_->carried_from[j] >= 0) impl_->next_inputs[j] = impl_->bound[j];
+}
+
+namespace {
+const RunOptions& default_options() {
+  static const RunOptions options;
+  return options;
+}
+}  // namespace
+
+Status Stream::run() { return impl_->call(default_options()); }
+Status Stream::run(const RunOptions& options) { return impl_->call(options); }
+
+Result<Tensor> Stream::output(const std::string& name) const {
+  KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(name));
+  if (!impl_->last[i].defined())
+    return invalid_argument("output '" + name + "': " + (impl_->calls == 0 ? "the stream has not run yet" : "the last call failed"));
+  return impl_->last[i];
+}
+
+int64_t Stream::calls() const { return impl_->calls; }
+
+}  // namespace kiln
