@@ -9,7 +9,7 @@ PACKAGES=(
   libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev libssl-dev
   libre2-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest python3-distributed
 )
 
 missing=()
