@@ -13,10 +13,11 @@ from .errors import (AllocationFailure, BackendFailure, Cancelled, IntegrityFail
                      KilnError, NotFound, NumericalIssue, ShapeGuardFailure, UnsupportedOperator, UnsupportedTarget)
 from .options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
 from .session import InferenceSession, ModelMetadata, NodeArg, get_available_providers, get_device
+from .stream import IOBinding, OrtValue, Stream
 
 __all__ = [
     "__version__", "InferenceSession", "compile", "verify", "sign", "generate_key_pair", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode",
-    "NodeArg", "ModelMetadata", "get_available_providers", "get_device", "KilnError", "InvalidModel",
+    "NodeArg", "ModelMetadata", "Stream", "IOBinding", "OrtValue", "get_available_providers", "get_device", "KilnError", "InvalidModel",
     "UnsupportedOperator", "UnsupportedTarget", "InvalidArgument", "ShapeGuardFailure", "AllocationFailure",
     "BackendFailure", "NumericalIssue", "IntegrityFailure", "NotFound", "Internal", "Cancelled",
 ]

@@ -9,6 +9,7 @@ import warnings
 from . import _kiln
 from .errors import InvalidArgument
 from .options import SessionOptions
+from .stream import IOBinding, Stream
 
 # onnxruntime's provider names Kiln answers to, and Kiln's own.
 _PROVIDER_ALIASES = {"CPUExecutionProvider": "cpu", "cpu": "cpu", "cpu_ref": "cpu_ref"}
@@ -141,7 +142,22 @@ class InferenceSession:
         self._profile = None
         return path
 
+    def io_binding(self):
+        """onnxruntime's IOBinding (kiln.stream.IOBinding): inputs and outputs bound once."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs on the inputs and into the outputs bound to `iobinding`."""
+        iobinding._run(run_options)
+
     # ---- Kiln's own ----
+
+    def stream(self, carry=None, initial=None):
+        """A Stream (kiln.Stream): this model called over and over, with `carry` ({output: input})
+        handing each call's state outputs to the next call's inputs without a copy, from `initial`
+        ({input: array}) after each reset(). It has its own working memory; the session serves
+        other runs and streams meanwhile."""
+        return Stream(self._session.open_stream(), carry, initial)
 
     def warm_up(self, input_feed=None, runs=1):
         """Runs the model `runs` times before it serves requests (given inputs, an artifact's

@@ -84,13 +84,18 @@ py::dtype numpy_dtype(const std::string& name, DType dtype) {
   }
 }
 
+DType kiln_dtype_of(const std::string& name, const py::dtype& dtype) {
+  const DType kiln_dtype = numeric_dtype(dtype);
+  if (kiln_dtype == DType::kUndefined)
+    throw StatusError(invalid_argument("'" + name + "': numpy dtype " + std::string(py::str(static_cast<const py::handle&>(dtype))) + " has no Kiln type"));
+  return kiln_dtype;
+}
+
 Tensor tensor_from_array(const std::string& name, py::handle object, std::vector<py::object>& keep_alive) {
   py::array array = numpy().attr("asarray")(object);
   const py::dtype dtype = array.dtype();
   if (dtype.kind() == 'U' || dtype.kind() == 'S' || dtype.kind() == 'O') return string_tensor(name, array);
-  const DType kiln_dtype = numeric_dtype(dtype);
-  if (kiln_dtype == DType::kUndefined)
-    throw StatusError(invalid_argument("input '" + name + "': numpy dtype " + std::string(py::str(static_cast<const py::handle&>(dtype))) + " has no Kiln type"));
+  const DType kiln_dtype = kiln_dtype_of(name, dtype);
   const bool in_place = (array.flags() & kNpyCContiguous) && (array.flags() & kNpyAligned) &&
                         dtype.attr("isnative").cast<bool>();
   if (!in_place) array = numpy().attr("ascontiguousarray")(array, dtype.attr("newbyteorder")("="));

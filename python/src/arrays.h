@@ -36,6 +36,9 @@ py::object array_from_tensor(const std::string& name, const Tensor& tensor);
 // An output value: an array, a list of arrays (a sequence), None (an empty optional).
 py::object python_from_value(const std::string& name, const Value& value);
 
+// The Kiln dtype of a numeric or bool numpy dtype (throws StatusError naming `name` for others).
+DType kiln_dtype_of(const std::string& name, const py::dtype& dtype);
+
 // The numpy dtype of a Kiln dtype (throws StatusError for those numpy lacks).
 py::dtype numpy_dtype(const std::string& name, DType dtype);
 

@@ -15,6 +15,7 @@
 #include "artifact_functions.h"
 #include "session_options.h"
 #include "status_error.h"
+#include "stream_binding.h"
 
 namespace kiln::python {
 namespace {
@@ -145,6 +146,8 @@ class NativeSession {
 
   py::bytes asset(const std::string& name) const { return py::bytes(value_or_throw(session_->asset(name))); }
 
+  NativeStream open_stream() { return NativeStream(value_or_throw(session_->open_stream()), *session_); }
+
  private:
   static py::list infos(const std::vector<TensorInfo>& list) {
     py::list out;
@@ -211,7 +214,10 @@ PYBIND11_MODULE(_kiln, m) {
       .def("report_json", &NativeSession::report_json)
       .def("last_run_kernels", &NativeSession::last_run_kernels)
       .def("write_artifact", &NativeSession::write_artifact, "path"_a, "assets"_a, "warmup"_a)
-      .def("asset", &NativeSession::asset, "name"_a);
+      .def("asset", &NativeSession::asset, "name"_a)
+      // The stream uses the session: it keeps it alive.
+      .def("open_stream", &NativeSession::open_stream, py::keep_alive<0, 1>());
   m.def("input_address", &kiln::python::input_address, "array"_a);
   kiln::python::add_artifact_functions(m);
+  kiln::python::add_stream_class(m);
 }
