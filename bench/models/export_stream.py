@@ -7,8 +7,10 @@ recurrent model called once per 512-sample chunk with its state carried from cal
   outputs: prob: float[batch, 1], h_out, c_out: float[1, batch, 128] (the next call's h, c)
 
 The state's batch dim is dynamic (exported as a symbol), as in a streaming server's models. Writes
-<out>/model.onnx, input_{x,h,c}.npy and PyTorch's outputs for 20 chained calls
-(expected_prob_20.npy: the probability after the 20th chunk of a fixed signal, from zero state).
+<out>/model.onnx, input_{x,h,c}.npy, signal.npy (20 chunks) and PyTorch's output after them from
+zero state (expected_prob_20.npy); and <out>/null.onnx, the same inputs and outputs through one
+trivial op each (prob = mean of x, h_out = -h, c_out = -c): its call time is a runtime's cost per
+call beyond the kernels (binding, dispatch, outputs, state hand-off).
 """
 import argparse
 import os
@@ -18,6 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # must precede the torch im
 import numpy as np
 import onnx
 import torch
+from onnx import TensorProto, helper
 from torch import nn
 
 SEED = 20261126
@@ -69,6 +72,20 @@ def main():
             prob, *state = model(torch.from_numpy(chunk), *state)
     np.save(os.path.join(args.out, "expected_prob_20.npy"), prob.numpy())
     print("exported %s (prob after 20 chunks: %.6f)" % (path, float(prob)))
+    null = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x"], ["prob"], axes=[1], keepdims=1),
+         helper.make_node("Neg", ["h"], ["h_out"]), helper.make_node("Neg", ["c"], ["c_out"])],
+        "stream_null",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", CHUNK]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, "batch", HIDDEN]),
+         helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, "batch", HIDDEN])],
+        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["batch", 1]),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [1, "batch", HIDDEN]),
+         helper.make_tensor_value_info("c_out", TensorProto.FLOAT, [1, "batch", HIDDEN])])
+    null_model = helper.make_model(null, opset_imports=[helper.make_opsetid("", 17)])
+    null_model.ir_version = 8
+    onnx.checker.check_model(null_model, full_check=True)
+    onnx.save(null_model, os.path.join(args.out, "null.onnx"))
 
 
 if __name__ == "__main__":
