@@ -39,9 +39,9 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   // Binds input `name` to `tensor` for every call until it is bound again: read in place. For a
-  // carried input, `tensor` is its initial state, read by the first call and after reset().
-  // InvalidArgument naming the input for an unknown name, a dtype other than the model's, a rank
-  // or a concrete dim that disagrees with it.
+  // carried input, `tensor` is its initial state, read by the first call and after reset(). An
+  // undefined tensor unbinds it. InvalidArgument naming the input for an unknown name, a dtype
+  // other than the model's (here), a rank or a concrete dim that disagrees with it (at the next call).
   Status bind_input(const std::string& name, Tensor tensor);
   // Binds output `name` to `buffer`: every call writes the output into it (in place where the plan
   // gives the output memory of its own, else by a copy). The output must have the buffer's dtype

@@ -198,8 +198,7 @@ Stream::~Stream() = default;
 Status Stream::bind_input(const std::string& name, Tensor tensor) {
   KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(name));
   const TensorInfo& info = impl_->session.inputs[j];
-  if (!tensor.defined()) return invalid_argument("input '" + name + "': the tensor to bind is undefined");
-  if (tensor.dtype() != info.dtype)
+  if (tensor.defined() && tensor.dtype() != info.dtype)
     return invalid_argument("input '" + name + "' is " + dtype_name(info.dtype) + ", the tensor to bind " + dtype_name(tensor.dtype()));
   impl_->bound[j] = tensor;
   impl_->next_inputs[j] = std::move(tensor);
