@@ -1,6 +1,6 @@
 # Kiln's entry points on a fresh Debian 12 machine:
-#   make demo   installs what is missing, builds, runs a bundled model and prints its evidence
-#   make test   installs what is missing, builds, exports the parity models, fetches the zoo, runs every test
+#   make demo   installs what the tool needs, builds only the tool, runs a bundled model and prints its evidence
+#   make test   installs everything, builds all, exports the parity models, fetches the zoo, runs every test
 #   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
 #   make install PREFIX=/usr/local  installs the library, headers, CMake and pkg-config files, tool, Python package
 #   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
@@ -15,18 +15,27 @@ ASAN_DIR ?= build-asan
 KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
 export KILN_ZOO_DIR
 
-.PHONY: all deps build install test test-asan demo models zoo zoo-for-test bench clean
+.PHONY: all deps deps-tool build build-tool install test test-asan test-tsan demo models zoo zoo-for-test bench clean
 
 all: build
 
 deps:
-	./scripts/install-deps.sh
+	./scripts/install-deps.sh all
 
-$(BUILD_DIR)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_WERROR=ON
+deps-tool:
+	./scripts/install-deps.sh tool
 
-build: deps $(BUILD_DIR)/CMakeCache.txt
+CONFIGURE := cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_WERROR=ON
+
+# Everything: the library, tool, Python package and tests (configured on, also after make demo).
+build: deps
+	$(CONFIGURE) -DKILN_BUILD_TESTS=ON -DKILN_BUILD_PYTHON=ON
 	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# The library and the kiln tool only; a build folder configured by `make build` keeps its options.
+build-tool: deps-tool
+	test -f $(BUILD_DIR)/CMakeCache.txt || $(CONFIGURE) -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_PYTHON=OFF
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target kiln
 
 # The library (libkiln.so, SONAME libkiln.so.0), headers, CMake package, pkg-config file, the kiln
 # tool and the Python package under PREFIX (docs/PYTHON.md, README's "Installing").
@@ -65,7 +74,7 @@ test-asan: deps $(ASAN_DIR)/models/.exported
 
 # SqueezeNet 1.1 exported by bench/models/export.py (see examples/README.md), checked against
 # PyTorch's own output for the same input.
-demo: build
+demo: build-tool
 	$(KILN) inspect $(DEMO)/model.onnx
 	$(KILN) run $(DEMO)/model.onnx --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --output-dir $(BUILD_DIR)/demo --report $(BUILD_DIR)/demo/report.json --iterations 5
@@ -75,6 +84,17 @@ demo: build
 	$(KILN) run $(BUILD_DIR)/demo/squeezenet.kiln --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --iterations 5
 
+# The concurrency and stream tests under ThreadSanitizer. OpenMP's own threads are not
+# instrumented, so kernels run on the calling threads (OMP_NUM_THREADS=1); the threads are the
+# tests' own, calling one session at once.
+TSAN_DIR ?= build-tsan
+TSAN_TESTS := ConcurrentRuns.*:Stream.*
+test-tsan: deps
+	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON -DKILN_TSAN=ON -DKILN_BUILD_PYTHON=OFF
+	cmake --build $(TSAN_DIR) -j$(JOBS) --target kiln_unit_tests
+	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  $(TSAN_DIR)/tests/kiln_unit_tests --gtest_filter='$(TSAN_TESTS)'
+
 # Kiln vs ONNX Runtime vs PyTorch on the six full-size models (bench/README.md): installs the peers,
 # then writes bench/out/results.{json,png}. Options go in BENCH_ARGS, e.g. BENCH_ARGS=--quick.
 bench: build
@@ -82,4 +102,4 @@ bench: build
 	KILN=$(KILN) ./bench/run.sh $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

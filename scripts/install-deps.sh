@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Installs every Debian package Kiln needs to build, test and run its demo.
-# Idempotent: only missing packages are installed. Runs as root (or with sudo) on Debian 12.
+# Installs the Debian packages Kiln needs. Idempotent: only missing packages are installed. Runs as
+# root (or with sudo) on Debian 12.
+#   scripts/install-deps.sh        everything: build, test (the suite, Python package, parity exports)
+#   scripts/install-deps.sh tool   only what the library and the kiln tool need (make demo)
 set -euo pipefail
 
-PACKAGES=(
+TOOL_PACKAGES=(
   build-essential cmake pkg-config
-  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev libssl-dev
-  libre2-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libre2-dev nlohmann-json3-dev libcli11-dev
+)
+TEST_PACKAGES=(
+  libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
   pybind11-dev python3-dev python3-pytest python3-distributed
 )
+
+case "${1:-all}" in
+  tool) PACKAGES=("${TOOL_PACKAGES[@]}") ;;
+  all) PACKAGES=("${TOOL_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [tool|all]" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -105,6 +105,7 @@ class IOBinding:
 
     def __init__(self, session):
         self._native = session._session.open_stream()
+        self._inputs = [i.name for i in session.get_inputs()]
         self._outputs = []  # bound output names, in the order bound
         self._ran = False
 
@@ -135,7 +136,8 @@ class IOBinding:
             self._outputs.append(name)
 
     def clear_binding_inputs(self):
-        raise InvalidArgument("Kiln's IOBinding keeps its inputs bound; bind new arrays over them instead")
+        for name in self._inputs:
+            self._native.bind_input(name, None)
 
     def clear_binding_outputs(self):
         for name in self._outputs:

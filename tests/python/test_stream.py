@@ -160,3 +160,6 @@ def test_io_binding_as_onnxruntime_scripts_use_it(cell):
     assert np.array_equal(values[1].numpy(), expected_h)
     with pytest.raises(kiln.InvalidArgument, match="cuda"):
         binding.bind_output("y", "cuda")
+    binding.clear_binding_inputs()
+    with pytest.raises(kiln.InvalidArgument, match="'x'"):
+        session.run_with_iobinding(binding)

@@ -19,19 +19,17 @@ int64_t dim(const ir::Value* v, int64_t axis) {
   return d.is_static() ? d.value() : 1;
 }
 
-bool is_op(const ir::Node& n, const char* domain, const char* op) { return n.domain == domain && n.op_type == op; }
-
 }  // namespace
 
 int64_t estimate_flops(const ir::Node& node) {
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
-  if (is_op(node, "", "Conv") || is_op(node, "kiln", "FusedConv")) {
+  if (node.is("", "Conv") || node.is("kiln", "FusedConv")) {
     // Each output element: C/group * kernel taps multiply-adds; W is [M, C/group, k...].
     const int64_t w_elements = elements(node.input(1)), out_channels = dim(node.input(1), 0);
     return 2 * elements(y) * (out_channels ? w_elements / out_channels : 0) + elements(y);
   }
-  if (is_op(node, "", "MatMul") || is_op(node, "kiln", "FusedMatMul")) return 2 * elements(y) * dim(node.input(0), -1) + elements(y);
-  if (is_op(node, "", "Gemm")) {
+  if (node.is("", "MatMul") || node.is("kiln", "FusedMatMul")) return 2 * elements(y) * dim(node.input(0), -1) + elements(y);
+  if (node.is("", "Gemm")) {
     const int64_t k = node.attr_int("transA", 0) ? dim(node.input(0), 0) : dim(node.input(0), 1);
     return 2 * elements(y) * k + elements(y);
   }

@@ -13,6 +13,7 @@
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/cli/model_io.h"
+#include "kiln/runtime/elapsed.h"
 
 namespace kiln::cli {
 
@@ -28,10 +29,6 @@ struct BenchArgs {
   std::string output_dir;
   SessionFlags flags;
 };
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 struct LatencyStats {
   double min = 0, median = 0, p90 = 0, max = 0, mean = 0;

@@ -44,6 +44,8 @@ struct Node {
   std::vector<std::string> origins;
 
   bool has_attr(const std::string& key) const { return attributes.count(key) != 0; }
+  // Whether this is operator `op` of domain `op_domain` ("" for ai.onnx).
+  bool is(const char* op_domain, const char* op) const { return domain == op_domain && op_type == op; }
   const Attribute* attr(const std::string& key) const;
   int64_t attr_int(const std::string& key, int64_t fallback) const;
   float attr_float(const std::string& key, float fallback) const;

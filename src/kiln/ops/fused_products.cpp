@@ -8,6 +8,7 @@
 //   kiln.FusedMatMul: P = MatMul(A, B), bias along the last dim (input 2, shape [N]).
 // Reference kernels are Conv's and MatMul's, so every provider's fused kernel is checked against
 // the unfused math.
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/ops/activation.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/conv.h"
@@ -20,7 +21,6 @@
 namespace kiln::ops {
 namespace {
 
-constexpr size_t kResidualInput = 3;
 
 Status fused_conv_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(ctx.node()));
@@ -68,7 +68,7 @@ Status fused_conv_kernel(KernelContext& ctx) {
 // out = activation(product + bias + Z): bias (when given) runs along the last dim.
 Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* bias) {
   Tensor& out = *ctx.output(0);
-  const Tensor* z = ctx.input(kResidualInput);
+  const Tensor* z = ctx.input(kFusedResidualInput);
   if (z && z->shape() != out.shape())
     return ctx.error("residual shape " + shape_to_string(z->shape()) + " differs from the output's " + shape_to_string(out.shape()));
   const int64_t n = out.rank() ? out.shape().back() : 1;
@@ -105,7 +105,7 @@ void register_fused_ops(OpRegistry& r) {
   // Y is written (the product is computed apart first, or summed into Y by the provider).
   auto fused = [&r](const char* op, ShapeRule rule, Kernel kernel) {
     OpDef def{"kiln", op, 1, with_required_inputs(2, std::move(rule)), std::move(kernel)};
-    def.in_place_input = static_cast<int>(kResidualInput);
+    def.in_place_input = static_cast<int>(kFusedResidualInput);
     r.add(std::move(def));
   };
   fused("FusedConv", fused_conv_infer, fused_conv_kernel);

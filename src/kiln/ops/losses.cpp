@@ -30,12 +30,6 @@ Status loss_infer(InferenceContext& ctx) {
   return Status::ok();
 }
 
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.element_count()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = element_as_double(t, static_cast<int64_t>(i));
-  return v;
-}
-
 void store_doubles(Tensor& out, const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i) store_double(out, static_cast<int64_t>(i), v[i]);
 }

@@ -19,14 +19,6 @@ namespace kiln::ops {
 namespace {
 
 // A floating tensor's values as doubles.
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.element_count()));
-  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = load(t.data<T>()[i]);
-  });
-  return out;
-}
-
 template <class T>
 void write_doubles(const std::vector<double>& values, Tensor& t) {
   for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = store<T>(values[i]);

@@ -113,6 +113,15 @@ Result<std::vector<float>> read_floats(const Tensor& t, const std::string& what)
   return out;
 }
 
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out(static_cast<size_t>(t.element_count()));
+  visit_dtype(t.dtype(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, std::string>)
+      for (size_t i = 0; i < out.size(); ++i) out[i] = to_double(t.data<T>()[i]);
+  });
+  return out;
+}
+
 void store_double(Tensor& t, int64_t i, double v) {
   visit_dtype(t.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) t.data<bool>()[i] = v != 0;

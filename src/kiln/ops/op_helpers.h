@@ -96,6 +96,10 @@ Result<std::vector<int64_t>> read_int64s(const Tensor& t, const std::string& wha
 // Reads a float/double/float16 tensor (scales) as floats.
 Result<std::vector<float>> read_floats(const Tensor& t, const std::string& what);
 
+// Every element of a numeric or bool tensor as a double (kernels that compute in double read their
+// inputs this way).
+std::vector<double> as_doubles(const Tensor& t);
+
 // Writes `v` into element i of a numeric or bool tensor, converted to its element type (kernels
 // that compute in double store their results this way).
 void store_double(Tensor& t, int64_t i, double v);

@@ -43,14 +43,6 @@ Status check_same_dim(const InferenceContext& ctx, const ir::Dim& a, const ir::D
 }
 
 // A float-typed tensor's elements as double.
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.element_count()));
-  dispatch<FloatTypes>(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
-  });
-  return v;
-}
-
 // Writes double values into a float-typed tensor of as many elements.
 void store_doubles(const std::vector<double>& v, Tensor& t) {
   dispatch<FloatTypes>(t.dtype(), [&]<class T>() {

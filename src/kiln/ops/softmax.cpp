@@ -11,7 +11,7 @@
 namespace kiln::ops {
 namespace {
 
-enum class Kind { kSoftmax, kLogSoftmax, kHardmax };
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 int64_t default_axis(int opset) { return opset < 13 ? 1 : -1; }
 
@@ -44,14 +44,14 @@ Status softmax_rule(InferenceContext& ctx) {
 }
 
 template <class T>
-void normalize_row(const T* x, T* y, int64_t n, int64_t stride, Kind kind) {
+void normalize_row(const T* x, T* y, int64_t n, int64_t stride, SoftmaxKind kind) {
   double max = -std::numeric_limits<double>::infinity();
   int64_t argmax = 0;
   for (int64_t i = 0; i < n; ++i) {
     const double v = load(x[i * stride]);
     if (v > max) max = v, argmax = i;
   }
-  if (kind == Kind::kHardmax) {
+  if (kind == SoftmaxKind::kHardmax) {
     for (int64_t i = 0; i < n; ++i) y[i * stride] = store<T>(i == argmax ? 1.0 : 0.0);
     return;
   }
@@ -60,11 +60,11 @@ void normalize_row(const T* x, T* y, int64_t n, int64_t stride, Kind kind) {
   const double log_sum = std::log(sum);
   for (int64_t i = 0; i < n; ++i) {
     const double shifted = load(x[i * stride]) - max;
-    y[i * stride] = store<T>(kind == Kind::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum);
+    y[i * stride] = store<T>(kind == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum);
   }
 }
 
-Kernel softmax_kernel(Kind kind) {
+Kernel softmax_kernel(SoftmaxKind kind) {
   return [kind](KernelContext& ctx) -> Status {
     const Tensor& x = *ctx.input(0);
     auto axis = normalize_axis(ctx.node().attr_int("axis", default_axis(ctx.opset())), x.rank());
@@ -88,9 +88,9 @@ Kernel softmax_kernel(Kind kind) {
 
 void register_softmax_ops(OpRegistry& r) {
   for (int v : {1, 11, 13}) {
-    r.add(OpDef{"", "Softmax", v, softmax_rule, softmax_kernel(Kind::kSoftmax)});
-    r.add(OpDef{"", "LogSoftmax", v, softmax_rule, softmax_kernel(Kind::kLogSoftmax)});
-    r.add(OpDef{"", "Hardmax", v, softmax_rule, softmax_kernel(Kind::kHardmax)});
+    r.add(OpDef{"", "Softmax", v, softmax_rule, softmax_kernel(SoftmaxKind::kSoftmax)});
+    r.add(OpDef{"", "LogSoftmax", v, softmax_rule, softmax_kernel(SoftmaxKind::kLogSoftmax)});
+    r.add(OpDef{"", "Hardmax", v, softmax_rule, softmax_kernel(SoftmaxKind::kHardmax)});
   }
 }
 

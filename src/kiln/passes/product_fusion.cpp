@@ -1,5 +1,6 @@
 // product_fusion: Conv | MatMul | plain Gemm [+ bias] [+ Add residual] [+ activation] -> kiln.FusedConv |
 // FusedMatMul.
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/passes/product_fusion.h"
 
 #include <algorithm>
@@ -10,14 +11,11 @@
 namespace kiln::passes {
 namespace {
 
-// Both fused ops take (X or A, W or B, bias, residual).
-constexpr size_t kBiasInput = 2, kResidualInput = 3;
-
 bool is_kiln_op(const ir::Node& n, const char* op) { return n.domain == "kiln" && n.op_type == op; }
 bool is_conv(const ir::Node& n) { return is_onnx_op(n, "Conv") || is_kiln_op(n, "FusedConv"); }
 bool is_matmul(const ir::Node& n) { return is_onnx_op(n, "MatMul") || is_kiln_op(n, "FusedMatMul"); }
-bool has_bias(const ir::Node& n) { return n.input(kBiasInput) != nullptr; }
-bool has_residual(const ir::Node& n) { return n.input(kResidualInput) != nullptr; }
+bool has_bias(const ir::Node& n) { return n.input(ops::kFusedBiasInput) != nullptr; }
+bool has_residual(const ir::Node& n) { return n.input(ops::kFusedResidualInput) != nullptr; }
 bool has_activation(const ir::Node& n) { return n.has_attr("activation"); }
 
 // The single node reading the product's output, when nothing else (graph output, subgraph) needs it.
@@ -110,14 +108,14 @@ bool fuse_next(ir::Graph& graph, ir::Node& product, const std::set<std::string>&
   const bool bias_allowed = is_matmul(product) && !has_bias(product) && !has_residual(product);
   if (ir::Value* bias = bias_allowed ? bias_operand(*next, product.outputs[0]) : nullptr) {
     absorb(graph, product, *next);
-    product.inputs.resize(kBiasInput + 1, nullptr);
-    product.inputs[kBiasInput] = bias;
+    product.inputs.resize(ops::kFusedBiasInput + 1, nullptr);
+    product.inputs[ops::kFusedBiasInput] = bias;
     return true;
   }
   if (ir::Value* residual = has_residual(product) ? nullptr : residual_operand(*next, product.outputs[0])) {
     absorb(graph, product, *next);
-    product.inputs.resize(kResidualInput + 1, nullptr);  // bias stays omitted when absent
-    product.inputs[kResidualInput] = residual;
+    product.inputs.resize(ops::kFusedResidualInput + 1, nullptr);  // bias stays omitted when absent
+    product.inputs[ops::kFusedResidualInput] = residual;
     return true;
   }
   if (const std::optional<ops::Activation> activation = ops::activation_of(*next)) {

@@ -1,4 +1,5 @@
 // product_slicing: Slice(product, last axis) -> product over the sliced weight columns.
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/passes/product_slicing.h"
 
 #include <optional>
@@ -12,7 +13,6 @@
 namespace kiln::passes {
 namespace {
 
-constexpr size_t kBiasInput = 2, kResidualInput = 3;
 
 struct Columns {
   int64_t begin = 0, count = 0;
@@ -24,11 +24,11 @@ bool is_product(const ir::Node& n) {
 
 // The product's constant weights [K, N] (and constant bias [N], if any) when it can be cut by columns.
 bool sliceable_product(const ir::Node& p) {
-  if (!is_product(p) || p.input(kResidualInput)) return false;
+  if (!is_product(p) || p.input(ops::kFusedResidualInput)) return false;
   const ir::Value* w = p.input(1);
   const ir::Value* y = p.outputs.empty() ? nullptr : p.outputs[0];
   if (!w || !w->initializer || w->initializer->rank() != 2 || !y || !y->type.shape || !y->type.shape->is_static()) return false;
-  const ir::Value* bias = p.input(kBiasInput);
+  const ir::Value* bias = p.input(ops::kFusedBiasInput);
   return !bias || (bias->initializer && bias->initializer->rank() == 1);
 }
 
@@ -80,7 +80,7 @@ bool split(ir::Graph& graph, const ir::Node& p, const std::set<std::string>& cap
     const std::string name = graph.unique_name(p.name + "_cols" + std::to_string(columns[i].begin));
     std::vector<ir::Value*> inputs = p.inputs;
     inputs[1] = graph.add_constant(name + "_weights", columns_of(*p.inputs[1]->initializer, columns[i]));
-    if (p.input(kBiasInput)) inputs[kBiasInput] = graph.add_constant(name + "_bias", columns_of(*p.inputs[kBiasInput]->initializer, columns[i]));
+    if (p.input(ops::kFusedBiasInput)) inputs[ops::kFusedBiasInput] = graph.add_constant(name + "_bias", columns_of(*p.inputs[ops::kFusedBiasInput]->initializer, columns[i]));
     ir::Value* out = slice.outputs[0];
     std::vector<std::string> origins = p.source_nodes();
     for (const std::string& origin : slice.source_nodes()) origins.push_back(origin);

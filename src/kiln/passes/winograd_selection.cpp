@@ -1,4 +1,5 @@
 // winograd_selection: 3x3 stride-1 kiln.FusedConv nodes get algorithm = "winograd".
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/passes/winograd_selection.h"
 
 #include "kiln/ops/activation.h"
@@ -7,7 +8,6 @@ namespace kiln::passes {
 namespace {
 
 constexpr int64_t kChannelBlock = 16;  // oneDNN's AVX-512 blocked layout (nChw16c)
-constexpr size_t kResidualInput = 3;
 
 bool all_equal(const std::vector<int64_t>& values, int64_t expected) {
   for (int64_t v : values)
@@ -24,7 +24,7 @@ bool winograd_eligible(const ir::Node& conv) {
   const std::vector<int64_t>& dims = w->initializer->shape();
   if (dims.size() != 4 || dims[2] != 3 || dims[3] != 3) return false;
   if (dims[0] % kChannelBlock != 0 || dims[1] % kChannelBlock != 0) return false;
-  if (conv.attr_int("group", 1) != 1 || conv.input(kResidualInput)) return false;
+  if (conv.attr_int("group", 1) != 1 || conv.input(ops::kFusedResidualInput)) return false;
   if (!all_equal(conv.attr_ints("strides", {1, 1}), 1) || !all_equal(conv.attr_ints("dilations", {1, 1}), 1)) return false;
   const std::optional<ops::Activation> activation = ops::fused_activation(conv);
   return !activation || activation->op == "Relu";

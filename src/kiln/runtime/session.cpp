@@ -36,6 +36,7 @@
 #include "kiln/runtime/shape_padding.h"
 #include "kiln/runtime/shape_profile.h"
 #include "kiln/runtime/body_plans.h"
+#include "kiln/runtime/elapsed.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
 #include "kiln/runtime/session_impl.h"
@@ -44,10 +45,6 @@
 namespace kiln {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string s;

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "kiln/ir/buffer.h"
+#include "kiln/runtime/elapsed.h"
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/session_impl.h"
 
@@ -17,45 +18,11 @@ namespace kiln {
 
 namespace {
 
-// The stream's buffers for one output. A call writes into a buffer that nothing outside holds (not
-// the one a carried input is reading, not one whose tensor the caller kept), so a kept output is
-// never overwritten; a carried state alternates between two buffers.
-class OutputBuffers {
- public:
-  // A tensor of `dtype` and `shape` over a free buffer, made when none is free; undefined when
-  // the allocation fails.
-  Tensor take(DType dtype, const std::vector<int64_t>& shape) {
-    int64_t count = 1;
-    for (int64_t d : shape) count *= d;
-    const size_t bytes = std::max<size_t>(1, static_cast<size_t>(count) * dtype_size(dtype));
-    for (const Buffer& b : buffers_)
-      if (b.data.use_count() == 1 && b.bytes >= bytes) return Tensor::shared_view(dtype, shape, b.data);
-    std::shared_ptr<void> data = allocate_buffer(bytes, Paging::kBasePages);
-    if (!data) return Tensor();
-    // Beyond kKept, the oldest is let go (whoever holds it keeps it alive).
-    if (buffers_.size() >= kKept) buffers_.erase(buffers_.begin());
-    buffers_.push_back({data, bytes});
-    return Tensor::shared_view(dtype, shape, std::move(data));
-  }
-
- private:
-  static constexpr size_t kKept = 4;
-  struct Buffer {
-    std::shared_ptr<void> data;
-    size_t bytes = 0;
-  };
-  std::vector<Buffer> buffers_;
-};
-
 // Whether `a` and `b` share any byte.
 bool overlap(const Tensor& a, const Tensor& b) {
   const auto* a0 = static_cast<const std::byte*>(a.raw_data());
   const auto* b0 = static_cast<const std::byte*>(b.raw_data());
   return a.byte_size() > 0 && b.byte_size() > 0 && a0 < b0 + b.byte_size() && b0 < a0 + a.byte_size();
-}
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -71,6 +38,36 @@ struct Stream::Impl {
         buffers(s.outputs.size()),
         targets(s.outputs.size()),
         last(s.outputs.size()) {}
+
+  // The stream's buffers for one output. A call writes into a buffer that nothing outside holds (not
+  // the one a carried input is reading, not one whose tensor the caller kept), so a kept output is
+  // never overwritten; a carried state alternates between two buffers.
+  class OutputBuffers {
+   public:
+    // A tensor of `dtype` and `shape` over a free buffer, made when none is free; undefined when
+    // the allocation fails.
+    Tensor take(DType dtype, const std::vector<int64_t>& shape) {
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      const size_t bytes = std::max<size_t>(1, static_cast<size_t>(count) * dtype_size(dtype));
+      for (const Buffer& b : buffers_)
+        if (b.data.use_count() == 1 && b.bytes >= bytes) return Tensor::shared_view(dtype, shape, b.data);
+      std::shared_ptr<void> data = allocate_buffer(bytes, Paging::kBasePages);
+      if (!data) return Tensor();
+      // Beyond kKept, the oldest is let go (whoever holds it keeps it alive).
+      if (buffers_.size() >= kKept) buffers_.erase(buffers_.begin());
+      buffers_.push_back({data, bytes});
+      return Tensor::shared_view(dtype, shape, std::move(data));
+    }
+
+   private:
+    static constexpr size_t kKept = 4;
+    struct Buffer {
+      std::shared_ptr<void> data;
+      size_t bytes = 0;
+    };
+    std::vector<Buffer> buffers_;
+  };
 
   Session::Impl& session;
   std::vector<Tensor> bound;         // per model input: the caller's tensor (a carried one's initial state)

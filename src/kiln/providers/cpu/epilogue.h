@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation.h"
 #include "kiln/ops/op_registry.h"
@@ -15,7 +16,7 @@
 
 namespace kiln::providers::cpu {
 
-constexpr size_t kResidualInput = 3;
+constexpr size_t kResidualInput = ops::kFusedResidualInput;
 
 // The oneDNN eltwise algorithm and its alpha/beta for an activation; nullopt when none fits.
 struct EltwiseOp {
