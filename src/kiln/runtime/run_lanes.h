@@ -31,6 +31,8 @@ class RunLanes {
   // Marks `lane` idle again (under the lock) and wakes a waiting run.
   void release(size_t lane);
 
+  // A lane's Executor. Take it under the lock: another run may add a lane, moving the list; the
+  // Executor itself stays where it is as long as the session lives.
   Executor& executor(size_t lane) { return lanes_[lane]->executor; }
   // The plans of a lane beyond the first (lane 0 uses the session's variant cache).
   VariantCache& plans(size_t lane) { return lanes_[lane]->plans; }

@@ -602,10 +602,12 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   report.execution.lanes = static_cast<int64_t>(lanes.size());
   KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan,
                         lease.lane == 0 ? plan_for(shapes) : lane_plan(lease.lane, shapes));
+  // Found under the lock: another run may add a lane (moving the lane list) while this one runs.
+  runtime::Executor& executor = lanes.executor(lease.lane);
   lock.unlock();
   std::vector<runtime::StepTiming> timings;
   const auto start = std::chrono::steady_clock::now();
-  Result<std::vector<Value>> results = lanes.executor(lease.lane).run(*plan, ordered, &timings, observer, &run_options.terminate);
+  Result<std::vector<Value>> results = executor.run(*plan, ordered, &timings, observer, &run_options.terminate);
   const double elapsed = ms_since(start);
   if (!results.is_ok()) {
     const Status& failed = results.status();
