@@ -107,6 +107,10 @@ struct SessionOptions {
   // input shapes, built the first time it needs them; weights are shared. A caller beyond the
   // limit waits for a run to end. At least 1.
   int max_concurrent_runs = 4;
+  // The most iterations one Loop may run in a run: a Loop whose trip count is above it (with no
+  // condition input) is refused before it starts, and one that reaches it is stopped, each with an
+  // InvalidArgument naming the node. 0: unbounded. (A run's time is bounded by RunOptions::timeout_ms.)
+  int64_t max_loop_iterations = 100'000'000;
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).
@@ -116,9 +120,14 @@ struct RunOptions {
   // primitives split their work by the threads of the run that built their plan (the first run of
   // each lane and shape), so a later run with other threads changes Kiln's own kernels only.
   int threads = 0;
-  // Set from any thread to end the runs using these options at their next kernel boundary, with a
-  // Cancelled status; nothing they allocated is kept. Clear it to run with them again.
+  // Set from any thread to end the runs using these options at their next kernel boundary (or
+  // Loop/Scan iteration), with a Cancelled status; nothing they allocated is kept. Clear it to run
+  // with them again.
   std::atomic<bool> terminate{false};
+  // A deadline: a run still going this many milliseconds after it began ends at its next kernel
+  // boundary or Loop/Scan iteration with a Cancelled status naming the timeout and where it
+  // stopped; the session serves the next run as usual. 0: none.
+  double timeout_ms = 0;
 };
 
 // Name, element type and shape of a model input or output; symbolic dims are -1 with their name
@@ -192,6 +201,8 @@ class Session {
   // loaded); else seeded random inputs of the load-time shapes. Warm-up runs are not counted as
   // requests in the report; its time is (report: stages_ms.warmup, warmup).
   Status warm_up(const std::map<std::string, Tensor>& inputs = {}, int runs = 1);
+  // warm_up() with each warm-up run under `run_options` (a timeout, cancellation).
+  Status warm_up(const std::map<std::string, Tensor>& inputs, int runs, const RunOptions& run_options);
   SessionState state() const;
 
   // Runs the model (a request; on a session not yet warmed up, the first one pays the first-run

@@ -59,6 +59,7 @@ class SessionOptions:
         self.tune = False
         self.max_variants = 8
         self.max_concurrent_runs = 4  # runs of one session in flight at once (threads calling run)
+        self.max_loop_iterations = 100_000_000  # iterations one Loop may run in a run; 0: unbounded
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
         self._free_dimensions = {}
@@ -108,6 +109,7 @@ class SessionOptions:
             "tune": bool(self.tune),
             "max_variants": int(self.max_variants),
             "max_concurrent_runs": int(self.max_concurrent_runs),
+            "max_loop_iterations": int(self.max_loop_iterations),
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),
         }
@@ -115,8 +117,9 @@ class SessionOptions:
 
 class RunOptions(_kiln.RunOptions):
     """Per-run options: `logid` (onnxruntime's name; also `tag`) names the run in its errors,
-    `threads` sets its kernel threads (0: the session's), and `terminate`, set from any thread
-    while runs use these options, ends them at their next kernel boundary with kiln.Cancelled."""
+    `threads` sets its kernel threads (0: the session's), `terminate`, set from any thread while
+    runs use these options, ends them at their next kernel boundary (or Loop/Scan iteration) with
+    kiln.Cancelled, and `timeout_ms` (Kiln's own; 0: none) ends a run that takes longer the same way."""
 
     def __init__(self):
         super().__init__()

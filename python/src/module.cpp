@@ -199,6 +199,7 @@ PYBIND11_MODULE(_kiln, m) {
       .def(py::init<>())
       .def_readwrite("tag", &kiln::RunOptions::tag)
       .def_readwrite("threads", &kiln::RunOptions::threads)
+      .def_readwrite("timeout_ms", &kiln::RunOptions::timeout_ms)
       .def_property(
           "terminate", [](const kiln::RunOptions& o) { return o.terminate.load(); },
           [](kiln::RunOptions& o, bool value) { o.terminate.store(value); });

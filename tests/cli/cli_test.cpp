@@ -12,6 +12,7 @@
 #include "kiln/io/file.h"
 #include "kiln/target/target.h"
 #include "kiln/tensor_io.h"
+#include "support/loop_model.h"
 #include "support/model_builder.h"
 
 namespace kiln {
@@ -376,6 +377,19 @@ TEST(Cli, CacheListsCountsAndClearsTheObjectsJitGenerated) {
   EXPECT_NE(run_kiln_with(env, "cache stats").output.find("objects    0"), std::string::npos);
   CommandResult bare = run_kiln_with(env, "cache");
   EXPECT_NE(bare.exit_code, 0) << bare.output;  // ls, stats or clear is required
+}
+
+TEST(Cli, RunLimitsStopALongLoop) {
+  ScratchDir dir("cli-limits");
+  const std::string model = testing::loop_model(dir, false, false, int64_t{1'000'000'000'000});
+  const std::string x = dir.file("x.npy");
+  ASSERT_TRUE(write_npy_file(x, Tensor::from_vector<float>(DType::kFloat, {1}, {0.0f})).is_ok());
+  CommandResult refused = run_kiln("run " + model + " --input x=" + x);
+  EXPECT_EQ(refused.exit_code, 14) << refused.output;  // invalid_argument: above the default bound
+  EXPECT_NE(refused.output.find("count_up"), std::string::npos) << refused.output;
+  CommandResult timed_out = run_kiln("run " + model + " --input x=" + x + " --max-loop-iterations 0 --timeout 50");
+  EXPECT_EQ(timed_out.exit_code, 22) << timed_out.output;  // cancelled
+  EXPECT_NE(timed_out.output.find("deadline (timeout 50 ms)"), std::string::npos) << timed_out.output;
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
       ->check(CLI::PositiveNumber);
   cmd.add_flag("--tune", flags.tune,
                "Choose among kernels' candidates by timing them on this machine (cached in $KILN_CACHE_DIR/tactics)");
+  cmd.add_option("--max-loop-iterations", flags.max_loop_iterations,
+                 "Most iterations one Loop may run in a run (default 100000000; 0: unbounded)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--tune-budget-ms", flags.tune_budget_ms, "Time the tuner may spend measuring per session (default 5000)")
       ->check(CLI::NonNegativeNumber);
 }
@@ -106,6 +109,7 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.tune = flags.tune;
   options.tune_budget_ms = flags.tune_budget_ms;
   options.max_variants = flags.max_variants;
+  options.max_loop_iterations = flags.max_loop_iterations;
   KILN_ASSIGN_OR_RETURN(options.mode, parse_execution_mode(flags.mode));
   KILN_ASSIGN_OR_RETURN(options.shape_profile, runtime::parse_shape_profile(flags.shape_profile));
   options.out_of_profile = flags.out_of_profile == "specialize" ? OutOfProfile::kSpecialize

@@ -31,6 +31,7 @@ struct SessionFlags {
   int max_variants = SessionOptions{}.max_variants;
   bool tune = false;
   double tune_budget_ms = SessionOptions{}.tune_budget_ms;
+  int64_t max_loop_iterations = SessionOptions{}.max_loop_iterations;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

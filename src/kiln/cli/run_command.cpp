@@ -32,6 +32,7 @@ struct RunArgs {
   std::string dump_values_dir;
   std::vector<std::string> expected;  // NAME=reference.npy
   double tolerance = 1e-4;
+  double timeout_ms = 0;
   SessionFlags flags;
 };
 
@@ -119,14 +120,16 @@ Status run_model(const RunArgs& args) {
   // (outputs checked), else the run's own inputs (random data may not suit an index or axes input).
   KILN_ASSIGN_OR_RETURN(auto warmup_inputs, read_named_tensors("--warmup-input", args.warmup_inputs));
   if (warmup_inputs.empty() && !artifact::is_artifact_file(args.model)) warmup_inputs = inputs;
-  KILN_RETURN_IF_ERROR(session->warm_up(warmup_inputs, args.warmup));
+  RunOptions run_options;
+  run_options.timeout_ms = args.timeout_ms;
+  KILN_RETURN_IF_ERROR(session->warm_up(warmup_inputs, args.warmup, run_options));
   std::map<std::string, Tensor> outputs;
   for (int i = 0; i < args.iterations; ++i) {
     if (!args.dump_values_dir.empty() && i == 0) {
       KILN_ASSIGN_OR_RETURN(outputs, run_dumping_values(*session, inputs, args.dump_values_dir));
       continue;
     }
-    KILN_ASSIGN_OR_RETURN(outputs, session->run(inputs));
+    KILN_ASSIGN_OR_RETURN(outputs, session->run(inputs, run_options));
   }
   for (const auto& [name, tensor] : outputs) print_output(name, tensor);
   std::cout << session->report_summary() << "\n";
@@ -148,6 +151,10 @@ void add_run_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--input", args->inputs, "NAME=file.npy | NAME=file.pb | NAME=random[:SEED] (repeatable)");
   cmd->add_option("--output-dir", args->output_dir, "Write each output as DIR/<output name>.npy");
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
+  cmd->add_option("--timeout", args->timeout_ms,
+                  "Milliseconds each run (warm-up ones too) may take: past it, the run stops at its next kernel or "
+                  "Loop/Scan iteration, a cancelled run (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--iterations", args->iterations, "Timed runs (the first is reported separately)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", args->warmup, "Warm-up runs before the timed ones (default 1; on the run's inputs, or a .kiln model's recorded fixtures, outputs checked)")

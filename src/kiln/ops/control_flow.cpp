@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kiln/ops/run_limits.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -116,6 +117,12 @@ Status loop_infer(InferenceContext& ctx) {
   return Status::ok();
 }
 
+// A body's result, its error (a failed node, a cancelled run) naming the node and the iteration.
+Result<std::vector<Value>> in_iteration(const KernelContext& ctx, int64_t iteration, Result<std::vector<Value>> result) {
+  if (result.is_ok()) return result;
+  return result.status().with_context(ctx.node().describe() + ", iteration " + std::to_string(iteration));
+}
+
 Result<int64_t> optional_trip_count(const KernelContext& ctx) {
   const Tensor* m = ctx.input(0);
   if (!m) return std::numeric_limits<int64_t>::max();
@@ -141,11 +148,20 @@ Status loop_kernel(KernelContext& ctx) {
   }
   const size_t scans = ctx.output_count() - carried;
   std::vector<std::vector<Tensor>> scan_slices(scans);
+  const int64_t bound = max_loop_iterations();
+  auto refuse = [&](const std::string& why) {
+    return invalid_argument(ctx.node().describe() + ": " + why + ", above this session's bound of " + std::to_string(bound) +
+                            " iterations per Loop (SessionOptions::max_loop_iterations, --max-loop-iterations)");
+  };
+  if (bound > 0 && !ctx.input(1) && ctx.input(0) && trip_count > bound)
+    return refuse("its trip count M is " + std::to_string(trip_count));
   for (int64_t i = 0; i < trip_count && cond; ++i) {
+    KILN_RETURN_IF_ERROR(check_run_limits(ctx.node(), i));
+    if (bound > 0 && i == bound) return refuse("it would run more than " + std::to_string(bound) + " iterations");
     std::vector<Value> body_inputs = {Tensor::from_vector<int64_t>(DType::kInt64, {}, {i}),
                                       Tensor::from_vector<bool>(DType::kBool, {}, {cond})};
     body_inputs.insert(body_inputs.end(), state.begin(), state.end());
-    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_body(*body, body_inputs));
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, in_iteration(ctx, i, ctx.run_body(*body, body_inputs)));
     const Tensor& cond_out = out[0].tensor();
     if (!out[0].is_tensor() || cond_out.dtype() != DType::kBool || cond_out.element_count() != 1)
       return ctx.error("body's cond output must be a single bool");
@@ -215,10 +231,11 @@ Status scan_once(const ir::Graph& body, const ScanLayout& l, std::vector<Tensor>
   }
   std::vector<std::vector<Tensor>> slices(l.scan_outputs);
   for (int64_t t = 0; t < length; ++t) {
+    KILN_RETURN_IF_ERROR(check_run_limits(ctx.node(), t));
     std::vector<Value> body_inputs(states.begin(), states.end());
     for (size_t j = 0; j < l.scan_inputs; ++j)
       body_inputs.push_back(take_along(scan_inputs[j], axes[j], l.input_directions[j] ? length - 1 - t : t));
-    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_body(body, body_inputs));
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> out, in_iteration(ctx, t, ctx.run_body(body, body_inputs)));
     for (const Value& v : out)
       if (!v.is_tensor()) return ctx.error("Scan bodies must produce tensors");
     for (size_t k = 0; k < l.states; ++k) states[k] = out[k].tensor();

@@ -104,15 +104,15 @@ Status Executor::reserve_arena(int64_t bytes) {
 
 Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                          std::vector<StepTiming>* timings, const StepObserver& observer,
-                                         const std::atomic<bool>* terminate, std::vector<Tensor>* output_targets) {
+                                         const ops::RunLimits* limits, std::vector<Tensor>* output_targets) {
+  const ops::ScopedRunLimits current(limits);
   KILN_RETURN_IF_ERROR(reserve_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), output_targets, values));
   using Ms = std::chrono::duration<double, std::milli>;
   const auto run_start = std::chrono::steady_clock::now();
   for (const Step& step : plan.steps) {
-    if (terminate && terminate->load(std::memory_order_relaxed))
-      return cancelled("the run was terminated before " + step.node->describe());
+    KILN_RETURN_IF_ERROR(ops::check_run_limits(*step.node));
     const auto start = std::chrono::steady_clock::now();
     KILN_RETURN_IF_ERROR(run_step(step, values));
     if (observer) observer(step, values);

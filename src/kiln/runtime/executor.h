@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "kiln/ops/run_limits.h"
 #include "kiln/runtime/execution_plan.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
@@ -30,15 +31,17 @@ class Executor {
  public:
   // `inputs` holds one value per graph input, in order, with the shapes the plan was built for.
   // When `timings` is non-null it receives one entry per step; `observer`, when set, sees each
-  // step's outputs before a later step may reuse their memory. When `terminate` is given and
-  // becomes true (from any thread), the run ends before its next step with a Cancelled status.
+  // step's outputs before a later step may reuse their memory. `limits`, when given, become the
+  // current run limits (ops/run_limits.h) for the run; the current ones (this run's, or those of
+  // the run whose Loop or Scan body this is) are checked before each step: a terminated run or a
+  // passed deadline ends with a Cancelled status naming the step.
   // `output_targets`, when given, holds one tensor per graph output (undefined: none): the output
   // is written into it, in place where the plan gives the output a buffer of its own (an output
   // slot of static shape), else copied into it, and the returned value is that tensor.
   // InvalidArgument naming the output when a target's dtype or shape is not the output's.
   Result<std::vector<Value>> run(const ExecutionPlan& plan, const std::vector<Value>& inputs,
                                  std::vector<StepTiming>* timings = nullptr, const StepObserver& observer = {},
-                                 const std::atomic<bool>* terminate = nullptr,
+                                 const ops::RunLimits* limits = nullptr,
                                  std::vector<Tensor>* output_targets = nullptr);
   int64_t arena_capacity() const { return arena_bytes_; }
   // Grows the arena to at least `bytes` now (a run grows it to its plan's need otherwise).

@@ -478,6 +478,8 @@ Result<std::unique_ptr<Session>> Session::load_model(const std::string& model_pa
                                                      const SessionOptions& options) {
   if (options.threads < 0) return invalid_argument("threads must be >= 0, got " + std::to_string(options.threads));
   if (options.max_variants < 1) return invalid_argument("max_variants must be >= 1, got " + std::to_string(options.max_variants));
+  if (options.max_loop_iterations < 0)
+    return invalid_argument("max_loop_iterations must be >= 0 (0: unbounded), got " + std::to_string(options.max_loop_iterations));
   if (options.max_concurrent_runs < 1)
     return invalid_argument("max_concurrent_runs must be >= 1, got " + std::to_string(options.max_concurrent_runs));
   if (options.threads > 0) omp_set_num_threads(options.threads);
@@ -550,6 +552,21 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::lane_plan(s
   return plan;
 }
 
+Result<ops::RunLimits> Session::Impl::run_limits(const RunOptions& run_options) const {
+  if (!(run_options.timeout_ms >= 0))
+    return invalid_argument("timeout_ms must be >= 0, got " + std::to_string(run_options.timeout_ms));
+  ops::RunLimits limits;
+  limits.terminate = &run_options.terminate;
+  limits.max_loop_iterations = options.max_loop_iterations;
+  if (run_options.timeout_ms > 0) {
+    limits.timeout_ms = run_options.timeout_ms;
+    limits.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double, std::milli>(run_options.timeout_ms));
+  }
+  return limits;
+}
+
 void Session::Impl::record_run(bool request, double ms, std::vector<runtime::StepTiming>& timings,
                                std::shared_ptr<const runtime::ExecutionPlan> plan) {
   if (request) {
@@ -582,6 +599,7 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   // built on this thread (oneDNN sizes a primitive's work split by the threads when it is made).
   const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
   if (threads > 0) omp_set_num_threads(threads);
+  KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, run_limits(run_options));
   std::unique_lock<std::mutex> lock(mutex);
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
   if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));
@@ -607,7 +625,7 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   lock.unlock();
   std::vector<runtime::StepTiming> timings;
   const auto start = std::chrono::steady_clock::now();
-  Result<std::vector<Value>> results = executor.run(*plan, ordered, &timings, observer, &run_options.terminate);
+  Result<std::vector<Value>> results = executor.run(*plan, ordered, &timings, observer, &limits);
   const double elapsed = ms_since(start);
   if (!results.is_ok()) {
     const Status& failed = results.status();
@@ -671,6 +689,10 @@ Result<std::map<std::string, Tensor>> Session::run_observed(const std::map<std::
 }
 
 Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
+  return warm_up(inputs, runs, default_run_options());
+}
+
+Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs, const RunOptions& run_options) {
   if (runs < 1) return invalid_argument("warm-up runs must be >= 1, got " + std::to_string(runs));
   // The fixtures and load shapes are fixed at load: no lock is needed to read them.
   std::map<std::string, Tensor> fixtures = inputs;
@@ -682,7 +704,7 @@ Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs) {
   std::optional<runtime::WarmupCheck> check;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
-    KILN_ASSIGN_OR_RETURN(auto outputs, impl_->execute_tensors(fixtures, false, default_run_options()));
+    KILN_ASSIGN_OR_RETURN(auto outputs, impl_->execute_tensors(fixtures, false, run_options));
     if (recorded && i == 0) {
       KILN_ASSIGN_OR_RETURN(check, runtime::check_fixture_outputs(impl_->warmup_outputs, outputs));
     }

@@ -14,6 +14,7 @@
 
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ops/run_limits.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
 #include "kiln/providers/kernel_build.h"
@@ -124,6 +125,9 @@ struct Session::Impl {
   Result<std::unique_ptr<runtime::ExecutionPlan>> new_plan(const runtime::ShapeSignature& shapes);
   // The plan of lane `lane` (> 0) for `shapes`: its own, built now when it has none. Holds `mutex`.
   Result<std::shared_ptr<const runtime::ExecutionPlan>> lane_plan(size_t lane, const runtime::ShapeSignature& shapes);
+  // The limits of a run that begins now with `run_options` (ops/run_limits.h); InvalidArgument for
+  // a negative timeout.
+  Result<ops::RunLimits> run_limits(const RunOptions& run_options) const;
   // Records a run of `plan` that took `ms`: its kernels' `timings` become the last run's (taken, the
   // caller gets the previous ones' storage back); a request (`request`) is counted in the report.
   // Holds `mutex`.

@@ -131,6 +131,7 @@ struct Stream::Impl {
   Status call(const RunOptions& options) {
     const int threads = options.threads > 0 ? options.threads : session.options.threads;
     if (threads > 0) omp_set_num_threads(threads);
+    KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, session.run_limits(options));
     bool shapes_changed = bindings_changed || !plan;
     for (size_t j = 0; j < next_inputs.size(); ++j) {
       if (!next_inputs[j].is_tensor() || !next_inputs[j].tensor().defined())
@@ -160,7 +161,7 @@ struct Stream::Impl {
     }
     timings.clear();
     const auto start = std::chrono::steady_clock::now();
-    Result<std::vector<Value>> results = executor.run(*plan, next_inputs, &timings, {}, &options.terminate, &targets);
+    Result<std::vector<Value>> results = executor.run(*plan, next_inputs, &timings, {}, &limits, &targets);
     const double ms = ms_since(start);
     if (!results.is_ok()) {
       const std::string context = "stream call " + std::to_string(calls + 1) + (options.tag.empty() ? "" : " '" + options.tag + "'");
