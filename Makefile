@@ -88,7 +88,7 @@ demo: build-tool
 # instrumented, so kernels run on the calling threads (OMP_NUM_THREADS=1); the threads are the
 # tests' own, calling one session at once.
 TSAN_DIR ?= build-tsan
-TSAN_TESTS := ConcurrentRuns.*:Stream.*
+TSAN_TESTS := ConcurrentRuns.*:Stream.*:RunLimits.*
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON -DKILN_TSAN=ON -DKILN_BUILD_PYTHON=OFF
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target kiln_unit_tests
