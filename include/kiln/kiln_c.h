@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 1u
+#define KILN_API_VERSION 2u
 
 #if defined(__GNUC__)
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -167,6 +167,15 @@ typedef struct KilnApi {
   /* Ends the runs using these options at their next kernel boundary with KILN_CANCELLED (callable
      from any thread while they run); `terminate` 0 clears it so that the options run again. */
   KilnStatus* (*SetRunTerminate)(KilnRunOptions* options, int terminate);
+
+  /* ---- version 2 ---- */
+  /* A deadline for each run using these options: one still going `milliseconds` after it began ends
+     at its next kernel boundary or Loop/Scan iteration with KILN_CANCELLED (0: none; negative:
+     KILN_INVALID_ARGUMENT). */
+  KilnStatus* (*SetRunTimeout)(KilnRunOptions* options, double milliseconds);
+  /* The most iterations one Loop may run in a run (default 100000000; 0: unbounded); a Loop above
+     it fails with KILN_INVALID_ARGUMENT naming the node. */
+  KilnStatus* (*SetMaxLoopIterations)(KilnSessionOptions* options, int64_t iterations);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

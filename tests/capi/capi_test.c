@@ -105,15 +105,19 @@ int main(int argc, char** argv) {
   snprintf(missing, sizeof missing, "%s/no_such_model.onnx", argv[3]);
 
   api = KilnGetApi(KILN_API_VERSION);
-  expect(api != NULL && api->version >= 1, "KilnGetApi(KILN_API_VERSION) gives the table");
+  expect(api != NULL && api->version == KILN_API_VERSION, "KilnGetApi(KILN_API_VERSION) gives the table");
   if (!api) return 1;
   expect(KilnGetApi(KILN_API_VERSION + 1) == NULL, "a version newer than the library's gives NULL");
+  expect(KilnGetApi(1) != NULL && KilnGetApi(1)->SetRunTerminate == api->SetRunTerminate,
+         "a program built against version 1 gets a table whose version-1 functions are the same");
   expect(strlen(api->GetLibraryVersion()) > 0, "the library names its version");
 
   KilnEnv* env = NULL;
   KilnSessionOptions* options = NULL;
   succeeded(api->CreateEnv(&env), "CreateEnv");
   succeeded(api->CreateSessionOptions(&options), "CreateSessionOptions");
+  failed_with(api->SetMaxLoopIterations(options, -1), KILN_INVALID_ARGUMENT, "iterations", "a negative loop bound: invalid_argument");
+  succeeded(api->SetMaxLoopIterations(options, 1000000), "SetMaxLoopIterations");
   succeeded(api->SetThreads(options, 2), "SetThreads");
   succeeded(api->SetShapeRange(options, "batch", 1, 1, 1), "SetShapeRange batch 1:1:1");
 
@@ -240,6 +244,11 @@ int main(int argc, char** argv) {
   failed_with(api->Run(session, run_options, &in_name, (const KilnTensor* const*)&ids, 1, &out_name, 1, &never), KILN_CANCELLED,
               "capi-test", "a terminated run: cancelled, naming the run's tag");
   succeeded(api->SetRunTerminate(run_options, 0), "SetRunTerminate 0");
+  failed_with(api->SetRunTimeout(run_options, -1.0), KILN_INVALID_ARGUMENT, "milliseconds", "a negative timeout: invalid_argument");
+  succeeded(api->SetRunTimeout(run_options, 1e-9), "SetRunTimeout 1e-9");
+  failed_with(api->Run(session, run_options, &in_name, (const KilnTensor* const*)&ids, 1, &out_name, 1, &never), KILN_CANCELLED,
+              "deadline", "a run past its deadline: cancelled");
+  succeeded(api->SetRunTimeout(run_options, 0.0), "SetRunTimeout 0 (none)");
   KilnTensor* logits = NULL;
   if (succeeded(api->Run(session, run_options, &in_name, (const KilnTensor* const*)&ids, 1, &out_name, 1, &logits),
                 "Run with run options")) {

@@ -417,8 +417,23 @@ KilnStatus* set_run_terminate(KilnRunOptions* o, int terminate) {
   return nullptr;
 }
 
-const KilnApi kApiVersion1 = {
-    1u,
+KilnStatus* set_run_timeout(KilnRunOptions* o, double milliseconds) {
+  KILN_C_REQUIRE(o);
+  if (!(milliseconds >= 0)) return invalid("SetRunTimeout: milliseconds must be >= 0, got " + std::to_string(milliseconds));
+  o->options.timeout_ms = milliseconds;
+  return nullptr;
+}
+
+KilnStatus* set_max_loop_iterations(KilnSessionOptions* o, int64_t iterations) {
+  KILN_C_REQUIRE(o);
+  if (iterations < 0) return invalid("SetMaxLoopIterations: iterations must be >= 0 (0: unbounded), got " + std::to_string(iterations));
+  o->options.max_loop_iterations = iterations;
+  return nullptr;
+}
+
+// Every version's table is this one: a caller of an older version reads only its first members.
+const KilnApi kApi = {
+    KILN_API_VERSION,
     library_version,
     error_code,
     error_message,
@@ -461,6 +476,8 @@ const KilnApi kApiVersion1 = {
     set_run_tag,
     set_run_threads,
     set_run_terminate,
+    set_run_timeout,
+    set_max_loop_iterations,
 };
 
 static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,
@@ -471,5 +488,5 @@ static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static
 
 extern "C" const KilnApi* KilnGetApi(uint32_t version) {
   if (version == 0 || version > KILN_API_VERSION) return nullptr;
-  return &kiln::capi::kApiVersion1;
+  return &kiln::capi::kApi;
 }
