@@ -17,6 +17,12 @@ namespace {
 // numpy's array flags (numpy/ndarraytypes.h).
 constexpr int kNpyCContiguous = 0x0001;
 constexpr int kNpyAligned = 0x0100;
+constexpr int kNpyWriteable = 0x0400;
+
+// Whether Kiln can use `array`'s memory as it is (C order, aligned, native byte order).
+bool usable_in_place(const py::array& array) {
+  return (array.flags() & kNpyCContiguous) && (array.flags() & kNpyAligned) && array.dtype().attr("isnative").cast<bool>();
+}
 
 // Imported once and never released: a static py::object would be released after the interpreter
 // has finalised, at process exit.
@@ -96,11 +102,15 @@ Tensor tensor_from_array(const std::string& name, py::handle object, std::vector
   const py::dtype dtype = array.dtype();
   if (dtype.kind() == 'U' || dtype.kind() == 'S' || dtype.kind() == 'O') return string_tensor(name, array);
   const DType kiln_dtype = kiln_dtype_of(name, dtype);
-  const bool in_place = (array.flags() & kNpyCContiguous) && (array.flags() & kNpyAligned) &&
-                        dtype.attr("isnative").cast<bool>();
-  if (!in_place) array = numpy().attr("ascontiguousarray")(array, dtype.attr("newbyteorder")("="));
+  if (!usable_in_place(array)) array = numpy().attr("ascontiguousarray")(array, dtype.attr("newbyteorder")("="));
   keep_alive.push_back(array);
   return Tensor::view(kiln_dtype, shape_of(array), const_cast<void*>(array.data()));
+}
+
+Tensor writable_view(const std::string& name, py::array array) {
+  if (!usable_in_place(array) || !(array.flags() & kNpyWriteable))
+    throw StatusError(invalid_argument("output '" + name + "': bind a writable, C-ordered, aligned numpy array in native byte order"));
+  return Tensor::view(kiln_dtype_of(name, array.dtype()), shape_of(array), array.mutable_data());
 }
 
 Value value_from_python(const TensorInfo& info, py::handle object, std::vector<py::object>& keep_alive) {

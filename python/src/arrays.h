@@ -24,6 +24,10 @@ namespace py = pybind11;
 // (InvalidArgument) for a dtype Kiln has no type for.
 Tensor tensor_from_array(const std::string& name, py::handle object, std::vector<py::object>& keep_alive);
 
+// A view over `array`, which Kiln may write: InvalidArgument naming `name` unless it is writable,
+// C-ordered, aligned, in native byte order and of a numeric or bool dtype (bound output buffers).
+Tensor writable_view(const std::string& name, py::array array);
+
 // A model input given as `object` for `info`: a tensor, a list of arrays (a sequence), or None
 // (an empty optional).
 Value value_from_python(const TensorInfo& info, py::handle object, std::vector<py::object>& keep_alive);

@@ -13,11 +13,6 @@ namespace {
 
 using namespace pybind11::literals;
 
-// numpy's array flags (numpy/ndarraytypes.h).
-constexpr int kNpyCContiguous = 0x0001;
-constexpr int kNpyAligned = 0x0100;
-constexpr int kNpyWriteable = 0x0400;
-
 // A view over `count` elements of numpy dtype `dtype` at `address` (memory the caller owns).
 Tensor tensor_at(const std::string& name, py::handle dtype, const std::vector<int64_t>& shape, uintptr_t address) {
   const DType kiln_dtype = kiln_dtype_of(name, py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype)));
@@ -53,13 +48,7 @@ void NativeStream::bind_output(const std::string& name, py::handle object) {
   if (!py::isinstance<py::array>(object))
     throw StatusError(invalid_argument("output '" + name + "': bind a numpy array, got " +
                                        std::string(py::str(object.get_type().attr("__name__")))));
-  const py::array array = py::reinterpret_borrow<py::array>(object);
-  const int flags = array.flags();
-  if (!(flags & kNpyCContiguous) || !(flags & kNpyAligned) || !(flags & kNpyWriteable) || !array.dtype().attr("isnative").cast<bool>())
-    throw StatusError(invalid_argument("output '" + name + "': bind a writable, C-ordered, aligned numpy array in native byte order"));
-  std::vector<py::object> keep_alive;
-  const Tensor view = tensor_from_array(name, array, keep_alive);
-  check(stream_->bind_output(name, view));
+  check(stream_->bind_output(name, writable_view(name, py::reinterpret_borrow<py::array>(object))));
   output_arrays_[name] = py::reinterpret_borrow<py::object>(object);
 }
 

@@ -552,7 +552,9 @@ Result<std::shared_ptr<const runtime::ExecutionPlan>> Session::Impl::lane_plan(s
   return plan;
 }
 
-Result<ops::RunLimits> Session::Impl::run_limits(const RunOptions& run_options) const {
+Result<ops::RunLimits> Session::Impl::begin_run(const RunOptions& run_options) const {
+  const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
+  if (threads > 0) omp_set_num_threads(threads);
   if (!(run_options.timeout_ms >= 0))
     return invalid_argument("timeout_ms must be >= 0, got " + std::to_string(run_options.timeout_ms));
   ops::RunLimits limits;
@@ -595,11 +597,7 @@ struct LaneLease {
 
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
                                                             const RunOptions& run_options, const runtime::StepObserver& observer) {
-  // OpenMP's thread count belongs to the calling thread: set it for each run, before a plan may be
-  // built on this thread (oneDNN sizes a primitive's work split by the threads when it is made).
-  const int threads = run_options.threads > 0 ? run_options.threads : options.threads;
-  if (threads > 0) omp_set_num_threads(threads);
-  KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, run_limits(run_options));
+  KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, begin_run(run_options));
   std::unique_lock<std::mutex> lock(mutex);
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
   if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));

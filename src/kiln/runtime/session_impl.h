@@ -125,9 +125,11 @@ struct Session::Impl {
   Result<std::unique_ptr<runtime::ExecutionPlan>> new_plan(const runtime::ShapeSignature& shapes);
   // The plan of lane `lane` (> 0) for `shapes`: its own, built now when it has none. Holds `mutex`.
   Result<std::shared_ptr<const runtime::ExecutionPlan>> lane_plan(size_t lane, const runtime::ShapeSignature& shapes);
-  // The limits of a run that begins now with `run_options` (ops/run_limits.h); InvalidArgument for
-  // a negative timeout.
-  Result<ops::RunLimits> run_limits(const RunOptions& run_options) const;
+  // Begins a run (or a stream's call) with `run_options` on the calling thread: sets OpenMP's thread
+  // count there (before a plan may be built on it: oneDNN sizes a primitive's work split by the
+  // threads when it is made) and returns the run's limits (ops/run_limits.h), its deadline from
+  // now. InvalidArgument for a negative timeout.
+  Result<ops::RunLimits> begin_run(const RunOptions& run_options) const;
   // Records a run of `plan` that took `ms`: its kernels' `timings` become the last run's (taken, the
   // caller gets the previous ones' storage back); a request (`request`) is counted in the report.
   // Holds `mutex`.

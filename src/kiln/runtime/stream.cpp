@@ -5,8 +5,6 @@
 // one lock to record itself, and little else.
 #include "kiln/stream.h"
 
-#include <omp.h>
-
 #include <chrono>
 
 #include "kiln/ir/buffer.h"
@@ -129,9 +127,7 @@ struct Stream::Impl {
   }
 
   Status call(const RunOptions& options) {
-    const int threads = options.threads > 0 ? options.threads : session.options.threads;
-    if (threads > 0) omp_set_num_threads(threads);
-    KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, session.run_limits(options));
+    KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, session.begin_run(options));
     bool shapes_changed = bindings_changed || !plan;
     for (size_t j = 0; j < next_inputs.size(); ++j) {
       if (!next_inputs[j].is_tensor() || !next_inputs[j].tensor().defined())
