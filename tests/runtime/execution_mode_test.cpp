@@ -42,6 +42,14 @@ SessionOptions in_mode(ExecutionMode mode, int max_variants = 8) {
 
 nlohmann::json report_of(const Session& session) { return nlohmann::json::parse(session.report_json()); }
 
+// Whether oneDNN ran every kernel on its gemm, which reads weights as they are (its choice for
+// these matmuls on AVX2 machines): then nothing is packed.
+bool kernels_take_plain_weights(const nlohmann::json& report) {
+  for (const auto& [implementation, kernels] : report["target"]["implementations"].items())
+    if (implementation.rfind("gemm", 0) != 0) return false;
+  return true;
+}
+
 Tensor y_of(Session& session, const Tensor& x) {
   auto out = session.run({{"x", x}});
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
@@ -100,6 +108,8 @@ TEST(ExecutionModes, VariantsShareTheirPackedWeights) {
     auto session = Session::load(linear_relu_model(dir), in_mode(mode));
     ASSERT_TRUE(session.is_ok());
     const int64_t one = report_of(*session.value())["execution"]["packed_weight_bytes"];
+    if (one == 0 && kernels_take_plain_weights(report_of(*session.value())))
+      GTEST_SKIP() << "oneDNN's matmul reads plain weights on this machine: nothing is packed to share";
     EXPECT_GT(one, 0);
     for (int64_t n : {2, 3, 5}) y_of(*session.value(), random_tensor(DType::kFloat, {n, 4}, 1));
     const nlohmann::json e = report_of(*session.value())["execution"];
@@ -134,8 +144,9 @@ TEST(ExecutionModes, WeightsArePackedInPlaceAndEveryLaterPlanStillReadsThemRight
       const Tensor x = random_tensor(DType::kFloat, {n, 64}, static_cast<uint64_t>(n));
       expect_close(y_of(*session.value(), x), y_of(*reference.value(), x));
     }
-    const nlohmann::json e = report_of(*session.value())["execution"];
-    EXPECT_EQ(e["packed_in_place_bytes"], 64 * 128 * 4) << execution_mode_name(mode) << ": w held once, packed";
+    const nlohmann::json report = report_of(*session.value());
+    const int64_t packed = kernels_take_plain_weights(report) ? 0 : 64 * 128 * 4;  // read plain: nothing packed
+    EXPECT_EQ(report["execution"]["packed_in_place_bytes"], packed) << execution_mode_name(mode) << ": w held once, packed";
   }
   // An artifact written after the packing stores w packed, and runs right.
   auto graph = Session::load(model);
