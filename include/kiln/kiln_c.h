@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 2u
+#define KILN_API_VERSION 3u
 
 #if defined(__GNUC__)
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -176,6 +176,12 @@ typedef struct KilnApi {
   /* The most iterations one Loop may run in a run (default 100000000; 0: unbounded); a Loop above
      it fails with KILN_INVALID_ARGUMENT naming the node. */
   KilnStatus* (*SetMaxLoopIterations)(KilnSessionOptions* options, int64_t iterations);
+
+  /* ---- version 3 ---- */
+  /* The most bytes the session's buffers may hold at once (weights, packed copies, arenas,
+     outputs; 0: no limit; negative: KILN_INVALID_ARGUMENT). A load or run past it fails with
+     KILN_ALLOCATION_FAILURE before it allocates, naming the planned bytes and the limit. */
+  KilnStatus* (*SetMemoryLimit)(KilnSessionOptions* options, int64_t bytes);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

@@ -111,6 +111,15 @@ struct SessionOptions {
   // condition input) is refused before it starts, and one that reaches it is stopped, each with an
   // InvalidArgument naming the node. 0: unbounded. (A run's time is bounded by RunOptions::timeout_ms.)
   int64_t max_loop_iterations = 100'000'000;
+  // The most bytes the session's buffers may hold at once: the weights (or an artifact's bytes),
+  // packed copies, each run's arena and outputs, and values made while running. A load, or a run
+  // whose shapes would pass it, is refused before it allocates with an AllocationFailure naming
+  // the planned bytes, the limit and the largest buffers; an allocation refused mid-run ends that
+  // run only (AllocationFailure) and the session serves the next one. Outputs the caller keeps
+  // count until freed. Not counted: bookkeeping, the protobuf of a model being imported, and
+  // oneDNN's internal scratch. The report's memory section shows planned and peak use against it.
+  // 0: no limit.
+  int64_t memory_limit = 0;
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).

@@ -76,12 +76,13 @@ class Tensor {
  public:
   Tensor() = default;
 
-  // A new owning tensor, zero-filled (empty strings for kString). Throws nothing; on an
-  // impossible size (negative dim, overflow) returns an undefined tensor.
+  // A new owning tensor, zero-filled (empty strings for kString). On an impossible size (negative
+  // dim, overflow) returns an undefined tensor; throws std::bad_alloc when the memory cannot be had
+  // (or a session's memory limit refuses it: Session's load and runs turn it into AllocationFailure).
   static Tensor allocate(DType dtype, std::vector<int64_t> shape);
   // A non-owning view of `data`, which must outlive every copy of the view. Not for kString.
   static Tensor view(DType dtype, std::vector<int64_t> shape, void* data);
-  // A tensor over `data`, an aliasing pointer that keeps the memory's owner (a mapped file) alive
+  // A tensor over `data`, an aliasing pointer that keeps the memory's owner (an artifact's bytes) alive
   // as long as any copy of the tensor. Not for kString. The memory may be read-only.
   static Tensor shared_view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> data);
   // An owning tensor holding `values` (element type must match dtype's storage type).

@@ -60,6 +60,7 @@ class SessionOptions:
         self.max_variants = 8
         self.max_concurrent_runs = 4  # runs of one session in flight at once (threads calling run)
         self.max_loop_iterations = 100_000_000  # iterations one Loop may run in a run; 0: unbounded
+        self.memory_limit = 0  # bytes the session's buffers may hold at once; 0: none
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
         self._free_dimensions = {}
@@ -110,6 +111,7 @@ class SessionOptions:
             "max_variants": int(self.max_variants),
             "max_concurrent_runs": int(self.max_concurrent_runs),
             "max_loop_iterations": int(self.max_loop_iterations),
+            "memory_limit": int(self.memory_limit),
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),
         }

@@ -51,6 +51,7 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"max_variants", [&](auto& k, auto v) { o.max_variants = as<int>(k, v); }},
       {"max_concurrent_runs", [&](auto& k, auto v) { o.max_concurrent_runs = as<int>(k, v); }},
       {"max_loop_iterations", [&](auto& k, auto v) { o.max_loop_iterations = as<int64_t>(k, v); }},
+      {"memory_limit", [&](auto& k, auto v) { o.memory_limit = as<int64_t>(k, v); }},
       {"providers", [&](auto& k, auto v) { o.providers = as<std::vector<std::string>>(k, v); }},
       {"allow_fallback", [&](auto& k, auto v) { o.allow_fallback = as<std::vector<std::string>>(k, v); }},
       {"optimize", [&](auto& k, auto v) { o.optimize = as<bool>(k, v); }},

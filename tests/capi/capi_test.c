@@ -118,6 +118,15 @@ int main(int argc, char** argv) {
   succeeded(api->CreateSessionOptions(&options), "CreateSessionOptions");
   failed_with(api->SetMaxLoopIterations(options, -1), KILN_INVALID_ARGUMENT, "iterations", "a negative loop bound: invalid_argument");
   succeeded(api->SetMaxLoopIterations(options, 1000000), "SetMaxLoopIterations");
+  KilnSessionOptions* tight = NULL;
+  succeeded(api->CreateSessionOptions(&tight), "CreateSessionOptions (a tight memory limit)");
+  failed_with(api->SetMemoryLimit(tight, -1), KILN_INVALID_ARGUMENT, "bytes", "a negative memory limit: invalid_argument");
+  succeeded(api->SetMemoryLimit(tight, 65536), "SetMemoryLimit 64 KiB");
+  KilnSession* refused = NULL;
+  failed_with(api->CreateSession(env, model, tight, &refused), KILN_ALLOCATION_FAILURE, "memory limit",
+              "a model past the memory limit: allocation_failure naming the limit");
+  expect(refused == NULL, "no session past the memory limit");
+  api->ReleaseSessionOptions(tight);
   succeeded(api->SetThreads(options, 2), "SetThreads");
   succeeded(api->SetShapeRange(options, "batch", 1, 1, 1), "SetShapeRange batch 1:1:1");
 

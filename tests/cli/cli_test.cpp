@@ -392,5 +392,23 @@ TEST(Cli, RunLimitsStopALongLoop) {
   EXPECT_NE(timed_out.output.find("deadline (timeout 50 ms)"), std::string::npos) << timed_out.output;
 }
 
+TEST(Cli, MemoryLimitRefusesARunPastItBeforeItAllocates) {
+  ScratchDir dir("cli-memory");
+  const std::string model = small_model(dir);
+  CommandResult refused = run_kiln("run " + model + " --input x=random:3 --shape x=100000x3 --memory-limit 64K");
+  EXPECT_EQ(refused.exit_code, 16) << refused.output;  // allocation_failure
+  EXPECT_NE(refused.output.find("memory limit 65536 bytes"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("largest buffers"), std::string::npos) << refused.output;
+  CommandResult fits = run_kiln("run " + model + " --input x=random:3 --shape x=2x3 --memory-limit 1MiB --report " + dir.file("r.json"));
+  ASSERT_EQ(fits.exit_code, 0) << fits.output;
+  std::ifstream in(dir.file("r.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["memory"]["limit_bytes"], 1 << 20);
+  for (const char* bad : {"12Q", "-5", "G", "99999999999T"}) {
+    CommandResult r = run_kiln("run " + model + " --input x=random:3 --memory-limit=" + bad);
+    EXPECT_EQ(r.exit_code, 14) << bad << ": " << r.output;  // invalid_argument
+    EXPECT_NE(r.output.find("--memory-limit"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace kiln

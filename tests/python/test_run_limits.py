@@ -1,5 +1,6 @@
 """Run limits from Python: RunOptions.timeout_ms ends a long Loop with kiln.Cancelled and the
-session runs on; SessionOptions.max_loop_iterations refuses a Loop above it, naming the node."""
+session runs on; SessionOptions.max_loop_iterations refuses a Loop above it, naming the node;
+SessionOptions.memory_limit refuses a run past it with kiln.AllocationFailure (a MemoryError)."""
 
 import numpy as np
 import pytest
@@ -48,3 +49,16 @@ def test_a_loop_above_the_bound_is_refused_naming_the_node(loop):
     with pytest.raises(kiln.InvalidArgument, match="count_up"):
         session.run(None, feeds(101))
     assert session.run(None, feeds(100))[0][0] == 100.0
+
+
+def test_a_run_past_the_memory_limit_is_refused_and_the_session_runs_on(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 64])])
+    options = kiln.SessionOptions()
+    options.memory_limit = 1 << 20
+    session = kiln.InferenceSession(str(save(opset_model(graph), tmp_path, "relu")), options)
+    with pytest.raises(MemoryError, match="memory limit 1048576 bytes"):
+        session.run(None, {"x": np.ones((8192, 64), np.float32)})  # a 2 MiB output
+    assert session.run(None, {"x": -np.ones((2, 64), np.float32)})[0].sum() == 0.0

@@ -1,7 +1,9 @@
 // The .kiln container: encoding and fail-closed decoding.
 #include "kiln/artifact/container.h"
 
+#include <atomic>
 #include <cstring>
+#include <new>
 #include <set>
 #include <utility>
 
@@ -44,11 +46,18 @@ std::vector<std::vector<std::string>> chunk_hashes(const std::vector<std::string
     hashes[s].resize(chunk_count(sections[s].size()));
     for (size_t c = 0; c < hashes[s].size(); ++c) jobs.emplace_back(s, c);
   }
+  std::atomic<bool> out_of_memory{false};
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t j = 0; j < jobs.size(); ++j) {
     const auto [s, c] = jobs[j];
-    hashes[s][c] = hash_of(chunk(sections[s], c));
+    try {
+      hashes[s][c] = hash_of(chunk(sections[s], c));
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
   }
+  // Carried out of the parallel region, which no exception may leave (it would end the process).
+  if (out_of_memory) throw std::bad_alloc();
   return hashes;
 }
 

@@ -121,7 +121,7 @@ Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy) {
                             (built_for.empty() ? "its compiling machine's best" : "--isa " + built_for) + ")");
 }
 
-Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolicy& policy) {
+Result<LoadedArtifact> load_artifact(const io::FileImage& file, const LoadPolicy& policy) {
   KILN_ASSIGN_OR_RETURN(const Decoded d, decode(file.bytes));
   KILN_RETURN_IF_ERROR(check_signature(d, policy.trusted_public_key, policy.signature_required).status());
   KILN_RETURN_IF_ERROR(check_target(d.manifest, policy));

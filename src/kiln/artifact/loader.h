@@ -52,10 +52,10 @@ struct LoadedArtifact {
   std::shared_ptr<const char> file_owner;  // keeps the views alive
 };
 
-// The model, assets and fixtures of the mapped `file`; weights and fixtures are views into the
-// mapping (no copy), which they keep alive. IntegrityFailure naming the section or field at
+// The model, assets and fixtures of the artifact read into `file`; weights and fixtures are views
+// into its bytes (no copy), which they keep alive. IntegrityFailure naming the section or field at
 // fault; UnsupportedTarget for format versions this build does not read and for CPU features the
 // target lacks.
-Result<LoadedArtifact> load_artifact(const io::MappedFile& file, const LoadPolicy& policy);
+Result<LoadedArtifact> load_artifact(const io::FileImage& file, const LoadPolicy& policy);
 
 }  // namespace kiln::artifact

@@ -27,7 +27,7 @@ struct TensorSection {
 Result<TensorSection> encode_tensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors);
 
 // The tensor index entry `entry` describes ({name, dtype, shape, offset, bytes}): a view into
-// `bytes` (no copy), which lie in the memory `owner` keeps alive (a mapped file) and may be
+// `bytes` (no copy), which lie in the memory `owner` keeps alive (an artifact read into memory) and may be
 // read-only; a string tensor is decoded into an owned copy. IntegrityFailure naming `what` ("weights") and the entry when it is malformed,
 // misaligned or does not fit. With `offset` and `bytes` absent it reads {name, dtype, shape} and
 // views `bytes` whole (which must hold at least the tensor; a string tensor's encoding exactly).

@@ -431,6 +431,13 @@ KilnStatus* set_max_loop_iterations(KilnSessionOptions* o, int64_t iterations) {
   return nullptr;
 }
 
+KilnStatus* set_memory_limit(KilnSessionOptions* o, int64_t bytes) {
+  KILN_C_REQUIRE(o);
+  if (bytes < 0) return invalid("SetMemoryLimit: bytes must be >= 0 (0: no limit), got " + std::to_string(bytes));
+  o->options.memory_limit = bytes;
+  return nullptr;
+}
+
 // Every version's table is this one: a caller of an older version reads only its first members.
 const KilnApi kApi = {
     KILN_API_VERSION,
@@ -478,6 +485,7 @@ const KilnApi kApi = {
     set_run_terminate,
     set_run_timeout,
     set_max_loop_iterations,
+    set_memory_limit,
 };
 
 static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,

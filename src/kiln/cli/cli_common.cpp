@@ -2,6 +2,7 @@
 #include "kiln/cli/cli_common.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -44,6 +45,9 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--max-loop-iterations", flags.max_loop_iterations,
                  "Most iterations one Loop may run in a run (default 100000000; 0: unbounded)")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--memory-limit", flags.memory_limit,
+                 "Most memory the session's buffers may hold at once (weights, packed copies, arenas, outputs): "
+                 "2G, 512M, or bytes; a load or run past it is refused before it allocates (default: none)");
   cmd.add_option("--tune-budget-ms", flags.tune_budget_ms, "Time the tuner may spend measuring per session (default 5000)")
       ->check(CLI::NonNegativeNumber);
 }
@@ -52,6 +56,28 @@ void add_isa_flag(CLI::App& cmd, std::string& isa) {
   std::string levels;
   for (const std::string& level : target::isa_level_names()) levels += (levels.empty() ? "" : ", ") + level;
   cmd.add_option("--isa", isa, "Build kernels for this instruction-set level, simulating a lesser machine: " + levels);
+}
+
+Result<int64_t> parse_byte_size(const std::string& flag, const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return invalid_argument(flag + " '" + text + "': " + why + " (bytes, or a whole number with K, M, G or T: 512M, 2G)");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return bad("not a size");
+  if (digits > 18) return bad("too large");
+  const int64_t number = std::stoll(text.substr(0, digits));
+  std::string unit = text.substr(digits);
+  for (const char* suffix : {"iB", "B"})
+    if (unit.size() > 1 && unit.ends_with(suffix)) {
+      unit.resize(unit.size() - std::strlen(suffix));
+      break;
+    }
+  static const std::map<std::string, int> kShifts = {{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
+  const auto shift = kShifts.find(unit);
+  if (shift == kShifts.end()) return bad("unknown unit '" + text.substr(digits) + "'");
+  if (number > (int64_t{1} << (62 - shift->second))) return bad("too large");
+  return number << shift->second;
 }
 
 Result<std::map<std::string, std::string>> parse_name_values(const std::string& flag, const std::vector<std::string>& values) {
@@ -110,6 +136,9 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.tune_budget_ms = flags.tune_budget_ms;
   options.max_variants = flags.max_variants;
   options.max_loop_iterations = flags.max_loop_iterations;
+  if (!flags.memory_limit.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.memory_limit, parse_byte_size("--memory-limit", flags.memory_limit));
+  }
   KILN_ASSIGN_OR_RETURN(options.mode, parse_execution_mode(flags.mode));
   KILN_ASSIGN_OR_RETURN(options.shape_profile, runtime::parse_shape_profile(flags.shape_profile));
   options.out_of_profile = flags.out_of_profile == "specialize" ? OutOfProfile::kSpecialize

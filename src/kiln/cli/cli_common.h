@@ -32,6 +32,7 @@ struct SessionFlags {
   bool tune = false;
   double tune_budget_ms = SessionOptions{}.tune_budget_ms;
   int64_t max_loop_iterations = SessionOptions{}.max_loop_iterations;
+  std::string memory_limit;  // "2G", "512M", bytes; "" or "0": none
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);
@@ -46,6 +47,10 @@ Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag
 
 // "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text);
+
+// "2G", "512M", "64K" (powers of 1024; "GiB", "MB"... read the same) or plain bytes -> bytes;
+// InvalidArgument naming `flag` on bad text, a negative size or one past 2^62 bytes.
+Result<int64_t> parse_byte_size(const std::string& flag, const std::string& text);
 
 // Prints "error (<code>): <message>" to stderr and returns the process exit code for `status`:
 // 10 + the StatusCode's value, so scripts can tell an invalid model from a bad input.

@@ -1,6 +1,9 @@
 // Entry point of the `kiln` command-line tool: dispatches to one subcommand.
 #include <CLI/CLI.hpp>
 
+#include <new>
+
+#include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +20,10 @@ int main(int argc, char** argv) {
   kiln::cli::add_artifact_commands(app, set_exit);
   kiln::cli::add_diff_command(app, set_exit);
   kiln::cli::add_cache_command(app, set_exit);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    CLI11_PARSE(app, argc, argv);
+  } catch (const std::bad_alloc&) {  // memory the tool itself could not have (a session's is classified already)
+    return kiln::cli::report_error(kiln::allocation_failure("out of memory"));
+  }
   return exit_code;
 }

@@ -4,13 +4,15 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "kiln/ir/buffer.h"
 
 namespace kiln::io {
 
@@ -131,14 +133,25 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
   return bytes;
 }
 
-Result<MappedFile> map_file(const std::string& path) {
+Result<FileImage> read_file_image(const std::string& path) {
   FdCloser file{-1};
   KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));
-  if (size == 0) return MappedFile{};
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
-  if (base == MAP_FAILED) return invalid_argument("cannot map '" + path + "': " + errno_text());
-  std::shared_ptr<const char> owner(static_cast<const char*>(base), [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
-  return MappedFile{owner, std::string_view(owner.get(), size)};
+  if (size == 0) return FileImage{};
+  std::shared_ptr<void> storage = allocate_buffer(size, Paging::kBasePages);
+  if (!storage) return allocation_failure("cannot allocate " + std::to_string(size) + " bytes to read '" + path + "'");
+  char* data = static_cast<char*>(storage.get());
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(file.fd, data + done, std::min<size_t>(size - done, size_t{1} << 30), static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return invalid_argument("cannot read '" + path + "': " + errno_text());
+    if (n == 0)
+      return invalid_argument("'" + path + "' shrank while being read (" + std::to_string(size) + " bytes when opened, " +
+                              std::to_string(done) + " read)");
+    done += static_cast<size_t>(n);
+  }
+  std::shared_ptr<const char> owner(storage, data);
+  return FileImage{owner, std::string_view(data, size)};
 }
 
 Result<std::string> sha256_hex(std::string_view bytes) {

@@ -40,17 +40,18 @@ class HashingReader {
   std::unique_ptr<State> state_;
 };
 
-// A file mapped read-only into memory (pages are read in when first touched: an artifact's load
-// touches them all while hashing, on every core); `bytes` stays valid while any copy of `owner`
-// lives (empty for an empty file). A file truncated by another process while mapped faults on
-// access (SIGBUS); writers replace files atomically (write_file_atomic) instead.
-struct MappedFile {
+// A whole file read into memory of its own (64-byte aligned; charged to the current memory
+// budget, ir/memory_budget.h): `bytes` stays valid while any copy of `owner` lives (empty for an
+// empty file). Read, not mapped: a file changed or truncated by another process after the read
+// cannot reach these bytes (no SIGBUS, and what a load verified is what it runs).
+struct FileImage {
   std::shared_ptr<const char> owner;
   std::string_view bytes;
 };
 
-// Maps `path`. NotFound when it does not exist, InvalidArgument when it cannot be mapped.
-Result<MappedFile> map_file(const std::string& path);
+// Reads `path` whole. NotFound when it does not exist, InvalidArgument when it cannot be read or
+// changed size while being read, AllocationFailure when its size cannot be allocated.
+Result<FileImage> read_file_image(const std::string& path);
 
 // Lower-case hex SHA-256 of `bytes`.
 Result<std::string> sha256_hex(std::string_view bytes);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "kiln/ir/memory_budget.h"
+
 namespace kiln {
 namespace {
 
@@ -16,17 +18,36 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 std::shared_ptr<void> allocate_buffer(size_t bytes, Paging paging) {
   bytes = std::max<size_t>(bytes, 1);
-  if (bytes < kHugePage || paging == Paging::kBasePages) {
-    void* p = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
-    if (!p) return nullptr;
-    return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
-  }
+  std::shared_ptr<MemoryBudget> budget = current_memory_budget();
+  const auto charged = static_cast<int64_t>(bytes);
+  if (budget && (bytes > size_t{1} << 62 || !budget->charge(charged))) return nullptr;
   void* p = nullptr;
-  if (posix_memalign(&p, kHugePage, bytes) != 0) return nullptr;
-  // Advice only (without huge pages the buffer works the same), and for whole huge pages only: a
-  // huge page over the tail would be resident in full for the few bytes the buffer uses of it.
-  madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  const bool huge = bytes >= kHugePage && paging == Paging::kHugePages;
+  if (!huge) {
+    p = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
+  } else if (posix_memalign(&p, kHugePage, bytes) == 0) {
+    // Advice only (without huge pages the buffer works the same), and for whole huge pages only: a
+    // huge page over the tail would be resident in full for the few bytes the buffer uses of it.
+    madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  } else {
+    p = nullptr;
+  }
+  if (!p) {
+    if (budget) budget->credit(charged);
+    return nullptr;
+  }
+  auto release = [huge, budget, charged](void* q) {
+    if (huge)
+      std::free(q);
+    else
+      ::operator delete(q, std::align_val_t{64});
+    if (budget) budget->credit(charged);
+  };
+  try {
+    return std::shared_ptr<void>(p, release);
+  } catch (const std::bad_alloc&) {  // the control block: the deleter has freed `p`
+    return nullptr;
+  }
 }
 
 }  // namespace kiln

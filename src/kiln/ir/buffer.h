@@ -16,7 +16,8 @@ namespace kiln {
 enum class Paging { kHugePages, kBasePages };
 
 // `bytes` (at least 1) of uninitialised storage, 64-byte aligned (2 MiB-aligned and huge-page
-// advised when large and `paging` asks for it); null when the allocation fails.
+// advised when large and `paging` asks for it), charged to the thread's current memory budget
+// (memory_budget.h) until freed; null when the allocation fails or the budget refuses it.
 std::shared_ptr<void> allocate_buffer(size_t bytes, Paging paging = Paging::kHugePages);
 
 }  // namespace kiln

@@ -98,14 +98,13 @@ Tensor Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   if (dtype == DType::kString) {
-    auto* strings = new (std::nothrow) std::string[static_cast<size_t>(count) + 1];
-    if (!strings) return Tensor();
+    auto* strings = new std::string[static_cast<size_t>(count) + 1];
     t.storage_ = std::shared_ptr<void>(strings, [](void* p) { delete[] static_cast<std::string*>(p); });
   } else {
     // 64-byte alignment so that every provider can use aligned vector loads.
     const size_t bytes = std::max<size_t>(static_cast<size_t>(count) * elem, 1);
     t.storage_ = allocate_buffer(bytes);
-    if (!t.storage_) return Tensor();
+    if (!t.storage_) throw std::bad_alloc();
     std::memset(t.storage_.get(), 0, bytes);
   }
   t.data_ = t.storage_.get();

@@ -42,7 +42,7 @@ struct ProviderConfig {
   // a provider that generates sets up its code generator (UnsupportedTarget when no host compiler
   // runs). Only the policy's providers are asked to.
   bool generate_kernels = false;
-  // An artifact's generated kernels by source key (views into the mapped file): loaded from memory
+  // An artifact's generated kernels by source key (views into the artifact's bytes, read into memory): loaded from memory
   // instead of compiled.
   std::map<std::string, std::string_view> embedded_code = {};
 };

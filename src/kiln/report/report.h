@@ -32,6 +32,13 @@ struct MemorySection {
   int64_t dynamic_values = 0;
   int64_t kernel_reorders = 0;  // activation reorders inside the plan's kernels (Winograd convs), per run
   int64_t output_bytes = 0;
+  // The session's memory budget (SessionOptions::memory_limit; 0: none), what the latest plan
+  // needs with what the session held besides arenas when it was made, and what its buffers hold
+  // now and at most so far.
+  int64_t limit_bytes = 0;
+  int64_t planned_bytes = 0;
+  int64_t in_use_bytes = 0;
+  int64_t peak_bytes = 0;
 };
 
 // The instruction set the kernels were built for, and what the plan's layout-dependent kernels

@@ -51,6 +51,9 @@ std::string to_summary(const Report& r) {
     << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "
     << r.memory.concats_in_place << " concats in place, "
     << r.memory.dynamic_values << " dynamic\n";
+  s << "budget     planned " << mib(r.memory.planned_bytes) << ", in use " << mib(r.memory.in_use_bytes) << ", peak "
+    << mib(r.memory.peak_bytes) << " of "
+    << (r.memory.limit_bytes > 0 ? mib(r.memory.limit_bytes) + " (--memory-limit)" : std::string("no limit")) << "\n";
   s << "times      import " << ms(r.stages.import_ms) << ", analysis " << ms(r.stages.analysis_ms) << ", passes "
     << ms(r.stages.passes_ms) << ", partition " << ms(r.stages.partition_ms) << ", plan " << ms(r.stages.plan_ms)
     << ", load total " << ms(r.stages.load_ms);

@@ -6,8 +6,10 @@
 #include <new>
 
 #include "kiln/ir/buffer.h"
+#include "kiln/ir/memory_budget.h"
 #include "kiln/ops/evaluate.h"
 #include "kiln/ops/subgraph_runner.h"
+#include "kiln/runtime/plan_memory.h"
 
 namespace kiln::runtime {
 
@@ -67,8 +69,7 @@ Status allocate_dynamic_outputs(const Step& step, const std::vector<const Value*
   return Status::ok();
 }
 
-Status run_step(const Step& step, std::vector<Value>& values) {
-  if (step.elided) return Status::ok();
+Status run_kernel(const Step& step, std::vector<Value>& values) {
   std::vector<const Value*> in;
   in.reserve(step.inputs.size());
   for (int s : step.inputs) in.push_back(s >= 0 ? &values[s] : nullptr);
@@ -92,12 +93,25 @@ Status run_step(const Step& step, std::vector<Value>& values) {
   return Status::ok();
 }
 
+// A step; memory it cannot have (the OS's or the session's budget) is an AllocationFailure naming
+// the node.
+Status run_step(const Step& step, std::vector<Value>& values) {
+  if (step.elided) return Status::ok();
+  try {
+    return run_kernel(step, values);
+  } catch (const std::bad_alloc&) {
+    return allocation_failure(step.node->describe() + ": out of memory");
+  }
+}
+
 }  // namespace
 
 Status Executor::reserve_arena(int64_t bytes) {
   if (bytes <= arena_bytes_) return Status::ok();
+  arena_.reset();  // freed first: the old arena and the new one are never held at once
+  arena_bytes_ = 0;
   arena_ = allocate_buffer(static_cast<size_t>(bytes));
-  if (!arena_) return allocation_failure("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
+  if (!arena_) return allocation_failure("cannot allocate an arena of " + describe_bytes(bytes));
   arena_bytes_ = bytes;
   return Status::ok();
 }
@@ -106,6 +120,7 @@ Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::v
                                          std::vector<StepTiming>* timings, const StepObserver& observer,
                                          const ops::RunLimits* limits, std::vector<Tensor>* output_targets) {
   const ops::ScopedRunLimits current(limits);
+  KILN_RETURN_IF_ERROR(check_plan_fits_budget(plan, arena_bytes_, output_targets));
   KILN_RETURN_IF_ERROR(reserve_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), output_targets, values));

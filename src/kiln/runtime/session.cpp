@@ -74,7 +74,7 @@ Status Session::Impl::import_model(const std::string& path, const std::string* b
     return invalid_argument("a .kiln artifact loads from its path (Session::load), not from bytes");
   from_artifact = !bytes && artifact::is_artifact_file(path);
   if (from_artifact) {
-    KILN_ASSIGN_OR_RETURN(const io::MappedFile file, io::map_file(path));
+    KILN_ASSIGN_OR_RETURN(const io::FileImage file, io::read_file_image(path));
     const artifact::LoadPolicy policy{
         options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key),
         options.require_signature, target.features, options.isa};
@@ -229,11 +229,12 @@ void Session::Impl::record_plan(const runtime::ExecutionPlan& plan) {
   m.concats_in_place = static_cast<int64_t>(plan.concats_in_place.size());
   m.dynamic_values = plan.dynamic_values;
   m.kernel_reorders = plan.kernel_build.activation_reorders();
-  m.output_bytes = 0;
-  for (int s : plan.output_slots) {
-    const runtime::ValueSlot& slot = plan.slots[s];
-    m.output_bytes += shape_element_count(slot.shape) * static_cast<int64_t>(dtype_size(slot.dtype));
-  }
+  m.output_bytes = runtime::planned_output_bytes(plan);
+  // What the session holds besides its runs' arenas (weights, packed copies, outputs kept), plus
+  // this plan's arena and outputs.
+  int64_t arenas = 0;
+  for (size_t lane = 0; lane < lanes.size(); ++lane) arenas += lanes.executor(lane).arena_capacity();
+  m.planned_bytes = std::max<int64_t>(0, memory->in_use() - arenas) + m.arena_bytes + m.output_bytes;
   const std::set<std::string>& required = plan.kernel_build.required_features();
   report.target.required_features.assign(required.begin(), required.end());
   report.target.implementations = plan.kernel_build.implementations();
@@ -482,54 +483,71 @@ Result<std::unique_ptr<Session>> Session::load_model(const std::string& model_pa
     return invalid_argument("max_loop_iterations must be >= 0 (0: unbounded), got " + std::to_string(options.max_loop_iterations));
   if (options.max_concurrent_runs < 1)
     return invalid_argument("max_concurrent_runs must be >= 1, got " + std::to_string(options.max_concurrent_runs));
+  if (options.memory_limit < 0)
+    return invalid_argument("memory_limit must be >= 0 (0: none), got " + std::to_string(options.memory_limit));
   if (options.threads > 0) omp_set_num_threads(options.threads);
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
-  impl->variants = runtime::VariantCache(static_cast<size_t>(options.max_variants));
-  impl->lanes.set_limits(static_cast<size_t>(options.max_concurrent_runs), static_cast<size_t>(options.max_variants));
-  impl->record_options();
-  KILN_RETURN_IF_ERROR(impl->choose_target());
+  return catching_bad_alloc("loading the model", [&]() -> Result<std::unique_ptr<Session>> {
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->memory = std::make_shared<MemoryBudget>(options.memory_limit);
+    const MemoryBudgetScope budget_scope(impl->memory);
+    const Status loaded = catching_bad_alloc("loading the model", [&] { return impl->load(model_path, bytes); });
+    if (!loaded.is_ok()) return annotate_allocation_failure(loaded, *impl->memory);
+    return std::unique_ptr<Session>(new Session(std::move(impl)));
+  });
+}
+
+Status Session::Impl::load(const std::string& model_path, const std::string* bytes) {
+  variants = runtime::VariantCache(static_cast<size_t>(options.max_variants));
+  lanes.set_limits(static_cast<size_t>(options.max_concurrent_runs), static_cast<size_t>(options.max_variants));
+  report.memory.limit_bytes = options.memory_limit;
+  record_options();
+  KILN_RETURN_IF_ERROR(choose_target());
   const auto start = std::chrono::steady_clock::now();
-  KILN_RETURN_IF_ERROR(impl->import_model(model_path, bytes));
-  KILN_RETURN_IF_ERROR(impl->choose_mode());
-  if (options.threads == 0 && impl->artifact_threads > 0) {  // the artifact's default
-    impl->options.threads = impl->artifact_threads;
-    omp_set_num_threads(impl->artifact_threads);
-    impl->record_options();
+  KILN_RETURN_IF_ERROR(import_model(model_path, bytes));
+  KILN_RETURN_IF_ERROR(choose_mode());
+  if (options.threads == 0 && artifact_threads > 0) {  // the artifact's default
+    options.threads = artifact_threads;
+    omp_set_num_threads(artifact_threads);
+    record_options();
   }
   // An artifact's graph was specialised and optimised when it was compiled.
-  if (options.specialize && !impl->from_artifact) KILN_RETURN_IF_ERROR(impl->specialize());
-  KILN_RETURN_IF_ERROR(impl->analyse());
-  KILN_RETURN_IF_ERROR(impl->make_providers());
+  if (options.specialize && !from_artifact) KILN_RETURN_IF_ERROR(specialize());
+  KILN_RETURN_IF_ERROR(analyse());
+  KILN_RETURN_IF_ERROR(make_providers());
   // The passes run once here (an artifact's graph was optimised when it was compiled); jit runs
   // them again on each variant's copy, specialised to its shapes, and partitions that copy.
-  if (!impl->from_artifact) KILN_RETURN_IF_ERROR(impl->optimise(*impl->model.graph));
-  impl->report.nodes_after_passes = ir::count_nodes(*impl->model.graph);
-  if (impl->mode != ExecutionMode::kJit) {
-    KILN_ASSIGN_OR_RETURN(impl->partition, impl->place(*impl->model.graph));
-    if (!impl->from_artifact) {
-      KILN_ASSIGN_OR_RETURN(impl->partition, impl->lower(*impl->model.graph, std::move(impl->partition)));
+  if (!from_artifact) KILN_RETURN_IF_ERROR(optimise(*model.graph));
+  report.nodes_after_passes = ir::count_nodes(*model.graph);
+  if (mode != ExecutionMode::kJit) {
+    KILN_ASSIGN_OR_RETURN(partition, place(*model.graph));
+    if (!from_artifact) {
+      KILN_ASSIGN_OR_RETURN(partition, lower(*model.graph, std::move(partition)));
     }
   }
-  KILN_RETURN_IF_ERROR(impl->set_up_profile());
-  KILN_RETURN_IF_ERROR(impl->reserve_profile_max());
+  KILN_RETURN_IF_ERROR(set_up_profile());
+  KILN_RETURN_IF_ERROR(reserve_profile_max());
   const std::map<std::string, int64_t> symbol_values = runtime::profile_defaults(options.shape_profile);
   // An artifact is planned at load for the shapes it was compiled for (its warm-up fixtures'),
   // which its packed weights were packed for, unless shapes are given.
   std::map<std::string, std::vector<int64_t>> planned_shapes = options.input_shapes;
   if (planned_shapes.empty())
-    for (const auto& [name, fixture] : impl->warmup_inputs) planned_shapes[name] = fixture.shape();
-  KILN_ASSIGN_OR_RETURN(impl->load_shapes, runtime::load_time_shapes(*impl->model.graph, planned_shapes, symbol_values));
+    for (const auto& [name, fixture] : warmup_inputs) planned_shapes[name] = fixture.shape();
+  KILN_ASSIGN_OR_RETURN(load_shapes, runtime::load_time_shapes(*model.graph, planned_shapes, symbol_values));
   // A guessed dim (a symbolic one planned as 1) may not fit the model (a Conv window over a
   // 1-sample signal): then the first run plans for its real shapes, as ONNX Runtime does.
-  const Status planned = impl->plan_for(impl->load_shapes).status();
+  const Result<std::shared_ptr<const runtime::ExecutionPlan>> planned = plan_for(load_shapes);
   if (!planned.is_ok()) {
-    if (planned.code() != StatusCode::kInvalidModel || !runtime::has_guessed_dims(*impl->model.graph, planned_shapes, symbol_values))
-      return planned;
-    impl->report.execution.deferred_load_plan = planned.message();
+    if (planned.status().code() != StatusCode::kInvalidModel ||
+        !runtime::has_guessed_dims(*model.graph, planned_shapes, symbol_values))
+      return planned.status();
+    report.execution.deferred_load_plan = planned.status().message();
+  } else {
+    // A plan that cannot run within the memory limit is refused now, not at the first run.
+    KILN_RETURN_IF_ERROR(runtime::check_plan_fits_budget(*planned.value(), lanes.size() ? lanes.executor(0).arena_capacity() : 0));
   }
-  impl->report.stages.load_ms = ms_since(start);
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
+  report.stages.load_ms = ms_since(start);
+  return Status::ok();
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -597,7 +615,14 @@ struct LaneLease {
 
 Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::string, Value>& given, bool request,
                                                             const RunOptions& run_options, const runtime::StepObserver& observer) {
+  return catching_bad_alloc("running", [&] { return run_in_lane(given, request, run_options, observer); });
+}
+
+Result<std::map<std::string, Value>> Session::Impl::run_in_lane(const std::map<std::string, Value>& given, bool request,
+                                                                const RunOptions& run_options,
+                                                                const runtime::StepObserver& observer) {
   KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, begin_run(run_options));
+  const MemoryBudgetScope budget_scope(memory);
   std::unique_lock<std::mutex> lock(mutex);
   KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(specialized, given));
   if (!options.shape_profile.empty()) KILN_RETURN_IF_ERROR(guard_profile(given));
@@ -626,7 +651,7 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
   Result<std::vector<Value>> results = executor.run(*plan, ordered, &timings, observer, &limits);
   const double elapsed = ms_since(start);
   if (!results.is_ok()) {
-    const Status& failed = results.status();
+    const Status failed = annotate_allocation_failure(results.status(), *memory);
     return run_options.tag.empty() ? failed : failed.with_context("run '" + run_options.tag + "'");
   }
   std::map<std::string, Value> named;
@@ -642,14 +667,16 @@ Result<std::map<std::string, Value>> Session::Impl::execute(const std::map<std::
 
 Result<std::map<std::string, Tensor>> Session::Impl::execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
                                                                      const RunOptions& run_options, const runtime::StepObserver& observer) {
-  KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request, run_options, observer));
-  std::map<std::string, Tensor> tensors;
-  for (auto& [name, value] : outputs) {
-    if (!value.is_tensor())
-      return invalid_argument("output '" + name + "' is a " + value.describe() + "; use Session::run_values");
-    tensors[name] = std::move(value.tensor());
-  }
-  return tensors;
+  return catching_bad_alloc("running", [&]() -> Result<std::map<std::string, Tensor>> {
+    KILN_ASSIGN_OR_RETURN(auto outputs, execute({inputs.begin(), inputs.end()}, request, run_options, observer));
+    std::map<std::string, Tensor> tensors;
+    for (auto& [name, value] : outputs) {
+      if (!value.is_tensor())
+        return invalid_argument("output '" + name + "' is a " + value.describe() + "; use Session::run_values");
+      tensors[name] = std::move(value.tensor());
+    }
+    return tensors;
+  });
 }
 
 namespace {
@@ -738,14 +765,21 @@ void Session::record_parity(const ParityResult& parity) {
   impl_->report.parity.push_back(parity);
 }
 
+report::Report Session::Impl::current_report() const {
+  report::Report now = report;
+  now.memory.in_use_bytes = memory->in_use();
+  now.memory.peak_bytes = memory->peak();
+  return now;
+}
+
 std::string Session::report_json(int indent) const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return report::to_json(impl_->report, indent);
+  return report::to_json(impl_->current_report(), indent);
 }
 
 std::string Session::report_summary() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return report::to_summary(impl_->report);
+  return report::to_summary(impl_->current_report());
 }
 
 Status Session::write_artifact(const std::string& path, const ArtifactOptions& options) {

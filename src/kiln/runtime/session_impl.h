@@ -14,6 +14,7 @@
 
 #include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ir/memory_budget.h"
 #include "kiln/ops/run_limits.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
@@ -23,6 +24,7 @@
 #include "kiln/runtime/execution_plan.h"
 #include "kiln/runtime/body_plans.h"
 #include "kiln/runtime/executor.h"
+#include "kiln/runtime/plan_memory.h"
 #include "kiln/runtime/run_lanes.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
@@ -36,6 +38,9 @@ struct Session::Impl {
   // The machine this session compiles for: made once (detected, or capped by options.isa) and
   // handed to the providers, the code generator and the artifact check; the report records it.
   target::Target target;
+  // What the session's buffers hold, against options.memory_limit: current on the threads that
+  // load it and run it (allocate_buffer charges it).
+  std::shared_ptr<MemoryBudget> memory;
   ir::Model model;
   partition::ProviderList providers;
   partition::PartitionMap partition;
@@ -56,7 +61,7 @@ struct Session::Impl {
   std::shared_ptr<providers::InPlaceLedger> packed_in_place = std::make_shared<providers::InPlaceLedger>();
   bool first_plan_attempted = false;
   int artifact_threads = 0;                          // the artifact's default thread count
-  // The artifact's generated kernels: source key -> object bytes (views into the mapped file).
+  // The artifact's generated kernels: source key -> object bytes (views into the artifact's bytes, read into memory).
   std::map<std::string, std::string_view> generated_code;
   std::shared_ptr<const char> artifact_file;
   std::vector<std::vector<int64_t>> load_shapes;
@@ -73,6 +78,10 @@ struct Session::Impl {
   std::shared_ptr<providers::Tuner> tuner;
   std::optional<std::vector<KernelEvent>> last_kernels;
 
+  // The load pipeline, import to the load-time plan, with `memory` current.
+  Status load(const std::string& model_path, const std::string* bytes);
+  // The report with the memory in use and its peak as of now.
+  report::Report current_report() const;
   // Imports the model at `path`, or the ONNX model `bytes` when given.
   Status import_model(const std::string& path, const std::string* bytes);
   Status choose_mode();
@@ -136,9 +145,12 @@ struct Session::Impl {
   void record_run(bool request, double ms, std::vector<runtime::StepTiming>& timings,
                   std::shared_ptr<const runtime::ExecutionPlan> plan);
   // Runs the plan for `inputs` in an idle lane; a request (counted in the report) when `request`
-  // is set. Takes `mutex` itself: the caller must not hold it.
+  // is set; a std::bad_alloc inside is an AllocationFailure. Takes `mutex` itself: the caller must
+  // not hold it.
   Result<std::map<std::string, Value>> execute(const std::map<std::string, Value>& inputs, bool request,
                                                const RunOptions& run_options, const runtime::StepObserver& observer = {});
+  Result<std::map<std::string, Value>> run_in_lane(const std::map<std::string, Value>& inputs, bool request,
+                                                   const RunOptions& run_options, const runtime::StepObserver& observer);
   Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
                                                         const RunOptions& run_options, const runtime::StepObserver& observer = {});
 };

@@ -128,6 +128,7 @@ struct Stream::Impl {
 
   Status call(const RunOptions& options) {
     KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, session.begin_run(options));
+    const MemoryBudgetScope budget_scope(session.memory);
     bool shapes_changed = bindings_changed || !plan;
     for (size_t j = 0; j < next_inputs.size(); ++j) {
       if (!next_inputs[j].is_tensor() || !next_inputs[j].tensor().defined())
@@ -161,7 +162,7 @@ struct Stream::Impl {
     const double ms = ms_since(start);
     if (!results.is_ok()) {
       const std::string context = "stream call " + std::to_string(calls + 1) + (options.tag.empty() ? "" : " '" + options.tag + "'");
-      return results.status().with_context(context);
+      return annotate_allocation_failure(results.status(), *session.memory).with_context(context);
     }
     for (size_t i = 0; i < last.size(); ++i) {
       last[i] = std::move(results.value()[i].tensor());
@@ -248,8 +249,10 @@ const RunOptions& default_options() {
 }
 }  // namespace
 
-Status Stream::run() { return impl_->call(default_options()); }
-Status Stream::run(const RunOptions& options) { return impl_->call(options); }
+Status Stream::run() { return run(default_options()); }
+Status Stream::run(const RunOptions& options) {
+  return catching_bad_alloc("running a stream", [&] { return impl_->call(options); });
+}
 
 Result<Tensor> Stream::output(const std::string& name) const {
   KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(name));

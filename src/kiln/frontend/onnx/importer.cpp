@@ -97,6 +97,8 @@ Status run_checker(onnx::ModelProto& model, const std::string& base_dir) {
     } else {
       onnx::checker::check_model(model);
     }
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, not an invalid model: the session's load classifies it
   } catch (const std::exception& e) {
     return invalid_model(std::string("ONNX checker: ") + e.what());
   }
