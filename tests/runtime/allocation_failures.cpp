@@ -1,5 +1,5 @@
 // Every allocation of a small model's load and run made to fail in turn (graph mode on one and two
-// threads, eager mode, and from a .kiln artifact): for each N, the N-th
+// threads, eager mode, a stream's call, and from a signed .kiln artifact): for each N, the N-th
 // allocation from the moment the load begins fails (operator new throws std::bad_alloc or returns
 // null, as the caller asked); the load or the run must then end with a classified
 // AllocationFailure (never a crash, never a wrong answer), and a session whose run failed must give
@@ -17,6 +17,7 @@
 #include "kiln/artifact/signing.h"
 #include "kiln/io/file.h"
 #include "kiln/session.h"
+#include "kiln/stream.h"
 #include "support/model_builder.h"
 
 namespace {
@@ -121,14 +122,44 @@ struct Trial {
   bool failed = false;  // the armed allocation happened
 };
 
+using Outputs = std::map<std::string, Tensor>;
+// How a trial runs the session: Session::run, or a stream's call.
+using Runner = Result<Outputs> (*)(Session&, const Outputs&);
+
+Result<Outputs> run_once(Session& session, const Outputs& inputs) { return session.run(inputs); }
+
+Result<Outputs> run_as_stream(Session& session, const Outputs& inputs) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, session.open_stream());
+  try {  // the caller's copies of tensors (bind_input's argument, output()'s result): std::bad_alloc
+    for (const auto& [name, tensor] : inputs) KILN_RETURN_IF_ERROR(stream->bind_input(name, tensor));
+  } catch (const std::bad_alloc&) {
+    return allocation_failure("copying an input to bind");
+  }
+  KILN_RETURN_IF_ERROR(stream->run());
+  try {
+    Outputs outputs;
+    for (const TensorInfo& output : session.outputs()) {
+      KILN_ASSIGN_OR_RETURN(outputs[output.name], stream->output(output.name));
+    }
+    return outputs;
+  } catch (const std::bad_alloc&) {
+    return allocation_failure("copying the stream's outputs");
+  }
+}
+
 // Loads and runs with the `n`-th allocation failing (n 0: none), then runs again with none.
-Trial trial(const std::string& model, const SessionOptions& options, const std::map<std::string, Tensor>& inputs,
-            int64_t n) {
+Trial trial(const std::string& model, const SessionOptions& options, Runner runner, const Outputs& inputs, int64_t n) {
   Result<std::map<std::string, Tensor>> run = invalid_argument("not run");  // made before the failure is armed
   g_failed = false;
   g_allocations_left = n > 0 ? n : -1;
-  Result<std::unique_ptr<Session>> session = Session::load(model, options);
-  if (session.is_ok()) run = session.value()->run(inputs);
+  Result<std::unique_ptr<Session>> session = invalid_argument("not loaded");
+  try {
+    session = Session::load(model, options);
+    if (session.is_ok()) run = runner(*session.value(), inputs);
+  } catch (const std::bad_alloc&) {
+    g_allocations_left = -1;
+    ADD_FAILURE() << "n=" << n << ": std::bad_alloc escaped from Kiln";
+  }
   g_allocations_left = -1;
   Trial t;
   t.failed = g_failed;
@@ -136,7 +167,7 @@ Trial trial(const std::string& model, const SessionOptions& options, const std::
   if (!session.is_ok()) return t;
   t.run = run.status();
   if (run.is_ok()) t.outputs = std::move(run).value();
-  Result<std::map<std::string, Tensor>> rerun = session.value()->run(inputs);
+  Result<std::map<std::string, Tensor>> rerun = runner(*session.value(), inputs);
   t.rerun = rerun.status();
   if (rerun.is_ok()) t.rerun_outputs = std::move(rerun).value();
   return t;
@@ -154,14 +185,14 @@ bool same(const std::map<std::string, Tensor>& a, const std::map<std::string, Te
 }
 
 // Every N from 1 until the load and run need fewer than N allocations.
-void fail_each_allocation_in_turn(const std::string& model, const SessionOptions& options) {
+void fail_each_allocation_in_turn(const std::string& model, const SessionOptions& options, Runner runner = run_once) {
   const std::map<std::string, Tensor> inputs = {{"x", random_tensor(DType::kFloat, {3, 8}, 7)}};
-  const Trial clean = trial(model, options, inputs, 0);
+  const Trial clean = trial(model, options, runner, inputs, 0);
   ASSERT_TRUE(clean.load.is_ok() && clean.run.is_ok()) << clean.load.to_string() << " " << clean.run.to_string();
   int64_t load_failures = 0, run_failures = 0, absorbed = 0;
   int64_t n = 1;
   for (;; ++n) {
-    const Trial t = trial(model, options, inputs, n);
+    const Trial t = trial(model, options, runner, inputs, n);
     if (!t.failed) {  // past the last allocation of the load and run
       EXPECT_TRUE(t.load.is_ok() && t.run.is_ok() && same(t.outputs, clean.outputs)) << "n=" << n;
       break;
@@ -207,6 +238,11 @@ TEST(AllocationFailures, GraphModeOnTwoThreads) {
 TEST(AllocationFailures, EagerMode) {
   ScratchDir dir("allocation-failures");
   fail_each_allocation_in_turn(small_model(dir), with_mode(ExecutionMode::kEager, 1));
+}
+
+TEST(AllocationFailures, AStreamsCall) {
+  ScratchDir dir("allocation-failures");
+  fail_each_allocation_in_turn(small_model(dir), with_mode(ExecutionMode::kGraph, 1), run_as_stream);
 }
 
 // The artifact's path: the file read into memory, its container, manifest, signature and plan.

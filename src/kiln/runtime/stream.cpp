@@ -180,11 +180,12 @@ Result<std::unique_ptr<Stream>> Session::open_stream() {
     for (const TensorInfo& info : *infos)
       if (info.kind != Value::Kind::kTensor)
         return invalid_argument("'" + info.name + "' is a sequence or optional; a stream binds tensors only (use run_values)");
-  {
+  return catching_bad_alloc("opening a stream", [&]() -> Result<std::unique_ptr<Stream>> {
+    auto stream = std::unique_ptr<Stream>(new Stream(std::make_unique<Stream::Impl>(*impl_)));
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->report.execution.streams += 1;
-  }
-  return std::unique_ptr<Stream>(new Stream(std::make_unique<Stream::Impl>(*impl_)));
+    return stream;
+  });
 }
 
 Stream::Stream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -195,10 +196,13 @@ Status Stream::bind_input(const std::string& name, Tensor tensor) {
   const TensorInfo& info = impl_->session.inputs[j];
   if (tensor.defined() && tensor.dtype() != info.dtype)
     return invalid_argument("input '" + name + "' is " + dtype_name(info.dtype) + ", the tensor to bind " + dtype_name(tensor.dtype()));
-  impl_->bound[j] = tensor;
-  impl_->next_inputs[j] = std::move(tensor);
-  impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
-  return Status::ok();
+  return catching_bad_alloc("binding an input", [&] {
+    Tensor bound = tensor;  // the copy that may fail, before anything changes
+    impl_->bound[j] = std::move(bound);
+    impl_->next_inputs[j] = std::move(tensor);
+    impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
+    return Status::ok();
+  });
 }
 
 Status Stream::bind_output(const std::string& name, Tensor buffer) {
