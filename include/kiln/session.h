@@ -117,7 +117,8 @@ struct SessionOptions {
   // the planned bytes, the limit and the largest buffers; an allocation refused mid-run ends that
   // run only (AllocationFailure) and the session serves the next one. Outputs the caller keeps
   // count until freed. Not counted: bookkeeping, the protobuf of a model being imported, and
-  // oneDNN's internal scratch. The report's memory section shows planned and peak use against it.
+  // the scratch oneDNN takes itself outside convolutions. The report's memory section shows
+  // planned and peak use against it.
   // 0: no limit.
   int64_t memory_limit = 0;
 };

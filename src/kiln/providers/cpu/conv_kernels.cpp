@@ -17,8 +17,10 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 
+#include "kiln/ir/buffer.h"
 #include "kiln/ops/activation.h"
 #include "kiln/ops/conv.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -115,6 +117,7 @@ struct ConvKernelState {
   memory::desc src, dst, bias;
   PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
+  std::shared_ptr<void> scratchpad_storage;  // from allocate_buffer: charged to the session's budget
   bool has_bias = false;
   bool has_residual = false;  // a sum post-op: the primitive adds to what its destination holds
   // A primitive on activations in another layout than the stored ones (Winograd's nChw16c, or a
@@ -129,7 +132,9 @@ struct ConvKernelState {
   // Winograd primitive's nChw16c), the reorders into and out of its layout.
   void set_primitive(const dnnl::convolution_forward::primitive_desc& pd) {
     primitive = dnnl::convolution_forward(pd);
-    scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+    scratchpad_storage = allocate_buffer(pd.scratchpad_desc().get_size());
+    if (!scratchpad_storage) throw std::bad_alloc();  // an AllocationFailure at the session's load or run
+    scratchpad = memory(pd.scratchpad_desc(), cpu_engine(), scratchpad_storage.get());
     if (pd.src_desc() == src && pd.dst_desc() == dst) return;
     src_blocked = pd.src_desc();
     dst_blocked = pd.dst_desc();
