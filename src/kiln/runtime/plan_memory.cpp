@@ -60,7 +60,7 @@ Status check_plan_fits_budget(const ExecutionPlan& plan, int64_t arena_capacity,
   return allocation_failure("the plan for input shapes " + shapes_text(plan) + " needs " +
                             describe_bytes(plan.memory.arena_bytes + outputs) + " (arena " +
                             describe_bytes(plan.memory.arena_bytes) + ", outputs " + describe_bytes(outputs) +
-                            "), more than the " + budget->describe() + " leaves; largest buffers: " +
+                            "), beyond what the limit leaves (" + budget->describe() + "); largest buffers: " +
                             largest_buffers(plan, 3));
 }
 
