@@ -4,6 +4,7 @@
 #   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
 #   make install PREFIX=/usr/local  installs the library, headers, CMake and pkg-config files, tool, Python package
 #   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
+#   make fuzz   builds the fuzz targets with clang and libFuzzer and runs each for FUZZ_SECONDS
 BUILD_DIR ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
@@ -15,7 +16,7 @@ ASAN_DIR ?= build-asan
 KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
 export KILN_ZOO_DIR
 
-.PHONY: all deps deps-tool build build-tool install test test-asan test-tsan demo models zoo zoo-for-test bench clean
+.PHONY: all deps deps-tool deps-fuzz build build-tool install test test-asan test-tsan fuzz-build fuzz-replay fuzz demo models zoo zoo-for-test bench clean
 
 all: build
 
@@ -24,6 +25,9 @@ deps:
 
 deps-tool:
 	./scripts/install-deps.sh tool
+
+deps-fuzz:
+	./scripts/install-deps.sh fuzz
 
 CONFIGURE := cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_WERROR=ON
 
@@ -72,6 +76,25 @@ test-asan: deps $(ASAN_DIR)/models/.exported
 	  $(ASAN_DIR)/tests/conformance/kiln_conformance
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
+# The fuzz targets (tests/fuzz), built with clang, libFuzzer, AddressSanitizer and
+# UndefinedBehaviorSanitizer in FUZZ_DIR. fuzz-replay (not yet part of make test) feeds every committed
+# corpus input to its target once (ctest label "fuzz"); fuzz runs each target for FUZZ_SECONDS
+# (new inputs go to FUZZ_DIR/corpus, findings to FUZZ_DIR/findings; tests/fuzz/run_fuzzers.sh).
+FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.cpp)))
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+fuzz-build: deps-fuzz
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DKILN_FUZZ=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_PYTHON=OFF
+	cmake --build $(FUZZ_DIR) -j$(JOBS) --target $(FUZZ_TARGETS)
+
+fuzz-replay: fuzz-build
+	cd $(FUZZ_DIR) && ctest -L fuzz --output-on-failure -j$(JOBS)
+
+fuzz: fuzz-build
+	./tests/fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # SqueezeNet 1.1 exported by bench/models/export.py (see examples/README.md), checked against
 # PyTorch's own output for the same input.
 demo: build-tool
@@ -102,4 +125,4 @@ bench: build
 	KILN=$(KILN) ./bench/run.sh $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Kiln needs. Idempotent: only missing packages are installed. Runs as
 # root (or with sudo) on Debian 12.
-#   scripts/install-deps.sh        everything: build, test (the suite, Python package, parity exports)
+#   scripts/install-deps.sh        everything: build, test (the suite, Python package, parity exports, fuzz replay)
 #   scripts/install-deps.sh tool   only what the library and the kiln tool need (make demo)
+#   scripts/install-deps.sh fuzz   the library's needs and clang with libFuzzer (make fuzz)
 set -euo pipefail
 
 TOOL_PACKAGES=(
@@ -16,11 +17,13 @@ TEST_PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision
   pybind11-dev python3-dev python3-pytest python3-distributed
 )
+FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev libomp-14-dev)
 
 case "${1:-all}" in
   tool) PACKAGES=("${TOOL_PACKAGES[@]}") ;;
-  all) PACKAGES=("${TOOL_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
-  *) echo "usage: $0 [tool|all]" >&2; exit 2 ;;
+  fuzz) PACKAGES=("${TOOL_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}") ;;
+  all) PACKAGES=("${TOOL_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [tool|fuzz|all]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -113,6 +113,13 @@ TEST(ArtifactContainer, LargeSectionsAreHashedInChunksAndTheMessageNamesTheChunk
   EXPECT_NE(s.message().find("section 'weights': SHA-256 mismatch in chunk 2"), std::string::npos) << s.message();
 }
 
+// JSON holds only UTF-8: a section name or manifest string that is not is an InvalidArgument, not
+// an exception out of the encoder (fuzz_artifact).
+TEST(ArtifactContainer, NamesThatAreNotUtf8AreRefused) {
+  EXPECT_EQ(encode(nlohmann::json::object(), {{"asset:\xff", "a"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(encode({{"note", "\xc3"}}, {}).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ArtifactContainer, RepeatedSectionNamesAreRefused) {
   EXPECT_EQ(encode(nlohmann::json::object(), {{"weights", "a"}, {"weights", "b"}}).status().code(), StatusCode::kInvalidArgument);
 }

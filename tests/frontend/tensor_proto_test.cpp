@@ -164,11 +164,17 @@ TEST(TensorProto, SizeMismatchesNameTheTensor) {
   expect_invalid(raw, {"tensor 'weights'", "16 bytes", "12 bytes"});
 
   auto typed = proto("ids", onnx::TensorProto::INT64, {2, 2});
-  typed.add_int64_data(1);
-  expect_invalid(typed, {"tensor 'ids'", "int64_data holds 1"});
+  for (int64_t i : {1, 2, 3}) typed.add_int64_data(i);
+  expect_invalid(typed, {"tensor 'ids'", "int64_data holds 3"});
 
   auto none = proto("nothing", onnx::TensorProto::INT8, {2});
-  expect_invalid(none, {"tensor 'nothing'", "int32_data holds 0"});
+  expect_invalid(none, {"tensor 'nothing'", "2 elements", "at most 0"});
+
+  // Dims far beyond the data are refused before anything is allocated (fuzz_tensor_proto: a few
+  // bytes asked for 175 GB).
+  auto huge = proto("huge", onnx::TensorProto::FLOAT, {1 << 16, 1 << 16});
+  huge.add_float_data(1.0f);
+  expect_invalid(huge, {"tensor 'huge'", "4294967296 elements", "at most 2"});
 
   auto negative = proto("neg", onnx::TensorProto::FLOAT, {-1});
   expect_invalid(negative, {"tensor 'neg'", "negative"});

@@ -169,6 +169,26 @@ TEST(CpuProvider, GatherRejectsAnIndexOutOfRange) {
   EXPECT_NE(bad.status().message().find("index 4 is out of range"), std::string::npos) << bad.status().to_string();
 }
 
+// A MatMul of an activation with 0 rows (a batch of 0) gives an empty output and runs nothing:
+// oneDNN's matmul primitive divides by zero when it is created for such dims (fuzz_session_run).
+TEST(CpuProvider, NodesWithEmptyOutputsRunNothing) {
+  ScratchDir dir("cpu_empty");
+  ModelBuilder b(17);
+  b.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  b.float_initializer("w", {4, 2}, std::vector<float>(8, 1.0f));
+  b.output("y", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{2}});
+  b.node("MatMul", {"x", "w"}, {"y"}, "product");
+  SessionOptions options;
+  options.providers = {"cpu"};
+  auto session = Session::load(b.save(dir.file("model.onnx")), options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = session.value()->run({{"x", Tensor::allocate(DType::kFloat, {0, 4})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(out.value().at("y").shape(), (std::vector<int64_t>{0, 2}));
+  const auto report = nlohmann::json::parse(session.value()->report_json());
+  EXPECT_EQ(report["target"]["node_implementations"]["product"], "kiln:empty") << report["target"];
+}
+
 // GatherElements, GatherND and ScatterND with an index past its axis: InvalidArgument naming the
 // node, never a read or write out of bounds.
 TEST(CpuProvider, IndexedKernelsRejectIndicesOutOfRange) {

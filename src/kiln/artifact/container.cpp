@@ -154,7 +154,12 @@ Result<std::string> encode(nlohmann::json manifest, const std::vector<Section>& 
   file.resize(aligned(file.size()), '\0');
   manifest["format_version"] = kFormatVersion;
   manifest["sections"] = entries;
-  const std::string text = manifest.dump();
+  std::string text;
+  try {
+    text = manifest.dump();
+  } catch (const nlohmann::json::type_error& e) {  // a string that is not UTF-8 (a section name, a model's)
+    return invalid_argument(std::string("artifact manifest: ") + e.what());
+  }
   std::memcpy(file.data(), kMagic, sizeof kMagic);
   put_u64(file, kVersionAt, kFormatVersion);  // the next four bytes (header size) are written below
   put_u64(file, kHeaderSizeAt, kHeaderBytes);

@@ -144,7 +144,8 @@ Result<ir::TensorType> decode_type(const fbs::Value& v) {
   if (!dtype_is_known(v.dtype())) return malformed("value '" + text(v.name()) + "' has an unknown dtype");
   ir::TensorType type(static_cast<DType>(v.dtype()));
   if (v.has_shape()) {
-    std::vector<ir::Dim> dims;
+    std::vector<ir::Dim> dims;  // a shape without its dims list is a scalar's
+    if (v.dims() == nullptr) return ir::TensorType(type.dtype, ir::Shape());
     for (const fbs::Dim* d : *v.dims()) {
       if (d->value() >= 0) dims.emplace_back(d->value());
       else if (d->symbol()) dims.push_back(ir::Dim::symbol(d->symbol()->str()));

@@ -294,7 +294,8 @@ Status qlinear_matmul_kernel(KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(OperandScales a_scale, operand_scales(ctx, 0, 1, true, "a_scale"));
   KILN_ASSIGN_OR_RETURN(OperandScales b_scale, operand_scales(ctx, 3, 4, false, "b_scale"));
   KILN_ASSIGN_OR_RETURN(auto y_params, output_params(ctx, 6, 7));
-  const auto [y_scale, y_zp] = y_params;
+  const float y_scale = y_params.first;  // not a structured binding: clang 14 cannot capture those
+  const int64_t y_zp = y_params.second;
   const int64_t m = p.g.m, k = p.g.k, n = p.g.n;
   Tensor& y = *ctx.output(0);
   dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {
@@ -382,7 +383,8 @@ Status qlinear_conv_kernel(KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ParamLayout w_layout, axis_layout(ctx.node(), ctx.input(3)->shape(), 0,
                                                           static_cast<int64_t>(w_scale.size()), "w_scale"));
   KILN_ASSIGN_OR_RETURN(auto y_params, output_params(ctx, 6, 7));
-  const auto [y_scale, y_zp] = y_params;
+  const float y_scale = y_params.first;  // not a structured binding: clang 14 cannot capture those
+  const int64_t y_zp = y_params.second;
   // Output element e is in channel (e / positions) % channels: the same layout as w_scale on Y's axis 1.
   const ParamLayout y_layout{w_layout.count, dims_product(y.shape(), 2, y.shape().size())};
   dispatch<QuantTypes>(y.dtype(), [&]<class Q>() {

@@ -79,7 +79,8 @@ Status inline_branch(ir::Graph& graph, ir::Node* node, const ir::Graph& branch) 
       if (attribute.g) attribute.g = attribute.g->clone(&graph);
       for (auto& g : attribute.graphs) g = g ? std::shared_ptr<ir::Graph>(g->clone(&graph)) : nullptr;
     }
-    for (const auto& [from, to] : renamed) ir::for_each_subgraph(*copy, [&](ir::Graph& sub) { rename_outer_reads(sub, from, to); });
+    for (const auto& rename : renamed)  // not a structured binding: clang 14 cannot capture those
+      ir::for_each_subgraph(*copy, [&](ir::Graph& sub) { rename_outer_reads(sub, rename.first, rename.second); });
   }
   for (const auto& [target, source] : copies)
     graph.add_node("Identity", {moved.at(source)}, {target}, graph.unique_name(if_name + "/output"), "", 1);

@@ -244,7 +244,9 @@ std::string to_json(const Report& report, int indent) {
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };
-  return doc.dump(indent);
+  // Names come from the model, which may hold bytes that are not UTF-8: they are replaced (U+FFFD)
+  // rather than thrown about.
+  return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace kiln::report

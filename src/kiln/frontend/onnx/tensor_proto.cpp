@@ -101,6 +101,17 @@ Tensor imported_tensor(DType dtype, std::vector<int64_t> dims) {
 
 bool is_4bit(DType dtype) { return dtype == DType::kInt4 || dtype == DType::kUInt4; }
 
+// The most elements the data held in `proto` itself can describe: each takes at least half a byte
+// of raw_data or half an entry of a typed field (4-bit types pack two). A bound checked before
+// allocating, so that a few bytes declaring huge dims are refused rather than allocated.
+uint64_t elements_held(const onnx::TensorProto& proto) {
+  const uint64_t entries = uint64_t{proto.raw_data().size()} + uint64_t(proto.float_data_size()) +
+                           uint64_t(proto.int32_data_size()) + uint64_t(proto.string_data_size()) +
+                           uint64_t(proto.int64_data_size()) + uint64_t(proto.double_data_size()) +
+                           uint64_t(proto.uint64_data_size());
+  return 2 * entries;
+}
+
 // Unpacks two 4-bit elements per byte of `packed` (the first in the low nibble) into `out`, one per
 // byte, sign-extending int4.
 void unpack_4bit(const Tensor& packed, Tensor& out) {
@@ -125,6 +136,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
   if (shape_element_count(dims) < 0) return invalid_model(label(proto) + " has too many elements: " + shape_to_string(dims));
   const DType dtype = static_cast<DType>(proto.data_type());
   const int64_t count = shape_element_count(dims);
+  if (proto.data_location() != onnx::TensorProto::EXTERNAL && static_cast<uint64_t>(count) > elements_held(proto))
+    return invalid_model(label(proto) + " has dims " + shape_to_string(dims) + " (" + std::to_string(count) +
+                         " elements) but holds data for at most " + std::to_string(elements_held(proto)));
   Tensor out = imported_tensor(dtype, dims);
   // 4-bit elements arrive packed: read as bytes, then unpacked into `out`.
   Tensor stored = is_4bit(dtype) ? imported_tensor(DType::kUInt8, {(count + 1) / 2}) : out;

@@ -88,6 +88,18 @@ bool has_unknown_dims(const ir::Node& node) {
          std::any_of(node.outputs.begin(), node.outputs.end(), unknown);
 }
 
+// Whether every output of `node` is a tensor with a dim of 0 at this plan's shapes: there is nothing
+// to compute, and oneDNN's primitives fail on such dims (a matmul of 0 rows divides by zero when
+// its primitive is created).
+bool outputs_all_empty(const ir::Node& node) {
+  auto empty = [](const ir::Value* v) {
+    if (!v || !v->type.is_tensor() || !v->type.has_static_shape()) return false;
+    const std::vector<int64_t> dims = v->type.shape->static_dims();
+    return std::find(dims.begin(), dims.end(), 0) != dims.end();
+  };
+  return !node.outputs.empty() && std::all_of(node.outputs.begin(), node.outputs.end(), empty);
+}
+
 // Whether analysis left a tensor of `node` without a rank or dtype (it follows an If whose branches
 // give different ranks): its kernel's constraints can only be checked once a plan's shapes are known.
 bool has_unknown_rank(const ir::Node& node) {
@@ -188,6 +200,10 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   // A node placed before its shapes were known (Capability::deferred) may be declined at a plan's.
   if (!capability.supported)
     return unsupported_target(node.describe() + " at this plan's shapes: cpu has no kernel for it: " + capability.reason);
+  if (outputs_all_empty(node) && !node.has_subgraph()) {
+    build.record_implementation(node.name, "kiln:empty");
+    return ops::Kernel([](ops::KernelContext&) { return Status::ok(); });
+  }
   Result<ops::Kernel> kernel = internal_error("unset");
   const cpu::ImplementationRecorder recorder(node, build);
   const bool calling_thread = runs_on_calling_thread(node) && omp_get_max_threads() > 1;

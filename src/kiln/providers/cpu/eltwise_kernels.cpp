@@ -280,7 +280,7 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
   ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
     kernel = [](ops::KernelContext& ctx) -> Status {
       KILN_ASSIGN_OR_RETURN(const auto bounds, ops::clip_bounds<T>(ctx));
-      const auto [lo, hi] = bounds;
+      const auto lo = bounds.first, hi = bounds.second;  // not a structured binding: clang 14 cannot capture those
       Tensor& y = *ctx.output(0);
       broadcast_loop(y.data<T>(), y.shape(), [lo, hi](T v) { return ops::store<T>(ops::clip_value(ops::load(v), lo, hi)); },
                      Operand<T>{ctx.input(0)->data<T>(), y.shape()});

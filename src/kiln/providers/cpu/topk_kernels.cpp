@@ -29,6 +29,7 @@ Result<ops::Kernel> build_topk(const ir::Node& node) {
     int64_t* indices_out = ctx.output(1) ? ctx.output(1)->data<int64_t>() : nullptr;
     ops::dispatch<ops::NumericTypes>(dtype, [&]<class T>() {
       using Key = ops::Compute<T>;
+      const bool descending = largest;  // a local for the OpenMP region: clang 14 rejects the capture there
       const T* x = ctx.input(0)->data<T>();
       T* values = ctx.output(0)->data<T>();
       const int64_t lines = outer * inner;
@@ -43,7 +44,7 @@ Result<ops::Kernel> build_topk(const ir::Node& node) {
           for (int64_t j = 0; j < length; ++j) keys[static_cast<size_t>(j)] = ops::load(in[j * inner]);
           std::iota(order.begin(), order.end(), int64_t{0});
           std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-            return ops::topk_before(keys[static_cast<size_t>(a)], a, keys[static_cast<size_t>(b)], b, largest);
+            return ops::topk_before(keys[static_cast<size_t>(a)], a, keys[static_cast<size_t>(b)], b, descending);
           });
           const int64_t base = o * k * inner + i;
           for (int64_t j = 0; j < k; ++j) {
