@@ -399,6 +399,19 @@ TEST(OnnxImporterExternalData, ShortFileIsInvalidModel) {
                {"tensor 'w'", "w.bin", "shorter"});
 }
 
+// Checked against the file before the tensor is allocated: 4 TiB declared in a 12-byte file is an
+// invalid model, not an allocation (nor an allocation failure).
+TEST(OnnxImporterExternalData, HugeTensorInASmallFileIsRefusedBeforeAllocating) {
+  ScratchDir dir("frontend");
+  write_floats_at(dir.file("w.bin"), 0, {1, 2, 3}, 12);
+  onnx::ModelProto m = external_model("w.bin", 0);
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->set_dims(0, int64_t{1} << 40);
+  w->mutable_external_data()->RemoveLast();  // no declared length: the file's size decides
+  expect_error(import_model(dir, m), StatusCode::kInvalidModel,
+               {"tensor 'w'", "w.bin", "is 12 bytes, shorter than offset 0 + length 4398046511104"});
+}
+
 TEST(OnnxImporterExternalData, ParentEscapeIsRefused) {
   ScratchDir outer("frontend");
   std::filesystem::create_directory(outer.file("model"));

@@ -106,6 +106,12 @@ def tensor_proto_seeds():
         entry.key, entry.value = key, value
     pb = tensor.SerializeToString()
     write("fuzz_tensor_proto", "external_int64", bytes([0]) + u32(len(pb)) + pb + values.tobytes())
+    # 512 GiB declared, no length, 8 bytes of file: refused before anything is allocated.
+    del tensor.dims[:]
+    tensor.dims.append(1 << 36)
+    del tensor.external_data[2:]
+    pb = tensor.SerializeToString()
+    write("fuzz_tensor_proto", "external_huge_dims_small_file", bytes([0]) + u32(len(pb)) + pb + values.tobytes()[:8])
 
 
 def npy_seeds():

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 namespace kiln::frontend {
 
@@ -65,14 +66,6 @@ Result<ExternalRef> parse_external_ref(const onnx::TensorProto& proto) {
   return ref;
 }
 
-// Closes a file descriptor when it goes out of scope.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 Status read_exactly(int fd, uint64_t offset, char* dst, uint64_t count, const std::string& what) {
   while (count > 0) {
     ssize_t n = ::pread(fd, dst, count, static_cast<off_t>(offset));
@@ -105,26 +98,42 @@ Result<std::string> resolve_external_location(const std::string& base_dir, const
   return *target;
 }
 
-Status read_external_data(const onnx::TensorProto& proto, const std::string& base_dir, Tensor& out) {
-  if (out.dtype() == DType::kString)
+Result<ExternalData> ExternalData::open(const onnx::TensorProto& proto, const std::string& base_dir,
+                                        uint64_t bytes) {
+  if (proto.data_type() == onnx::TensorProto::STRING)
     return invalid_model(tensor_label(proto.name()) + ": string tensors cannot use external data");
   KILN_ASSIGN_OR_RETURN(ExternalRef ref, parse_external_ref(proto));
   KILN_ASSIGN_OR_RETURN(std::string path, resolve_external_location(base_dir, ref.location, proto.name()));
-  const std::string what = tensor_label(proto.name()) + ": external data '" + ref.location + "'";
-  const uint64_t bytes = out.byte_size();
+  ExternalData data;
+  data.what_ = tensor_label(proto.name()) + ": external data '" + ref.location + "'";
+  data.offset_ = ref.offset;
+  data.bytes_ = bytes;
   if (ref.length && *ref.length != bytes)
-    return invalid_model(what + " has length " + std::to_string(*ref.length) + " but the tensor needs " +
+    return invalid_model(data.what_ + " has length " + std::to_string(*ref.length) + " but the tensor needs " +
                          std::to_string(bytes) + " bytes");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return invalid_model(what + " cannot be opened: " + std::strerror(errno));
-  FdCloser closer{fd};
+  data.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (data.fd_ < 0) return invalid_model(data.what_ + " cannot be opened: " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return invalid_model(what + " cannot be read: " + std::strerror(errno));
+  if (::fstat(data.fd_, &st) != 0) return invalid_model(data.what_ + " cannot be read: " + std::strerror(errno));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (ref.offset > size || bytes > size - ref.offset)
-    return invalid_model(what + " is " + std::to_string(size) + " bytes, shorter than offset " +
+    return invalid_model(data.what_ + " is " + std::to_string(size) + " bytes, shorter than offset " +
                          std::to_string(ref.offset) + " + length " + std::to_string(bytes));
-  return read_exactly(fd, ref.offset, static_cast<char*>(out.raw_data()), bytes, what);
+  return data;
+}
+
+ExternalData::ExternalData(ExternalData&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), bytes_(other.bytes_), what_(std::move(other.what_)) {}
+
+ExternalData::~ExternalData() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ExternalData::read_into(Tensor& out) const {
+  if (out.byte_size() != bytes_)
+    return internal_error(what_ + ": " + std::to_string(out.byte_size()) + " bytes to fill, " +
+                          std::to_string(bytes_) + " checked");
+  return read_exactly(fd_, offset_, static_cast<char*>(out.raw_data()), bytes_, what_);
 }
 
 }  // namespace kiln::frontend

@@ -4,7 +4,9 @@
 // nibble; one packed byte per int32_data entry), and are unpacked to Kiln's one per byte.
 #include "kiln/frontend/onnx/tensor_proto.h"
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "kiln/frontend/onnx/external_data.h"
 #include "kiln/ir/buffer.h"
@@ -99,6 +101,13 @@ Tensor imported_tensor(DType dtype, std::vector<int64_t> dims) {
   return Tensor::shared_view(dtype, std::move(dims), std::move(storage));
 }
 
+// count elements of `dtype` in bytes, or the largest uint64 when that overflows (no file is that long).
+uint64_t saturating_byte_count(uint64_t count, DType dtype) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, uint64_t{dtype_size(dtype)}, &bytes)) return UINT64_MAX;
+  return bytes;
+}
+
 bool is_4bit(DType dtype) { return dtype == DType::kInt4 || dtype == DType::kUInt4; }
 
 // The most elements the data held in `proto` itself can describe: each takes at least half a byte
@@ -139,13 +148,21 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
   if (proto.data_location() != onnx::TensorProto::EXTERNAL && static_cast<uint64_t>(count) > elements_held(proto))
     return invalid_model(label(proto) + " has dims " + shape_to_string(dims) + " (" + std::to_string(count) +
                          " elements) but holds data for at most " + std::to_string(elements_held(proto)));
-  Tensor out = imported_tensor(dtype, dims);
   // 4-bit elements arrive packed: read as bytes, then unpacked into `out`.
+  const uint64_t stored_bytes = is_4bit(dtype) ? (static_cast<uint64_t>(count) + 1) / 2
+                                               : saturating_byte_count(static_cast<uint64_t>(count), dtype);
+  // External data is checked against its file before the tensor is allocated.
+  std::optional<ExternalData> external;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    KILN_ASSIGN_OR_RETURN(ExternalData opened, ExternalData::open(proto, base_dir, stored_bytes));
+    external.emplace(std::move(opened));
+  }
+  Tensor out = imported_tensor(dtype, dims);
   Tensor stored = is_4bit(dtype) ? imported_tensor(DType::kUInt8, {(count + 1) / 2}) : out;
   if (!out.defined() || !stored.defined())
     return allocation_failure(label(proto) + ": cannot allocate " + dtype_name(dtype) + shape_to_string(dims));
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    KILN_RETURN_IF_ERROR(read_external_data(proto, base_dir, stored));
+  if (external) {
+    KILN_RETURN_IF_ERROR(external->read_into(stored));
   } else if (proto.has_raw_data()) {
     KILN_RETURN_IF_ERROR(copy_raw_data(proto, stored));
   } else {
