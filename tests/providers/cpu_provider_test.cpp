@@ -189,6 +189,37 @@ TEST(CpuProvider, NodesWithEmptyOutputsRunNothing) {
   EXPECT_EQ(report["target"]["node_implementations"]["product"], "kiln:empty") << report["target"];
 }
 
+// A product over an empty inner dimension (K = 0) is not empty: MatMul gives zeros and Gemm gives
+// beta * C, in graph and eager mode, with K known at load or only at run time.
+TEST(CpuProvider, ProductsOverAnEmptyInnerDimensionAreZeroPlusBias) {
+  ScratchDir dir("cpu_inner_empty");
+  ModelBuilder b(17);
+  b.input("a", onnx::TensorProto::FLOAT, {int64_t{2}, std::string("k")});
+  b.input("b", onnx::TensorProto::FLOAT, {std::string("k"), int64_t{3}});
+  b.float_initializer("c", {3}, {1.0f, 2.0f, 3.0f});
+  b.output("product", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  b.output("affine", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  b.node("MatMul", {"a", "b"}, {"product"}, "matmul");
+  onnx::AttributeProto* beta = b.node("Gemm", {"a", "b", "c"}, {"affine"}, "gemm").add_attribute();
+  beta->set_name("beta");
+  beta->set_type(onnx::AttributeProto::FLOAT);
+  beta->set_f(2.0f);
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+    SessionOptions options;
+    options.providers = {"cpu"};
+    options.mode = mode;
+    auto session = Session::load(b.save(dir.file("model.onnx")), options);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    auto out = session.value()->run({{"a", Tensor::allocate(DType::kFloat, {2, 0})}, {"b", Tensor::allocate(DType::kFloat, {0, 3})}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    const Tensor& product = out.value().at("product");
+    const Tensor& affine = out.value().at("affine");
+    EXPECT_EQ(std::vector<float>(product.data<float>(), product.data<float>() + 6), std::vector<float>(6, 0.0f));
+    EXPECT_EQ(std::vector<float>(affine.data<float>(), affine.data<float>() + 6),
+              (std::vector<float>{2, 4, 6, 2, 4, 6}));
+  }
+}
+
 // GatherElements, GatherND and ScatterND with an index past its axis: InvalidArgument naming the
 // node, never a read or write out of bounds.
 TEST(CpuProvider, IndexedKernelsRejectIndicesOutOfRange) {

@@ -8,6 +8,7 @@
 
 #include "kiln/ir/float16.h"
 #include "kiln/ir/shape.h"
+#include "kiln/ops/family_support.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -48,12 +49,16 @@ double to_double(const T& v) {
     return static_cast<double>(v);
   }
 }
+// Integers saturate: a value past the type's range becomes its lowest or highest, NaN becomes 0
+// (a plain conversion of those is undefined behaviour in C++; ONNX leaves such casts unspecified).
 template <class T>
 T from_double(double v) {
   if constexpr (std::is_same_v<T, Float16>) {
     return ir::to_float16(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, BFloat16>) {
     return ir::to_bfloat16(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return saturating_cast<T>(v);
   } else {
     return static_cast<T>(v);
   }
