@@ -222,6 +222,25 @@ Result<std::vector<std::u32string>> code_points_of(const Tensor& tensor) {
   return elements;
 }
 
+// The data section's size against what the header declares, checked before anything is allocated
+// (a few bytes declaring a huge shape are refused, not allocated). Strings take 4 bytes per code
+// point of their width; a width of 0 holds no elements' worth of bytes, so only an empty array.
+Status check_data_size(const Header& header, size_t data_size, const std::string& path) {
+  const bool strings = header.dtype == DType::kString;
+  const uint64_t element_bytes = strings ? static_cast<uint64_t>(header.string_width) * 4 : dtype_size(header.dtype);
+  const auto count = static_cast<uint64_t>(shape_element_count(header.shape));
+  const std::string what = strings ? "U" + std::to_string(header.string_width) + " strings" : dtype_name(header.dtype);
+  uint64_t needed = 0;
+  if (__builtin_mul_overflow(count, element_bytes, &needed))
+    return bad(path, "header field 'shape' " + shape_to_string(header.shape) + " of " + what + " is too large");
+  if (strings && header.string_width == 0 && count > 0)
+    return bad(path, "header field 'descr' is '<U0' for " + std::to_string(count) + " elements; numpy writes at least U1");
+  if (data_size != needed)
+    return bad(path, "data section is " + std::to_string(data_size) + " bytes but shape " +
+                         shape_to_string(header.shape) + " of " + what + " needs " + std::to_string(needed));
+  return Status::ok();
+}
+
 std::string shape_tuple(const std::vector<int64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -245,27 +264,16 @@ Result<Tensor> parse_npy(const std::string& bytes, const std::string& path) {
   KILN_ASSIGN_OR_RETURN(auto fields, HeaderParser(text, path).parse());
   KILN_ASSIGN_OR_RETURN(Header header, interpret_header(fields, path));
 
+  const size_t data_start = header_start + header_len;
+  const size_t data_size = bytes.size() - data_start;
+  KILN_RETURN_IF_ERROR(check_data_size(header, data_size, path));
   Tensor tensor = Tensor::allocate(header.dtype, header.shape);
   if (!tensor.defined())
     return allocation_failure(path + ": cannot allocate " + dtype_name(header.dtype) + shape_to_string(header.shape));
-  const size_t data_start = header_start + header_len;
-  const size_t data_size = bytes.size() - data_start;
   if (header.dtype == DType::kString) {
-    const size_t needed = static_cast<size_t>(tensor.element_count()) * static_cast<size_t>(header.string_width) * 4;
-    if (header.string_width > 0 && needed / 4 / static_cast<size_t>(header.string_width) !=
-                                       static_cast<size_t>(tensor.element_count()))
-      return bad(path, "header field 'shape' " + shape_to_string(header.shape) + " is too large");
-    if (data_size != needed)
-      return bad(path, "data section is " + std::to_string(data_size) + " bytes but shape " +
-                           shape_to_string(header.shape) + " of U" + std::to_string(header.string_width) +
-                           " strings needs " + std::to_string(needed));
     KILN_RETURN_IF_ERROR(decode_unicode(bytes, data_start, header, tensor, path));
     return tensor;
   }
-  if (data_size != tensor.byte_size())
-    return bad(path, "data section is " + std::to_string(data_size) + " bytes but shape " +
-                         shape_to_string(header.shape) + " of " + dtype_name(header.dtype) + " needs " +
-                         std::to_string(tensor.byte_size()));
   if (data_size) std::memcpy(tensor.raw_data(), bytes.data() + data_start, data_size);
   if (tensor.dtype() == DType::kBool) {
     const uint8_t* raw = static_cast<const uint8_t*>(tensor.raw_data());
