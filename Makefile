@@ -110,11 +110,11 @@ demo: build-tool
 	$(KILN) run $(BUILD_DIR)/demo/squeezenet.kiln --input image=$(DEMO)/input.npy --expect logits=$(DEMO)/expected_logits.npy \
 	  --iterations 5
 
-# The concurrency and stream tests under ThreadSanitizer. OpenMP's own threads are not
+# The concurrency, stream, run-limit and memory-budget tests under ThreadSanitizer. OpenMP's own threads are not
 # instrumented, so kernels run on the calling threads (OMP_NUM_THREADS=1); the threads are the
 # tests' own, calling one session at once.
 TSAN_DIR ?= build-tsan
-TSAN_TESTS := ConcurrentRuns.*:Stream.*:RunLimits.*
+TSAN_TESTS := ConcurrentRuns.*:Stream.*:RunLimits.*:MemoryBudget.*:MemoryLimit.*
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON -DKILN_TSAN=ON -DKILN_BUILD_PYTHON=OFF
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target kiln_unit_tests
