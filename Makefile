@@ -16,6 +16,8 @@ ASAN_DIR ?= build-asan
 # The zoo's models, inputs and ONNX Runtime references live outside the clone; the tests read it too.
 KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
 export KILN_ZOO_DIR
+# ccache (CMakeLists.txt) hashes paths relative to the clone, so another clone reuses this one's objects.
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps deps-tool deps-fuzz build build-tool install test test-asan test-tsan fuzz-build fuzz-replay fuzz demo models zoo zoo-for-test bench clean
 

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 TOOL_PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev libssl-dev
   libre2-dev nlohmann-json3-dev libcli11-dev
