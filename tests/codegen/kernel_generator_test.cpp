@@ -115,7 +115,7 @@ TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
   for (const kiln::testing::OpCase& c : kiln::testing::standard_op_cases()) {
     const int64_t before = generator->stats().kernels;
     const kiln::testing::DifferentialResult r = kiln::testing::check_against_reference(*cpu.value(), c, 1, generator);
-    EXPECT_NE(r.verdict, kiln::testing::Verdict::kMismatch) << c.label() << ": " << r.detail;
+    EXPECT_TRUE(r.verdict == kiln::testing::Verdict::kMatch || r.verdict == kiln::testing::Verdict::kDeclined) << c.label() << ": " << r.detail;
     if (c.op.starts_with("Reduce")) reductions += generator->stats().kernels - before;
   }
   // The chains, the LayerNormalizations, the innermost-axis Softmaxes and the seven sums,

@@ -18,7 +18,7 @@ TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
     for (const OpCase& c : standard_op_cases()) {
       for (uint64_t seed : {1u, 2u}) {
         DifferentialResult r = check_against_reference(*provider.value(), c, seed);
-        EXPECT_NE(r.verdict, Verdict::kMismatch) << name << " " << c.label() << ": " << r.detail;
+        EXPECT_TRUE(r.verdict == Verdict::kMatch || r.verdict == Verdict::kDeclined) << name << " " << c.label() << ": " << r.detail;
         compared += r.verdict == Verdict::kMatch;
       }
     }

@@ -100,6 +100,19 @@ bool outputs_all_empty(const ir::Node& node) {
   return !node.outputs.empty() && std::all_of(node.outputs.begin(), node.outputs.end(), empty);
 }
 
+// Whether a data input of `node` (CpuKernel::data_inputs) has a dim of 0 at this plan's shapes: a
+// product over an empty inner dimension (A is [M, 0]), a convolution of no input channels, a
+// reduction or pool over an empty axis, attention over no keys. When some output is not empty, its
+// values are the op's identities, biases and fills, work proportional to the outputs alone.
+bool reads_empty_data(const ir::Node& node, const std::vector<size_t>& data_inputs) {
+  return std::any_of(data_inputs.begin(), data_inputs.end(), [&](size_t i) {
+    const ir::Value* data = node.input(i);
+    if (!data || !data->type.is_tensor() || !data->type.has_static_shape()) return false;
+    const std::vector<int64_t> dims = data->type.shape->static_dims();
+    return std::find(dims.begin(), dims.end(), 0) != dims.end();
+  });
+}
+
 // Whether analysis left a tensor of `node` without a rank or dtype (it follows an If whose branches
 // give different ranks): its kernel's constraints can only be checked once a plan's shapes are known.
 bool has_unknown_rank(const ir::Node& node) {
@@ -204,6 +217,14 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
     build.record_implementation(node.name, "kiln:empty");
     return ops::Kernel([](ops::KernelContext&) { return Status::ok(); });
   }
+  // Libraries are never handed empty data: oneDNN's primitive creation divides by an empty dim on
+  // some machines (a matmul with K = 0 died with SIGFPE on AMD Zen 4, even capped at AVX2). The
+  // reference's loop computes what the spec defines for such shapes (zeros plus bias, beta * C,
+  // a reduction's identity), in time proportional to the outputs.
+  if (reads_empty_data(node, entry->data_inputs) && !node.has_subgraph()) {
+    build.record_implementation(node.name, "kiln:empty-input");
+    return cpu::reference_kernel(node);
+  }
   Result<ops::Kernel> kernel = internal_error("unset");
   const cpu::ImplementationRecorder recorder(node, build);
   const bool calling_thread = runs_on_calling_thread(node) && omp_get_max_threads() > 1;
@@ -271,7 +292,8 @@ CpuKernel first_of(CpuKernel preferred, CpuKernel otherwise) {
           },
           [=](const ir::Node& node, KernelBuild& build) {
             return preferred.supports(node).supported ? preferred.build(node, build) : otherwise.build(node, build);
-          }};
+          },
+          preferred.data_inputs};
 }
 
 bool is_8bit_tensor(const ir::Value* v) {
