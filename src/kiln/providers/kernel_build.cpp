@@ -7,7 +7,11 @@ KernelBuild::KernelBuild(std::vector<PackedConstant> prepacked, std::set<std::st
     : packed_only_(std::move(packed_only)) {
   for (PackedConstant& p : prepacked) {
     auto key = std::make_pair(p.value, p.layout);
-    prepacked_.emplace(std::move(key), std::move(p));
+    // The same bytes may come twice (an artifact's, and a plan's record of them): the one that
+    // describes its layout is the one to keep.
+    const auto it = prepacked_.find(key);
+    if (it == prepacked_.end()) prepacked_.emplace(std::move(key), std::move(p));
+    else if (!it->second.descriptor.has_value() && p.descriptor.has_value()) it->second = std::move(p);
   }
 }
 

@@ -46,8 +46,8 @@ struct PackedConstant {
   // so a plan may reuse another's packing of the very same bytes); null for an artifact's, which
   // its graph's names identify.
   const void* source = nullptr;
-  // For a constant packed in place: the provider's own description of `layout`, from which it
-  // reorders into another layout. Empty otherwise.
+  // The provider's own description of `layout`, from which it reorders into another layout: for
+  // a constant packed in place, and an artifact's once a kernel has read it. Empty otherwise.
   std::any descriptor;
 };
 
@@ -76,7 +76,7 @@ class KernelBuild {
   const PackedConstant* find_packed(const std::string& value, const std::string& layout, const void* source) const;
   // Whether `value` exists only packed (see the class comment).
   bool packed_only(const std::string& value) const { return packed_only_.count(value) > 0; }
-  // `value` as packed in place (it carries its descriptor, to reorder from), or nullptr.
+  // `value` packed with its descriptor (in place, or an artifact's a kernel read), to reorder from; or nullptr.
   const PackedConstant* packed_with_descriptor(const std::string& value) const;
 
   // Lets kernels pack `candidates` in place (see the class comment), recording each in `ledger`,

@@ -89,6 +89,22 @@ void reorder_into(dnnl::memory source, dnnl::memory target) {
   stream.wait();
 }
 
+// `source` when oneDNN reorders it into `wanted` directly, else its copy in the plain layout
+// `plain`: every layout reorders to and from the plain one, but not every pair of packed layouts
+// into each other (Winograd-domain weights are made only from plain oihw or hwio weights, so a
+// batch-2 plan choosing Winograd could not repack what a batch-1 plan had packed for the direct
+// method: "could not create a primitive descriptor for a reorder primitive").
+dnnl::memory reorderable_into(const dnnl::memory& source, const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted) {
+  try {
+    (void)dnnl::reorder::primitive_desc(cpu_engine(), source.get_desc(), cpu_engine(), wanted);
+    return source;
+  } catch (const dnnl::error&) {
+    dnnl::memory copy(plain, cpu_engine());
+    reorder_into(source, copy);
+    return copy;
+  }
+}
+
 }  // namespace
 
 int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t left) {
@@ -143,7 +159,11 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
   const PackedConstant* found = layout ? build.find_packed(value, *layout, constant->raw_data()) : nullptr;
   if (found && found->bytes == wanted_.get_size()) {
     bind(found->data);
-    build.record_packed_reader(node.name, *found);
+    // An artifact's packed constant comes without oneDNN's description of its layout: the kernel
+    // that reads it gives one, so that a later plan (another batch) can reorder from it.
+    PackedConstant described = *found;
+    if (!described.descriptor.has_value()) described.descriptor = wanted_;
+    build.record_packed_reader(node.name, described);
     return;
   }
   if (build.packed_only(value)) {
@@ -151,7 +171,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     const PackedConstant* source = build.packed_with_descriptor(value);
     if (!source) return;
     const auto& source_desc = std::any_cast<const dnnl::memory::desc&>(source->descriptor);
-    pack(dnnl::memory(source_desc, cpu_engine(), const_cast<void*>(source->data.get())));
+    pack(reorderable_into(dnnl::memory(source_desc, cpu_engine(), const_cast<void*>(source->data.get())), given_, wanted_));
   } else if (wanted_ == given_) {
     // The kernel reads the weights as they are stored (oneDNN's AVX2 gemm): bound, not copied.
     auto keep = std::make_shared<const Tensor>(*constant);
