@@ -78,7 +78,7 @@ nlohmann::json deterministic_evidence(const nlohmann::json& report) {
   for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i) execution["input_shapes"][inputs[i].value("name", "")] = shapes[i];
   nlohmann::json target = report.value("target", nlohmann::json::object());
   // The compiling machine's, not the artifact's (its level, layouts and features needed stay).
-  for (const char* field : {"cpu_features", "cores", "cache_bytes"}) target.erase(field);
+  for (const char* field : {"cpu_features", "cores", "cache_bytes", "cpu"}) target.erase(field);
   return {{"model", model},
           {"options", report.value("options", nlohmann::json::object())},
           {"analysis", report.value("analysis", nlohmann::json::object())},

@@ -50,6 +50,9 @@ struct TargetSection {
   int vector_bits = 0;
   int cores = 0;
   std::vector<int64_t> cache_bytes;                // L1d, L2, L3
+  // The processor (target::CpuIdentity): vendor, family, model, stepping, brand, microarchitecture.
+  std::string cpu_vendor, cpu_brand, cpu_microarchitecture;
+  int cpu_family = 0, cpu_model = 0, cpu_stepping = 0;
   // What the session's first provider prefers there: convolution-region layouts, best first, and
   // whether it has Winograd convolutions.
   std::vector<std::string> activation_layouts;

@@ -34,13 +34,17 @@ json model_json(const ModelInfo& m) {
 }
 
 json analysis_json(const analysis::InferenceEvidence& a) {
+  json disagreements = json::array();
+  for (const auto& d : a.declaration_disagreements)
+    disagreements.push_back({{"value", d.value}, {"where", d.where}, {"declared", d.declared}, {"used", d.used}});
   return {{"nodes", a.nodes},
           {"values_static", a.values_with_static_shape},
           {"values_symbolic", a.values_with_symbolic_shape},
           {"values_unknown_rank", a.values_without_shape},
           {"values_propagated", a.values_propagated},
           {"symbols", a.symbols},
-          {"unresolved", a.unresolved}};
+          {"unresolved", a.unresolved},
+          {"declared_shape_disagreements", disagreements}};
 }
 
 json passes_json(const std::vector<passes::PassRun>& passes) {
@@ -227,6 +231,13 @@ std::string to_json(const Report& report, int indent) {
         {"vector_bits", report.target.vector_bits},
         {"cores", report.target.cores},
         {"cache_bytes", report.target.cache_bytes},
+        {"cpu",
+         {{"vendor", report.target.cpu_vendor},
+          {"family", report.target.cpu_family},
+          {"model", report.target.cpu_model},
+          {"stepping", report.target.cpu_stepping},
+          {"brand", report.target.cpu_brand},
+          {"microarchitecture", report.target.cpu_microarchitecture}}},
         {"activation_layouts", report.target.activation_layouts},
         {"winograd", report.target.winograd},
         {"required_features", report.target.required_features},

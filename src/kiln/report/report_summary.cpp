@@ -28,7 +28,8 @@ std::string to_summary(const Report& r) {
     << " nodes, " << r.model.parameters << " parameters)\n";
   s << "analysis   " << r.analysis.values_with_static_shape << " static, " << r.analysis.values_with_symbolic_shape
     << " symbolic, " << r.analysis.values_without_shape << " unknown-rank values; " << r.analysis.values_propagated
-    << " values propagated\n";
+    << " values propagated; " << r.analysis.declaration_disagreements.size()
+    << " declared shapes contradicted by inference\n";
   int64_t changed = 0;
   for (const auto& p : r.passes) changed += p.changed ? 1 : 0;
   s << "passes     " << r.passes.size() << " pass runs (" << changed << " changed the graph): " << r.model.nodes
@@ -47,6 +48,9 @@ std::string to_summary(const Report& r) {
   s << (r.target.winograd ? "; Winograd" : "") << "; " << r.tuning.choices.size() << " tuned choice(s), "
     << (r.tuning.enabled ? std::to_string(r.tuning.measured) + " measured in " + ms(r.stages.tuning_ms) : std::string("heuristic"))
     << "\n";
+  s << "cpu        " << (r.target.cpu_brand.empty() ? r.target.cpu_vendor : r.target.cpu_brand) << " (" << r.target.cpu_vendor
+    << " family " << r.target.cpu_family << " model " << r.target.cpu_model
+    << (r.target.cpu_microarchitecture.empty() ? "" : ": " + r.target.cpu_microarchitecture) << ")\n";
   s << "memory     arena " << mib(r.memory.arena_bytes) << " planned peak vs " << mib(r.memory.naive_bytes)
     << " without reuse; " << r.memory.buffers << " buffers, " << r.memory.reused_buffers << " reuse memory, "
     << r.memory.concats_in_place << " concats in place, "

@@ -116,7 +116,10 @@ Status Session::Impl::analyse() {
   // Gradient nodes become ordinary ops, whose types are then inferred.
   KILN_ASSIGN_OR_RETURN(const int gradients, autodiff::expand_gradients(model));
   if (gradients > 0) {
+    // The first inference already replaced the stale declarations: its record of them stands.
+    std::vector<analysis::DeclarationDisagreement> disagreements = std::move(report.analysis.declaration_disagreements);
     KILN_ASSIGN_OR_RETURN(report.analysis, analysis::infer_types(*model.graph, ops::OpRegistry::global()));
+    report.analysis.declaration_disagreements = std::move(disagreements);
   }
   for (const ir::Value* v : model.graph->inputs) inputs.push_back(runtime::tensor_info(*v));
   for (const ir::Value* v : model.graph->outputs) outputs.push_back(runtime::tensor_info(*v));
@@ -448,6 +451,12 @@ Status Session::Impl::choose_target() {
   t.vector_bits = target.vector_bits;
   t.cores = target.cores;
   t.cache_bytes = {target.caches.l1d, target.caches.l2, target.caches.l3};
+  t.cpu_vendor = target.cpu.vendor;
+  t.cpu_family = target.cpu.family;
+  t.cpu_model = target.cpu.model;
+  t.cpu_stepping = target.cpu.stepping;
+  t.cpu_brand = target.cpu.brand;
+  t.cpu_microarchitecture = target.cpu.microarchitecture;
   return Status::ok();
 }
 
@@ -734,18 +743,32 @@ Status Session::warm_up(const std::map<std::string, Tensor>& inputs, int runs, c
       KILN_ASSIGN_OR_RETURN(check, runtime::check_fixture_outputs(impl_->warmup_outputs, outputs));
     }
   }
-  const std::lock_guard<std::mutex> lock(impl_->mutex);
-  report::WarmupSection& w = impl_->report.warmup;
-  w.fixtures = !inputs.empty() ? "given" : recorded ? "artifact" : "generated";
+  impl_->record_warmup(!inputs.empty() ? "given" : recorded ? "artifact" : "generated", runs, check, ms_since(start));
+  return Status::ok();
+}
+
+Status Session::warm_up_values(const std::map<std::string, Value>& inputs, int runs, const RunOptions& run_options) {
+  if (inputs.empty()) return warm_up({}, runs, run_options);
+  if (runs < 1) return invalid_argument("warm-up runs must be >= 1, got " + std::to_string(runs));
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) KILN_RETURN_IF_ERROR(impl_->execute(inputs, false, run_options).status());
+  impl_->record_warmup("given", runs, std::nullopt, ms_since(start));
+  return Status::ok();
+}
+
+void Session::Impl::record_warmup(const char* fixtures, int runs, const std::optional<runtime::WarmupCheck>& check,
+                                  double ms) {
+  const std::lock_guard<std::mutex> lock(mutex);
+  report::WarmupSection& w = report.warmup;
+  w.fixtures = fixtures;
   w.runs += runs;
   if (check) {
     w.checked = true;
     w.max_relative_error = check->max_relative_error;
   }
-  w.ms += ms_since(start);
+  w.ms += ms;
   w.state = "ready";
-  impl_->state = SessionState::kReady;
-  return Status::ok();
+  state = SessionState::kReady;
 }
 
 SessionState Session::state() const { return impl_->state; }

@@ -50,6 +50,60 @@ int64_t cache_bytes(int name) {
   return bytes > 0 ? bytes : 0;
 }
 
+// Known microarchitectures by vendor, family and model range (display values). Machines Kiln has
+// run on are among them; an unknown model leaves the name empty, its numbers still reported.
+struct KnownCpu {
+  const char* vendor;
+  int family, first_model, last_model;
+  const char* name;
+};
+constexpr KnownCpu kKnownCpus[] = {
+    {"GenuineIntel", 6, 0x55, 0x55, "Skylake-SP / Cascade Lake"},
+    {"GenuineIntel", 6, 0x6a, 0x6c, "Ice Lake-SP"},
+    {"GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids"},
+    {"GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids"},
+    {"GenuineIntel", 6, 0xad, 0xae, "Granite Rapids"},
+    {"GenuineIntel", 6, 0x97, 0x9a, "Alder Lake"},
+    {"GenuineIntel", 6, 0xb7, 0xbf, "Raptor Lake"},
+    {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen / Zen+"},
+    {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},
+    {"AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3"},
+    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4"},
+    {"AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3"},
+    {"AuthenticAMD", 0x19, 0x60, 0xaf, "Zen 4"},
+    {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
+};
+
+CpuIdentity host_cpu() {
+  CpuIdentity cpu;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return cpu;
+  char vendor[13] = {};
+  for (int i = 0; i < 4; ++i) {
+    vendor[i] = static_cast<char>(ebx >> (8 * i));
+    vendor[4 + i] = static_cast<char>(edx >> (8 * i));
+    vendor[8 + i] = static_cast<char>(ecx >> (8 * i));
+  }
+  cpu.vendor = vendor;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    const int base_family = static_cast<int>((eax >> 8) & 0xf), base_model = static_cast<int>((eax >> 4) & 0xf);
+    cpu.stepping = static_cast<int>(eax & 0xf);
+    cpu.family = base_family == 0xf ? base_family + static_cast<int>((eax >> 20) & 0xff) : base_family;
+    cpu.model = base_family == 0x6 || base_family == 0xf ? (static_cast<int>((eax >> 16) & 0xf) << 4) + base_model : base_model;
+  }
+  if (__get_cpuid(0x80000000, &eax, &ebx, &ecx, &edx) && eax >= 0x80000004) {
+    unsigned words[12];
+    for (unsigned leaf = 0; leaf < 3; ++leaf)
+      __get_cpuid(0x80000002 + leaf, &words[4 * leaf], &words[4 * leaf + 1], &words[4 * leaf + 2], &words[4 * leaf + 3]);
+    std::string brand(reinterpret_cast<const char*>(words), sizeof(words));
+    brand = brand.substr(0, brand.find('\0'));
+    const size_t first = brand.find_first_not_of(' '), last = brand.find_last_not_of(' ');
+    cpu.brand = first == std::string::npos ? "" : brand.substr(first, last - first + 1);
+  }
+  cpu.microarchitecture = microarchitecture_of(cpu.vendor, cpu.family, cpu.model);
+  return cpu;
+}
+
 int available_cores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -65,10 +119,17 @@ Target host_at(const Level& level, const std::vector<std::string>& features) {
   t.features = features;
   t.caches = {cache_bytes(_SC_LEVEL1_DCACHE_SIZE), cache_bytes(_SC_LEVEL2_CACHE_SIZE), cache_bytes(_SC_LEVEL3_CACHE_SIZE)};
   t.cores = available_cores();
+  t.cpu = host_cpu();
   return t;
 }
 
 }  // namespace
+
+std::string microarchitecture_of(const std::string& vendor, int family, int model) {
+  for (const KnownCpu& known : kKnownCpus)
+    if (vendor == known.vendor && family == known.family && model >= known.first_model && model <= known.last_model) return known.name;
+  return "";
+}
 
 bool Target::has(const std::string& feature) const { return std::binary_search(features.begin(), features.end(), feature); }
 

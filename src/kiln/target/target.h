@@ -19,6 +19,19 @@ struct CacheSizes {
   int64_t l3 = 0;
 };
 
+// Which processor this is, from CPUID: vendor ("GenuineIntel", "AuthenticAMD"), family and model
+// (the display values, extended fields folded in), stepping, the brand string, and the
+// microarchitecture where the table of known ones has it ("" otherwise). Evidence for the report
+// only: no choice is made from it (choices come from features and caches).
+struct CpuIdentity {
+  std::string vendor;
+  int family = 0;
+  int model = 0;
+  int stepping = 0;
+  std::string brand;
+  std::string microarchitecture;
+};
+
 struct Target {
   // The ISA level kernels are built for: one of isa_level_names(), the highest the host reaches
   // when nothing caps it.
@@ -31,6 +44,7 @@ struct Target {
   int vector_bits = 256;  // the widest float vector kernels may use
   CacheSizes caches;
   int cores = 1;          // CPUs this process may run on
+  CpuIdentity cpu;
 
   bool has(const std::string& feature) const;
   // float32 lanes per vector: the channel block of a blocked activation layout that fills one.
@@ -50,6 +64,9 @@ std::vector<std::string> level_features(const std::string& level);
 
 // The features this machine has, of those any level names (plus "avxvnni"), sorted.
 std::vector<std::string> host_features();
+
+// The microarchitecture of (vendor, family, model), from the table of the ones known ("" otherwise).
+std::string microarchitecture_of(const std::string& vendor, int family, int model);
 
 // This machine's target: its highest level, features, caches and cores (detected once).
 const Target& host_target();
