@@ -1,5 +1,5 @@
 // Tests of the inference driver with a small local registry: propagation of types and known
-// values, symbolic dims, declared-type contradictions, unknown operators.
+// values, symbolic dims, declared types that inference contradicts, unknown operators.
 #include <gtest/gtest.h>
 
 #include "kiln/analysis/lifetimes.h"
@@ -121,7 +121,8 @@ TEST(TypeInference, NestedSubgraphsSeeEnclosingTypesAndValues) {
   EXPECT_EQ(y->type.to_string(), "float[2,5]");
 }
 
-TEST(TypeInference, DeclaredTypeContradictionNamesNode) {
+// A declared shape is a hint: inference's wins, and the disagreement is recorded.
+TEST(TypeInference, ContradictedDeclaredShapeGivesWayAndIsRecorded) {
   ops::OpRegistry reg = test_registry();
   ir::Graph g;
   ir::Value* x = g.add_value("x", ir::make_type(DType::kFloat, {2, 3}));
@@ -130,12 +131,17 @@ TEST(TypeInference, DeclaredTypeContradictionNamesNode) {
   g.add_node("Same", {x}, {y}, "mismatch", "", 1);
   g.outputs = {y};
   auto ev = infer_types(g, reg);
-  ASSERT_FALSE(ev.is_ok());
-  EXPECT_EQ(ev.status().code(), StatusCode::kInvalidModel);
-  EXPECT_NE(ev.status().message().find("Same 'mismatch'"), std::string::npos) << ev.status().message();
-  EXPECT_NE(ev.status().message().find("declared float[2,4]"), std::string::npos) << ev.status().message();
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(y->type.to_string(), "float[2,3]");
+  ASSERT_EQ(ev.value().declaration_disagreements.size(), 1u);
+  const DeclarationDisagreement& d = ev.value().declaration_disagreements[0];
+  EXPECT_EQ(d.value, "y");
+  EXPECT_EQ(d.where, "main");
+  EXPECT_EQ(d.declared, "float[2,4]");
+  EXPECT_EQ(d.used, "float[2,3]");
 }
 
+// An element type is a fact: a contradicted one names the node and the rule.
 TEST(TypeInference, DeclaredDtypeContradictionIsError) {
   ops::OpRegistry reg = test_registry();
   ir::Graph g;
@@ -144,7 +150,10 @@ TEST(TypeInference, DeclaredDtypeContradictionIsError) {
   g.inputs = {x};
   g.add_node("Same", {x}, {y}, "n", "", 1);
   g.outputs = {y};
-  EXPECT_EQ(infer_types(g, reg).status().code(), StatusCode::kInvalidModel);
+  auto ev = infer_types(g, reg);
+  EXPECT_EQ(ev.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(ev.status().message().find("Same 'n'"), std::string::npos) << ev.status().message();
+  EXPECT_NE(ev.status().message().find("element type is a fact"), std::string::npos) << ev.status().message();
 }
 
 TEST(TypeInference, DeclaredStaticDimRefinesSymbolic) {

@@ -14,15 +14,6 @@ namespace {
 // shape arithmetic without turning analysis into constant folding of weights.
 constexpr int64_t kMaxPropagatedElements = 4096;
 
-Result<ir::Dim> merge_dim(const ir::Dim& declared, const ir::Dim& inferred, const std::string& what, size_t axis) {
-  if (declared.is_static() && inferred.is_static() && declared.value() != inferred.value())
-    return invalid_model(what + ": dim " + std::to_string(axis) + " is declared " + declared.to_string() +
-                         " but inferred " + inferred.to_string());
-  if (inferred.is_static()) return inferred;
-  if (declared.is_static()) return declared;
-  return inferred.is_symbol() ? inferred : declared;
-}
-
 // Known values of a graph: initializers plus values propagated during inference, over those of
 // the enclosing graphs (a subgraph's own values are distinct from the enclosing values it reads).
 class KnownValues {
@@ -60,7 +51,27 @@ void propagate_values(const ops::OpDef& def, const ir::Node& node, const std::ve
     if (node.outputs[i] && outputs.value()[i].defined()) known.set(node.outputs[i], std::move(outputs.value()[i]));
 }
 
-Status infer_graph(ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known);
+// One inference walk: the registry, and where the declarations it finds stale are recorded
+// (nowhere while it probes a copy of a Loop body).
+struct Walk {
+  const ops::OpRegistry& registry;
+  std::vector<DeclarationDisagreement>* disagreements;
+
+  void record(const ir::Value& v, const std::string& where, const ir::TensorType& declared,
+              const ir::TensorType& used) const {
+    if (disagreements) disagreements->push_back({v.name, where, declared.to_string(), used.to_string()});
+  }
+};
+
+// A declaration loosened before its value was typed (a loop-carried value's): recorded once the
+// value's type is final, if that type drops what the declaration stated.
+struct Loosened {
+  ir::Value* value;
+  std::string where;
+  ir::TensorType declared;
+};
+
+Status infer_graph(ir::Graph& graph, const std::string& where, const Walk& walk, KnownValues& known);
 
 // ONNX lets body inputs go untyped when the node's inputs say what they are: Loop bodies take
 // (iteration int64, cond bool, carried...), Scan-9+ bodies (states..., scan elements...),
@@ -98,39 +109,137 @@ const ir::Graph* untaken_branch(const ir::Node& node, const KnownValues& known) 
   return branch == node.attributes.end() ? nullptr : branch->second.g.get();
 }
 
-// Types inside the node's subgraphs first (the node's rule reads its bodies' output types): values
-// a subgraph reads from the enclosing scopes take their types and known values from there. A name
-// only a nested subgraph reads has no value here: that subgraph takes it in its turn. The branch
-// of an If that will not run (its condition known from the shapes a plan pins) is left as it is:
-// it need not fit these shapes (a batch-of-one branch squeezing a dim that is not one).
-Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const KnownValues& known,
-                       const ops::OpRegistry& registry) {
+// Infers `body`, a subgraph of `node` in `enclosing`: values it reads from the enclosing scopes take
+// their types and known values from there. A name only a nested subgraph reads has no value here:
+// that subgraph takes it in its turn.
+Status infer_body(ir::Graph& body, const ir::Node& node, const ir::Graph& enclosing, const KnownValues& known,
+                  const Walk& walk, const std::string& where) {
+  KnownValues body_known(&known);
+  for (const std::string& name : body.outer_scope_reads()) {
+    ir::Value* captured = body.find_value(name);
+    const ir::Value* outer = enclosing.find_value_in_scope(name);
+    if (!captured || !outer) continue;
+    if (outer->type.is_known()) captured->type = outer->type;
+    // A small enclosing constant (axes, shapes, exponents) becomes the body's own copy, so the
+    // body's kernels take it as a constant; weights stay read from the enclosing scope.
+    if (outer->is_constant() && !captured->is_constant() && outer->initializer->byte_size() <= kCopiedConstantBytes)
+      captured->initializer = outer->initializer->clone();
+    if (const Tensor* value = known.find(outer)) body_known.set(captured, *value);
+  }
+  return infer_graph(body, where, walk, body_known).with_context(node.describe() + " subgraph '" + body.name() + "'");
+}
+
+// Loop-carried values may change shape from one iteration to the next (a tensor that starts empty
+// and grows by a Concat each time). Their types are settled before the body is inferred: from the
+// type each enters with (its declaration a hint), a probe inference of a copy of the body gives
+// what an iteration makes of it, and dims that change become unknown, until an iteration changes
+// nothing. Declarations along each carried value's path (the body's input and output, the node's
+// output) are loosened where they state a size the iterations do not keep.
+Status settle_carried_types(ir::Node& node, ir::Graph& body, const ir::Graph& enclosing, const KnownValues& known,
+                            const Walk& walk, const std::string& body_where, const std::string& where,
+                            std::vector<Loosened>& loosened) {
+  const size_t carried = node.inputs.size() < 2 ? 0 : node.inputs.size() - 2;
+  if (carried == 0 || body.inputs.size() != carried + 2 || body.outputs.size() < carried + 1)
+    return Status::ok();  // nothing carried, or a body Loop's rule refuses
+  std::vector<ir::TensorType> types(carried);
+  for (size_t k = 0; k < carried; ++k) {
+    const ir::Value* entering = node.input(k + 2);
+    const ir::Value* input = body.inputs[k + 2];
+    KILN_ASSIGN_OR_RETURN(Reconciled settled,
+                          reconcile_declared(input->type, entering ? entering->type : ir::TensorType{},
+                                             node.describe() + " loop-carried input '" + input->name + "'"));
+    types[k] = settled.type;
+  }
+  const Walk probing{walk.registry, nullptr};
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unique_ptr<ir::Graph> probe = body.clone(body.parent());
+    for (size_t k = 0; k < carried; ++k) probe->inputs[k + 2]->type = types[k];
+    for (size_t i = 0; i < 2; ++i)
+      if (!probe->inputs[i]->type.is_known()) probe->inputs[i]->type = body_input_type(node, i);
+    KILN_RETURN_IF_ERROR(infer_body(*probe, node, enclosing, known, probing, body_where));
+    for (size_t k = 0; k < carried; ++k) {
+      const ir::TensorType& produced = probe->outputs[k + 1]->type;
+      if (produced.is_tensor() && types[k].is_tensor() && produced.dtype != DType::kUndefined &&
+          types[k].dtype != DType::kUndefined && produced.dtype != types[k].dtype)
+        return invalid_model(node.describe() + ": loop-carried value '" + body.inputs[k + 2]->name + "' enters as " +
+                             types[k].to_string() + " but an iteration gives " + produced.to_string() +
+                             " (ONNX Loop: a loop-carried value keeps its element type)");
+      const ir::TensorType united = ir::unite(types[k], produced);
+      changed = changed || united != types[k];
+      types[k] = united;
+    }
+  }
+  auto loosen = [&](ir::Value* v, const ir::TensorType& to, const std::string& in) {
+    if (!v || v->is_constant()) return;  // a constant's type is its data's
+    loosened.push_back({v, in, v->type});
+    v->type = to;
+  };
+  for (size_t k = 0; k < carried; ++k) {
+    loosen(body.inputs[k + 2], types[k], body_where);
+    loosen(body.outputs[k + 1], within(body.outputs[k + 1]->type, types[k]), body_where);
+    if (k < node.outputs.size()) loosen(node.outputs[k], within(node.outputs[k]->type, types[k]), where);
+  }
+  return Status::ok();
+}
+
+// Types inside the node's subgraphs first (the node's rule reads its bodies' output types), Loop
+// bodies' carried values settled first. The branch of an If that will not run (its condition
+// known from the shapes a plan pins) is left as it is: it need not fit these shapes (a
+// batch-of-one branch squeezing a dim that is not one).
+Status infer_subgraphs(ir::Node& node, const ir::Graph& enclosing, const KnownValues& known, const Walk& walk,
+                       const std::string& where, std::vector<Loosened>& loosened) {
   Status status;
   const ir::Graph* untaken = untaken_branch(node, known);
   ir::for_each_subgraph(node, [&](ir::Graph& sub) {
     if (!status.is_ok() || &sub == untaken) return;
+    const std::string sub_where = where + " > " + node.describe() + " subgraph '" + sub.name() + "'";
+    if (node.op_type == "Loop" && node.domain.empty()) {
+      status = settle_carried_types(node, sub, enclosing, known, walk, sub_where, where, loosened);
+      if (!status.is_ok()) return;
+    }
     for (size_t i = 0; i < sub.inputs.size(); ++i)
       if (!sub.inputs[i]->type.is_known()) sub.inputs[i]->type = body_input_type(node, i);
-    KnownValues sub_known(&known);
-    for (const std::string& name : sub.outer_scope_reads()) {
-      ir::Value* captured = sub.find_value(name);
-      const ir::Value* outer = enclosing.find_value_in_scope(name);
-      if (!captured || !outer) continue;
-      if (outer->type.is_known()) captured->type = outer->type;
-      // A small enclosing constant (axes, shapes, exponents) becomes the body's own copy, so the
-      // body's kernels take it as a constant; weights stay read from the enclosing scope.
-      if (outer->is_constant() && !captured->is_constant() && outer->initializer->byte_size() <= kCopiedConstantBytes)
-        captured->initializer = outer->initializer->clone();
-      if (const Tensor* value = known.find(outer)) sub_known.set(captured, *value);
-    }
-    status = infer_graph(sub, registry, sub_known).with_context(node.describe() + " subgraph '" + sub.name() + "'");
+    status = infer_body(sub, node, enclosing, known, walk, sub_where);
   });
   return status;
 }
 
-Status infer_node(ir::Node& node, const ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known) {
-  if (node.has_subgraph()) KILN_RETURN_IF_ERROR(infer_subgraphs(node, graph, known, registry));
-  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(registry, node));
+// The types output `i` of `node` may have at run time when its rule gives their union: each
+// branch's of an If, but the one its known condition skips. A declaration that contradicts one
+// of them is stale even where it does not contradict the union.
+std::vector<ir::TensorType> branch_types(const ir::Node& node, size_t i, const KnownValues& known) {
+  std::vector<ir::TensorType> types;
+  if (node.op_type != "If" || !node.domain.empty()) return types;
+  const ir::Graph* untaken = untaken_branch(node, known);
+  for (const char* key : {"then_branch", "else_branch"}) {
+    const ir::Attribute* branch = node.attr(key);
+    if (branch && branch->g && branch->g.get() != untaken && i < branch->g->outputs.size())
+      types.push_back(branch->g->outputs[i]->type);
+  }
+  return types;
+}
+
+// The output's declared type reconciled with the inferred one; a stale declaration gives way to
+// the inferred type and is recorded.
+Status settle_output_type(ir::Value& out, const ir::TensorType& inferred, const std::vector<ir::TensorType>& branches,
+                          const std::string& what, const Walk& walk, const std::string& where) {
+  KILN_ASSIGN_OR_RETURN(Reconciled merged, reconcile_declared(out.type, inferred, what));
+  bool stale = merged.contradicted;
+  for (const ir::TensorType& branch : branches) {
+    KILN_ASSIGN_OR_RETURN(Reconciled with_branch, reconcile_declared(out.type, branch, what));
+    stale = stale || with_branch.contradicted;
+  }
+  if (stale) walk.record(out, where, out.type, inferred);
+  out.type = stale ? inferred : merged.type;
+  return Status::ok();
+}
+
+Status infer_node(ir::Node& node, const ir::Graph& graph, const std::string& where, const Walk& walk,
+                  KnownValues& known) {
+  std::vector<Loosened> loosened;
+  if (node.has_subgraph()) KILN_RETURN_IF_ERROR(infer_subgraphs(node, graph, known, walk, where, loosened));
+  KILN_ASSIGN_OR_RETURN(const ops::OpDef* def, ops::resolve_op(walk.registry, node));
   std::vector<const ir::TensorType*> types;
   std::vector<const Tensor*> values;
   for (const ir::Value* in : node.inputs) {
@@ -153,9 +262,11 @@ Status infer_node(ir::Node& node, const ir::Graph& graph, const ops::OpRegistry&
       inferred = ir::TensorType{v.dtype(), ir::Shape::from_static(v.shape())};
       known.set(out, v);
     }
-    KILN_ASSIGN_OR_RETURN(out->type,
-                          merge_types(out->type, inferred, node.describe() + " output '" + out->name + "'"));
+    KILN_RETURN_IF_ERROR(settle_output_type(*out, inferred, branch_types(node, i, known),
+                                            node.describe() + " output '" + out->name + "'", walk, where));
   }
+  for (const Loosened& l : loosened)
+    if (!keeps_declared_shape(l.declared, l.value->type)) walk.record(*l.value, l.where, l.declared, l.value->type);
   propagate_values(*def, node, values, ctx, known);
   return Status::ok();
 }
@@ -181,46 +292,10 @@ void collect_evidence(const ir::Graph& graph, size_t propagated, InferenceEviden
   ev.symbols.assign(symbols.begin(), symbols.end());
 }
 
-}  // namespace
-
-Result<ir::TensorType> merge_types(const ir::TensorType& declared, const ir::TensorType& inferred,
-                                   const std::string& what) {
-  if (!declared.is_known()) return inferred;
-  if (!inferred.is_known()) return declared;
-  if (declared.kind != inferred.kind)
-    return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string());
-  if (!declared.is_tensor()) {
-    // Containers: the element types must agree; the inferred element refines the declared one.
-    KILN_ASSIGN_OR_RETURN(ir::TensorType element, merge_types(*declared.element, *inferred.element, what));
-    ir::TensorType merged = inferred;
-    merged.element = std::make_shared<const ir::TensorType>(std::move(element));
-    return merged;
-  }
-  ir::TensorType merged = inferred;
-  if (declared.dtype != DType::kUndefined && inferred.dtype != DType::kUndefined && declared.dtype != inferred.dtype)
-    return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string());
-  if (merged.dtype == DType::kUndefined) merged.dtype = declared.dtype;
-  if (!declared.shape) return merged;
-  if (!inferred.shape) {
-    merged.shape = declared.shape;
-    return merged;
-  }
-  if (declared.shape->rank() != inferred.shape->rank())
-    return invalid_model(what + " is declared " + declared.to_string() + " but inferred " + inferred.to_string() +
-                         " (rank differs)");
-  const std::string types = " (declared " + declared.to_string() + ", inferred " + inferred.to_string() + ")";
-  for (size_t i = 0; i < declared.shape->rank(); ++i) {
-    KILN_ASSIGN_OR_RETURN(merged.shape->dims()[i], merge_dim((*declared.shape)[i], (*inferred.shape)[i], what + types, i));
-  }
-  return merged;
-}
-
-namespace {
-
-Status infer_graph(ir::Graph& graph, const ops::OpRegistry& registry, KnownValues& known) {
+Status infer_graph(ir::Graph& graph, const std::string& where, const Walk& walk, KnownValues& known) {
   for (const ir::Value* in : graph.inputs)
     if (!in->type.is_known()) return invalid_model("graph input '" + in->name + "' has no element type");
-  for (const auto& node : graph.nodes()) KILN_RETURN_IF_ERROR(infer_node(*node, graph, registry, known));
+  for (const auto& node : graph.nodes()) KILN_RETURN_IF_ERROR(infer_node(*node, graph, where, walk, known));
   return Status::ok();
 }
 
@@ -228,8 +303,8 @@ Status infer_graph(ir::Graph& graph, const ops::OpRegistry& registry, KnownValue
 
 Result<InferenceEvidence> infer_types(ir::Graph& graph, const ops::OpRegistry& registry) {
   KnownValues known;
-  KILN_RETURN_IF_ERROR(infer_graph(graph, registry, known));
   InferenceEvidence evidence;
+  KILN_RETURN_IF_ERROR(infer_graph(graph, graph.name(), Walk{registry, &evidence.declaration_disagreements}, known));
   collect_evidence(graph, known.propagated_count(), evidence);
   return evidence;
 }

@@ -68,4 +68,18 @@ bool TensorType::operator==(const TensorType& other) const {
   return *element == *other.element;
 }
 
+TensorType unite(const TensorType& a, const TensorType& b) {
+  if (!a.is_tensor() || !b.is_tensor()) return a;
+  TensorType united = a;
+  if (united.dtype == DType::kUndefined) united.dtype = b.dtype;
+  if (a.shape == b.shape) return united;
+  if (!a.shape || !b.shape || a.shape->rank() != b.shape->rank()) {
+    united.shape.reset();
+    return united;
+  }
+  for (size_t d = 0; d < a.shape->rank(); ++d)
+    if (!((*a.shape)[d] == (*b.shape)[d])) united.shape->dims()[d] = Dim::unknown();
+  return united;
+}
+
 }  // namespace kiln::ir

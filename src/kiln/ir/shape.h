@@ -85,4 +85,9 @@ inline TensorType make_type(DType dtype, const std::vector<int64_t>& dims) {
   return TensorType{dtype, Shape::from_static(dims)};
 }
 
+// The type covering a value of either tensor type (an If's two branches; a loop-carried value
+// before and after an iteration): `a`'s dtype, else `b`'s; the dims they agree on, the others
+// unknown; rank unknown where their ranks differ. Containers: `a`.
+TensorType unite(const TensorType& a, const TensorType& b);
+
 }  // namespace kiln::ir

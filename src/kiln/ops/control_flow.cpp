@@ -63,22 +63,10 @@ Status if_infer(InferenceContext& ctx) {
     for (size_t i = 0; i < ctx.output_count(); ++i) ctx.set_output_type(i, taken->outputs[i]->type);
     return Status::ok();
   }
-  for (size_t i = 0; i < ctx.output_count(); ++i) {
-    ir::TensorType t = then_branch->outputs[i]->type;
-    const ir::TensorType& e = else_branch->outputs[i]->type;
-    if (t.dtype == DType::kUndefined) t.dtype = e.dtype;
-    // Where the branches disagree, known only at run time: the rank when theirs agree, each dim
-    // they agree on.
-    if (t.shape != e.shape) {
-      if (t.shape && e.shape && t.shape->rank() == e.shape->rank()) {
-        for (size_t d = 0; d < t.shape->rank(); ++d)
-          if (!((*t.shape)[d] == (*e.shape)[d])) t.shape->dims()[d] = ir::Dim::unknown();
-      } else {
-        t.shape.reset();
-      }
-    }
-    ctx.set_output_type(i, t);
-  }
+  // Where the branches disagree, known only at run time: the rank when theirs agree, each dim they
+  // agree on.
+  for (size_t i = 0; i < ctx.output_count(); ++i)
+    ctx.set_output_type(i, ir::unite(then_branch->outputs[i]->type, else_branch->outputs[i]->type));
   return Status::ok();
 }
 
@@ -107,8 +95,8 @@ Status loop_infer(InferenceContext& ctx) {
   for (size_t i = 0; i < ctx.output_count(); ++i) {
     ir::TensorType t = body->outputs[i + 1]->type;
     if (i < carried) {
-      if (t.dtype == DType::kUndefined && ctx.has_input(i + 2)) t.dtype = ctx.input_type(i + 2).dtype;
-      if (ctx.has_input(i + 2) && t.shape != ctx.input_type(i + 2).shape) t.shape.reset();
+      // Zero iterations give the value it enters with; each iteration, what the body gives.
+      if (ctx.has_input(i + 2)) t = ir::unite(t, ctx.input_type(i + 2));
     } else if (t.shape) {
       t.shape->dims().insert(t.shape->dims().begin(), ir::Dim::unknown());  // one slice per iteration
     }

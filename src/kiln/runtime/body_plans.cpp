@@ -58,7 +58,7 @@ Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vect
       if (kept >= kMaxPlansPerBody) plans_.erase(plans_.lower_bound({&body, {}}));
       providers::KernelBuild build;
       build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, compiler_)));
-      auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build));
+      auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build), DeclaredInputs::kHints);
       if (!plan.is_ok()) return plan.status().with_context("subgraph '" + body.name() + "'");
       auto entry = std::make_unique<Planned>();
       entry->plan = std::move(plan).value();

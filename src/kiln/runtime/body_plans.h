@@ -3,7 +3,8 @@
 // (the enclosing constants it reads are its constants, sharing their storage; other values it
 // reads from enclosing scopes become extra inputs), compiled as the session compiles its graph (a
 // BodyCompiler: graph passes, placement under the session's fallback policy, lowering for the
-// providers that hold its nodes) and planned per input-shape signature, so its convolutions and
+// providers that hold its nodes) and planned per input-shape signature (the shapes its node hands
+// it: the body's declared input dims are hints, DeclaredInputs::kHints), so its convolutions and
 // products run on the same providers, in the same layouts, packed once, as the main graph's. Plans are kept per body and shapes (a bounded number); each has its own
 // executor, so nested bodies run while their enclosing one does.
 #pragma once

@@ -13,7 +13,8 @@ namespace kiln::runtime {
 
 namespace {
 
-Status specialise_inputs(ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_shapes) {
+Status specialise_inputs(ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_shapes,
+                         DeclaredInputs declared) {
   if (input_shapes.size() != graph.inputs.size())
     return invalid_argument("expected " + std::to_string(graph.inputs.size()) + " input shapes, got " +
                             std::to_string(input_shapes.size()));
@@ -21,7 +22,14 @@ Status specialise_inputs(ir::Graph& graph, const std::vector<std::vector<int64_t
     ir::Value* in = graph.inputs[i];
     if (!in->type.is_tensor()) continue;  // sequences and optionals keep their declared type
     const ir::TensorType concrete{in->type.dtype, ir::Shape::from_static(input_shapes[i])};
-    auto merged = analysis::merge_types(in->type, concrete, "input '" + in->name + "'");
+    const std::string what = "input '" + in->name + "'";
+    if (declared == DeclaredInputs::kHints) {
+      auto reconciled = analysis::reconcile_declared(in->type, concrete, what);
+      if (!reconciled.is_ok()) return invalid_argument(reconciled.status().message());
+      in->type = reconciled.value().type;
+      continue;
+    }
+    auto merged = analysis::merge_types(in->type, concrete, what);
     if (!merged.is_ok()) return invalid_argument(merged.status().message());
     in->type = merged.value();
   }
@@ -233,14 +241,14 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
                                                   const std::vector<std::vector<int64_t>>& input_shapes,
-                                                  providers::KernelBuild kernel_build) {
+                                                  providers::KernelBuild kernel_build, DeclaredInputs declared) {
   auto plan = std::make_unique<ExecutionPlan>();
   plan->kernel_build = std::move(kernel_build);
   if (!plan->kernel_build.body_runner())
     plan->kernel_build.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(partition.placement, providers, registry)));
   plan->graph = compiled.clone();
   plan->input_shapes = input_shapes;
-  KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes));
+  KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes, declared));
   auto inferred = analysis::infer_types(*plan->graph, registry);
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
   std::map<const ir::Value*, int> slot_of;

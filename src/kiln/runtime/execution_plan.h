@@ -65,15 +65,23 @@ struct ExecutionPlan {
   std::vector<partition::PartitionMap::LateDecline> late_declines;
 };
 
+// What a graph's declared input dims are to the shapes a plan is built for.
+enum class DeclaredInputs {
+  kContract,  // a model's inputs: a shape that contradicts them is refused
+  kHints,     // a body's inputs (a Loop's carried values, captured values): the shapes its node
+              // hands over at run time are the facts, declared dims only hints (as in ONNX Runtime)
+};
+
 // Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a
-// shape contradicts the graph), re-infers every type, and plans kernels and memory. `partition`
-// must have been computed on `compiled` (assignments in node order). `kernel_build` holds the
-// constants packed ahead (an artifact's); UnsupportedTarget when a kernel cannot take one that
-// exists only packed.
+// shape contradicts the graph's declared input dims and `declared` makes them a contract),
+// re-infers every type, and plans kernels and memory. `partition` must have been computed on
+// `compiled` (assignments in node order). `kernel_build` holds the constants packed ahead (an
+// artifact's); UnsupportedTarget when a kernel cannot take one that exists only packed.
 Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
                                                   const std::vector<std::vector<int64_t>>& input_shapes,
-                                                  providers::KernelBuild kernel_build = {});
+                                                  providers::KernelBuild kernel_build = {},
+                                                  DeclaredInputs declared = DeclaredInputs::kContract);
 
 }  // namespace kiln::runtime
