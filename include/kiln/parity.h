@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kiln/tensor.h"
+#include "kiln/value.h"
 
 namespace kiln {
 
@@ -25,5 +27,11 @@ struct ParityResult {
 // Compares two tensors element by element (NaN equals NaN, equal infinities are equal; string
 // elements must be equal, a differing one is an infinite error).
 ParityResult compare_tensors(const std::string& name, const Tensor& got, const Tensor& reference);
+
+// compare_tensors for any value, one result per tensor compared: a tensor gives one; a sequence
+// one per element, named "name[i]" (an empty one a single comparable result of no elements); an
+// optional its element's, or a single comparable result of no elements when both are empty. A
+// different kind, length or emptiness gives a single result, not comparable, saying so.
+std::vector<ParityResult> compare_values(const std::string& name, const Value& got, const Value& reference);
 
 }  // namespace kiln

@@ -213,6 +213,9 @@ class Session {
   Status warm_up(const std::map<std::string, Tensor>& inputs = {}, int runs = 1);
   // warm_up() with each warm-up run under `run_options` (a timeout, cancellation).
   Status warm_up(const std::map<std::string, Tensor>& inputs, int runs, const RunOptions& run_options);
+  // warm_up() for models whose inputs or outputs are sequences or optionals (the fixtures as for
+  // warm_up(), given ones as values).
+  Status warm_up_values(const std::map<std::string, Value>& inputs, int runs, const RunOptions& run_options);
   SessionState state() const;
 
   // Runs the model (a request; on a session not yet warmed up, the first one pays the first-run

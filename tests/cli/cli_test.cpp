@@ -410,5 +410,141 @@ TEST(Cli, MemoryLimitRefusesARunPastItBeforeItAllocates) {
   }
 }
 
+// A model input or output of type seq(float) or optional(float[2]).
+void set_sequence_type(onnx::ValueInfoProto* v, const std::string& name) {
+  v->set_name(name);
+  v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+void set_optional_type(onnx::ValueInfoProto* v, const std::string& name) {
+  v->set_name(name);
+  auto* tensor = v->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  tensor->mutable_shape()->add_dim()->set_dim_value(2);
+}
+
+Tensor floats(const std::vector<float>& values) {
+  return Tensor::from_vector<float>(DType::kFloat, {static_cast<int64_t>(values.size())}, values);
+}
+
+// seq_out = SequenceInsert(seq_in, x): a sequence read from a SequenceProto .pb, written back as
+// one, and compared element by element by --expect.
+TEST(Cli, RunReadsWritesAndComparesSequences) {
+  ScratchDir dir("cli-seq");
+  ModelBuilder b;
+  set_sequence_type(b.graph().add_input(), "seq_in");
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  set_sequence_type(b.graph().add_output(), "seq_out");
+  b.node("SequenceInsert", {"seq_in", "x"}, {"seq_out"}, "insert");
+  const std::string model = b.save(dir.file("seq.onnx"));
+  ASSERT_TRUE(write_value_file(dir.file("seq.pb"), Value::sequence(DType::kFloat, {floats({1, 2, 3})})).is_ok());
+  ASSERT_TRUE(write_npy_file(dir.file("x.npy"), floats({4, 5})).is_ok());
+  const std::string inputs = " --input seq_in=" + dir.file("seq.pb") + " --input x=" + dir.file("x.npy");
+
+  CommandResult r = run_kiln("run " + model + inputs + " --output-dir " + dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("seq_out: seq(float)[2 elements]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("seq_out[1]: float[2]"), std::string::npos) << r.output;
+  auto written = read_value_file(dir.file("out/seq_out.pb"), Value::Kind::kSequence, DType::kFloat);
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  ASSERT_EQ(written->elements().size(), 2u);
+  EXPECT_EQ(written->elements()[0].shape(), std::vector<int64_t>{3});
+  EXPECT_EQ(written->elements()[1].data<float>()[1], 5.0f);
+
+  CommandResult same = run_kiln("run " + model + inputs + " --expect seq_out=" + dir.file("out/seq_out.pb"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("seq_out[0]: max abs error 0"), std::string::npos) << same.output;
+  EXPECT_NE(same.output.find("seq_out[1]: max abs error 0"), std::string::npos) << same.output;
+  ASSERT_TRUE(write_value_file(dir.file("short.pb"), Value::sequence(DType::kFloat, {floats({1, 2, 3})})).is_ok());
+  CommandResult shorter = run_kiln("run " + model + inputs + " --expect seq_out=" + dir.file("short.pb"));
+  EXPECT_EQ(shorter.exit_code, 18) << shorter.output;  // numerical_issue
+  EXPECT_NE(shorter.output.find("2 elements vs reference 1"), std::string::npos) << shorter.output;
+
+  CommandResult as_npy = run_kiln("run " + model + " --input seq_in=" + dir.file("x.npy") + " --input x=" + dir.file("x.npy"));
+  EXPECT_EQ(as_npy.exit_code, 14) << as_npy.output;  // invalid_argument
+  EXPECT_NE(as_npy.output.find("input 'seq_in'"), std::string::npos) << as_npy.output;
+  EXPECT_NE(as_npy.output.find("SequenceProto"), std::string::npos) << as_npy.output;
+}
+
+// has = OptionalHasElement(opt), same = Identity(opt): an empty optional and a full one read from
+// OptionalProto files, written back as OptionalProto files and compared by --expect.
+TEST(Cli, RunReadsWritesAndComparesOptionalsEmptyOrFull) {
+  ScratchDir dir("cli-optional");
+  ModelBuilder b(18);
+  set_optional_type(b.graph().add_input(), "opt");
+  b.output("has", onnx::TensorProto::BOOL, {});
+  set_optional_type(b.graph().add_output(), "same");
+  b.node("OptionalHasElement", {"opt"}, {"has"}, "has");
+  b.node("Identity", {"opt"}, {"same"}, "same");
+  const std::string model = b.save(dir.file("optional.onnx"));
+  ASSERT_TRUE(write_value_file(dir.file("empty.pb"), Value::empty_optional()).is_ok());
+  ASSERT_TRUE(write_value_file(dir.file("full.pb"), Value::optional_of(floats({1.5f, -2}))).is_ok());
+
+  for (const std::string kind : {"empty", "full"}) {
+    const std::string out = dir.file("out-" + kind);
+    CommandResult r = run_kiln("run " + model + " --input opt=" + dir.file(kind + ".pb") + " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(kind == "empty" ? "same: optional(none)" : "same: optional(float[2])"), std::string::npos)
+        << r.output;
+    auto has = read_tensor_file(out + "/has.npy");
+    ASSERT_TRUE(has.is_ok()) << has.status().to_string();
+    EXPECT_EQ(has->data<bool>()[0], kind == "full");
+    auto same = read_value_file(out + "/same.pb", Value::Kind::kOptional, DType::kFloat);
+    ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+    EXPECT_EQ(same->has_element(), kind == "full");
+    CommandResult expect = run_kiln("run " + model + " --input opt=" + dir.file(kind + ".pb") + " --expect same=" +
+                                    out + "/same.pb --expect has=" + out + "/has.npy");
+    EXPECT_EQ(expect.exit_code, 0) << expect.output;
+    EXPECT_NE(expect.output.find("parity     same: max abs error 0"), std::string::npos) << expect.output;
+  }
+  CommandResult mismatch = run_kiln("run " + model + " --input opt=" + dir.file("empty.pb") + " --expect same=" +
+                                    dir.file("full.pb"));
+  EXPECT_EQ(mismatch.exit_code, 18) << mismatch.output;
+  EXPECT_NE(mismatch.output.find("optional(none) vs reference optional(float[2])"), std::string::npos) << mismatch.output;
+}
+
+// y = Identity(x), f = Cast(x, float) on bfloat16: the input from a uint16 .npy of bfloat16 bits, a
+// UINT16 .pb and a BFLOAT16 .pb; the output written as a uint16 .npy and read back by --expect in
+// either form; any other input dtype is refused naming the input.
+TEST(Cli, RunTakesBfloat16AsUint16BitsAndWritesItBack) {
+  ScratchDir dir("cli-bf16");
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::BFLOAT16, {int64_t{3}});
+  b.output("y", onnx::TensorProto::BFLOAT16, {int64_t{3}});
+  b.output("f", onnx::TensorProto::FLOAT, {int64_t{3}});
+  b.node("Identity", {"x"}, {"y"}, "same");
+  ModelBuilder::int_attribute(b.node("Cast", {"x"}, {"f"}, "widen"), "to", onnx::TensorProto::FLOAT);
+  const std::string model = b.save(dir.file("bf16.onnx"));
+  const std::vector<uint16_t> bits = {0x3F80, 0xC000, 0x3F00};  // 1, -2, 0.5
+  const Tensor as_uint16 = Tensor::from_vector<uint16_t>(DType::kUInt16, {3}, bits);
+  Tensor as_bfloat16 = Tensor::allocate(DType::kBFloat16, {3});
+  for (int i = 0; i < 3; ++i) as_bfloat16.data<BFloat16>()[i].bits = bits[static_cast<size_t>(i)];
+  ASSERT_TRUE(write_npy_file(dir.file("x.npy"), as_uint16).is_ok());
+  ASSERT_TRUE(write_value_file(dir.file("x_uint16.pb"), as_uint16).is_ok());
+  ASSERT_TRUE(write_value_file(dir.file("x_bfloat16.pb"), as_bfloat16).is_ok());
+  ASSERT_TRUE(write_npy_file(dir.file("f.npy"), floats({1, -2, 0.5f})).is_ok());
+
+  for (const char* file : {"x.npy", "x_uint16.pb", "x_bfloat16.pb"}) {
+    const std::string out = dir.file(std::string("out-") + file);
+    CommandResult r = run_kiln("run " + model + " --input x=" + dir.file(file) + " --expect f=" + dir.file("f.npy") +
+                               " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << file << "\n" << r.output;
+    EXPECT_NE(r.output.find("y: bfloat16[3] (.npy: its uint16 bits)"), std::string::npos) << r.output;
+    auto y = read_tensor_file(out + "/y.npy");
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    ASSERT_EQ(y->dtype(), DType::kUInt16);
+    EXPECT_EQ(std::vector<uint16_t>(y->data<uint16_t>(), y->data<uint16_t>() + 3), bits) << file;
+  }
+  for (const char* reference : {"out-x.npy/y.npy", "x_bfloat16.pb", "x_uint16.pb"}) {
+    CommandResult r = run_kiln("run " + model + " --input x=" + dir.file("x.npy") + " --expect y=" + dir.file(reference));
+    EXPECT_EQ(r.exit_code, 0) << reference << "\n" << r.output;
+    EXPECT_NE(r.output.find("parity     y: max abs error 0"), std::string::npos) << r.output;
+  }
+  ASSERT_TRUE(write_npy_file(dir.file("x_float.npy"), floats({1, -2, 0.5f})).is_ok());
+  CommandResult wrong = run_kiln("run " + model + " --input x=" + dir.file("x_float.npy"));
+  EXPECT_EQ(wrong.exit_code, 14) << wrong.output;  // invalid_argument
+  EXPECT_NE(wrong.output.find("input 'x'"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("bfloat16"), std::string::npos) << wrong.output;
+}
+
 }  // namespace
 }  // namespace kiln

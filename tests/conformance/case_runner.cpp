@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
-#include "kiln/io/tensor_pb.h"
 #include "kiln/model_info.h"
 #include "kiln/session.h"
+#include "kiln/tensor_io.h"
 #include "tensor_compare.h"
 
 namespace kiln::conformance {
@@ -49,18 +49,6 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& ste
   return files;
 }
 
-// A value read from a file, with the element type the model declares where the file cannot say
-// (bfloat16 stored as uint16 bits, empty sequences).
-Value as_declared(const Value& v, const TensorInfo& info) {
-  switch (v.kind()) {
-    case Value::Kind::kTensor: return as_declared_dtype(v.tensor(), info.dtype);
-    case Value::Kind::kSequence:
-      return v.elements().empty() ? Value::sequence(info.dtype, {}) : v;
-    case Value::Kind::kOptional: return v.has_element() ? Value::optional_of(as_declared(v.element(), info)) : v;
-  }
-  return v;
-}
-
 // Reads <stem>_K.pb files; their values are declared by `infos` (by position).
 Result<std::vector<Value>> read_values(const fs::path& dir, const std::string& stem,
                                        const std::vector<TensorInfo>& infos) {
@@ -70,8 +58,8 @@ Result<std::vector<Value>> read_values(const fs::path& dir, const std::string& s
                             " files but the model has " + std::to_string(infos.size()) + " " + stem + "s");
   std::vector<Value> values;
   for (size_t k = 0; k < files.size(); ++k) {
-    KILN_ASSIGN_OR_RETURN(Value v, io::read_value_pb(files[k].string(), infos[k].kind));
-    values.push_back(as_declared(v, infos[k]));
+    KILN_ASSIGN_OR_RETURN(Value v, read_value_file(files[k].string(), infos[k].kind, infos[k].dtype));
+    values.push_back(std::move(v));
   }
   return values;
 }

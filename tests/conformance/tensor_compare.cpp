@@ -57,13 +57,6 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
   return std::nullopt;
 }
 
-Tensor as_declared_dtype(const Tensor& tensor, DType declared) {
-  if (declared != DType::kBFloat16 || tensor.dtype() != DType::kUInt16) return tensor;
-  Tensor copy = Tensor::allocate(DType::kBFloat16, tensor.shape());
-  for (int64_t i = 0; i < tensor.element_count(); ++i) copy.data<BFloat16>()[i].bits = tensor.data<uint16_t>()[i];
-  return copy;
-}
-
 std::optional<std::string> compare_values(const Value& got, const Value& want) {
   if (got.kind() != want.kind()) return "got a " + got.describe() + ", want a " + want.describe();
   switch (want.kind()) {

@@ -17,8 +17,4 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
 // equal elements).
 std::optional<std::string> compare_values(const Value& got, const Value& want);
 
-// ONNX's test data stores bfloat16 values as UINT16 bits: a uint16 tensor whose value is declared
-// bfloat16 is reinterpreted (same bits) as bfloat16; any other tensor is returned as is.
-Tensor as_declared_dtype(const Tensor& tensor, DType declared);
-
 }  // namespace kiln::conformance

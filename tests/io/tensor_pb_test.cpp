@@ -1,4 +1,5 @@
-// .pb (TensorProto) files: ONNX's test data, files written here, and refusals naming the file.
+// .pb (TensorProto, SequenceProto, OptionalProto) files: ONNX's test data, files written here, and
+// refusals naming the file.
 #include "kiln/io/tensor_pb.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,58 @@ TEST(TensorIo, PicksTheFormatByExtension) {
   EXPECT_EQ(npy->data<int64_t>()[1], 4);
   Result<Tensor> other = read_tensor_file(dir.file("t.txt"));
   EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Every value kind written as .pb reads back the same; bfloat16 goes through .npy as uint16 bits.
+TEST(TensorIo, ValuesRoundTripThroughPbAndBfloat16ThroughNpy) {
+  ScratchDir dir("io");
+  Tensor text = Tensor::allocate(DType::kString, {2});
+  text.data<std::string>()[0] = "a";
+  text.data<std::string>()[1] = "bc";
+  const Tensor int4 = Tensor::from_vector<int8_t>(DType::kInt4, {3}, {-8, 7, -1});  // packs into 2 bytes
+  const Tensor floats = Tensor::from_vector<float>(DType::kFloat, {2}, {1.5f, -2});
+  struct Case {
+    const char* file;
+    Value value;
+  };
+  const std::vector<Case> cases = {
+      {"text.pb", text},
+      {"int4.pb", int4},
+      {"seq.pb", Value::sequence(DType::kFloat, {floats, floats})},
+      {"empty_seq.pb", Value::sequence(DType::kFloat, {})},
+      {"empty.pb", Value::empty_optional()},
+      {"full.pb", Value::optional_of(floats)},
+      {"seq_in_optional.pb", Value::optional_of(Value::sequence(DType::kFloat, {floats}))},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(write_value_file(dir.file(c.file), c.value).is_ok()) << c.file;
+    const DType dtype = c.value.is_tensor() ? c.value.tensor().dtype() : DType::kFloat;
+    Result<Value> back = read_value_file(dir.file(c.file), c.value.kind(), dtype);
+    ASSERT_TRUE(back.is_ok()) << c.file << ": " << back.status().to_string();
+    EXPECT_EQ(back->describe(), c.value.describe()) << c.file;
+  }
+  Result<Value> int4_back = read_value_file(dir.file("int4.pb"), Value::Kind::kTensor, DType::kInt4);
+  ASSERT_TRUE(int4_back.is_ok());
+  EXPECT_EQ(int4_back->tensor().data<int8_t>()[0], -8);
+  EXPECT_EQ(int4_back->tensor().data<int8_t>()[2], -1);
+
+  Tensor bfloat16 = Tensor::allocate(DType::kBFloat16, {2});
+  bfloat16.data<BFloat16>()[0].bits = 0x3F80;
+  bfloat16.data<BFloat16>()[1].bits = 0xC000;
+  ASSERT_TRUE(write_value_file(dir.file("b.npy"), bfloat16).is_ok());
+  Result<Tensor> bits = read_tensor_file(dir.file("b.npy"));
+  ASSERT_TRUE(bits.is_ok());
+  EXPECT_EQ(bits->dtype(), DType::kUInt16);
+  Result<Value> as_bfloat16 = read_value_file(dir.file("b.npy"), Value::Kind::kTensor, DType::kBFloat16);
+  ASSERT_TRUE(as_bfloat16.is_ok());
+  EXPECT_EQ(as_bfloat16->tensor().dtype(), DType::kBFloat16);
+  EXPECT_EQ(as_bfloat16->tensor().data<BFloat16>()[1].bits, 0xC000);
+  Result<Value> as_read = read_value_file(dir.file("b.npy"), Value::Kind::kTensor, DType::kUInt16);
+  EXPECT_EQ(as_read->tensor().dtype(), DType::kUInt16);
+
+  EXPECT_EQ(write_value_file(dir.file("seq.npy"), cases[2].value).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(read_value_file(dir.file("b.npy"), Value::Kind::kSequence, DType::kFloat).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

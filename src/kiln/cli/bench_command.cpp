@@ -160,7 +160,7 @@ Status bench_model(const BenchArgs& args) {
   if (!args.profile_path.empty())
     KILN_RETURN_IF_ERROR(write_text_file(args.profile_path,
                                          nlohmann::json{{"traceEvents", result.trace_events}, {"displayTimeUnit", "ms"}}.dump()));
-  if (!args.output_dir.empty()) KILN_RETURN_IF_ERROR(write_outputs(args.output_dir, outputs));
+  if (!args.output_dir.empty()) KILN_RETURN_IF_ERROR(write_outputs(args.output_dir, {outputs.begin(), outputs.end()}));
   return Status::ok();
 }
 

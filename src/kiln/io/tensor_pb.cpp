@@ -1,4 +1,4 @@
-// .pb tensor reading through the frontend's single TensorProto conversion.
+// .pb value reading and writing through the frontend's single TensorProto conversion.
 #include "kiln/io/tensor_pb.h"
 
 #include <onnx/onnx-data_pb.h>
@@ -80,6 +80,45 @@ Result<Value> read_value_pb(const std::string& path, Value::Kind kind) {
     }
   }
   return invalid_argument(path + ": unknown value kind");
+}
+
+namespace {
+
+onnx::SequenceProto sequence_to_proto(const Value& sequence) {
+  onnx::SequenceProto proto;
+  proto.set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const Tensor& t : sequence.elements()) *proto.add_tensor_values() = frontend::tensor_to_proto(t);
+  return proto;
+}
+
+onnx::OptionalProto optional_to_proto(const Value& optional) {
+  onnx::OptionalProto proto;
+  if (!optional.has_element()) {
+    proto.set_elem_type(onnx::OptionalProto::UNDEFINED);
+  } else if (optional.element().is_tensor()) {
+    proto.set_elem_type(onnx::OptionalProto::TENSOR);
+    *proto.mutable_tensor_value() = frontend::tensor_to_proto(optional.element().tensor());
+  } else {
+    proto.set_elem_type(onnx::OptionalProto::SEQUENCE);
+    *proto.mutable_sequence_value() = sequence_to_proto(optional.element());
+  }
+  return proto;
+}
+
+std::string serialized_value(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kTensor: return frontend::tensor_to_proto(value.tensor()).SerializeAsString();
+    case Value::Kind::kSequence: return sequence_to_proto(value).SerializeAsString();
+    case Value::Kind::kOptional: return optional_to_proto(value).SerializeAsString();
+  }
+  return {};
+}
+
+}  // namespace
+
+Status write_value_pb(const std::string& path, const Value& value) {
+  if (value.is_tensor() && !value.tensor().defined()) return invalid_argument(path + ": no tensor to write");
+  return write_file_atomic(path, serialized_value(value));
 }
 
 }  // namespace kiln::io

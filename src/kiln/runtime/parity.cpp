@@ -1,4 +1,5 @@
-// Element-wise parity of an output against a reference.
+// Element-wise parity of an output (a tensor, or the tensors of a sequence or optional) against a
+// reference.
 #include "kiln/parity.h"
 
 #include <cmath>
@@ -41,6 +42,42 @@ ParityResult compare_tensors(const std::string& name, const Tensor& got, const T
     if (std::isfinite(want)) r.reference_scale = std::max(r.reference_scale, std::fabs(want));
   }
   return r;
+}
+
+namespace {
+
+// A single result for values that differ in structure, or that hold no tensor to compare.
+ParityResult structural(const std::string& name, std::string mismatch) {
+  ParityResult r;
+  r.name = name;
+  r.comparable = mismatch.empty();
+  r.mismatch = std::move(mismatch);
+  return r;
+}
+
+}  // namespace
+
+std::vector<ParityResult> compare_values(const std::string& name, const Value& got, const Value& reference) {
+  if (got.kind() != reference.kind()) return {structural(name, got.describe() + " vs reference " + reference.describe())};
+  switch (reference.kind()) {
+    case Value::Kind::kTensor: return {compare_tensors(name, got.tensor(), reference.tensor())};
+    case Value::Kind::kSequence: {
+      if (got.elements().size() != reference.elements().size())
+        return {structural(name, std::to_string(got.elements().size()) + " elements vs reference " +
+                                     std::to_string(reference.elements().size()))};
+      if (reference.elements().empty()) return {structural(name, "")};
+      std::vector<ParityResult> results;
+      for (size_t i = 0; i < reference.elements().size(); ++i)
+        results.push_back(compare_tensors(name + "[" + std::to_string(i) + "]", got.elements()[i], reference.elements()[i]));
+      return results;
+    }
+    case Value::Kind::kOptional:
+      if (got.has_element() != reference.has_element())
+        return {structural(name, got.describe() + " vs reference " + reference.describe())};
+      if (!reference.has_element()) return {structural(name, "")};
+      return compare_values(name, got.element(), reference.element());
+  }
+  return {};
 }
 
 }  // namespace kiln

@@ -28,6 +28,7 @@
 #include "kiln/runtime/run_lanes.h"
 #include "kiln/runtime/shape_specialization.h"
 #include "kiln/runtime/variant_cache.h"
+#include "kiln/runtime/warmup.h"
 #include "kiln/session.h"
 #include "kiln/target/target.h"
 
@@ -153,6 +154,9 @@ struct Session::Impl {
                                                    const RunOptions& run_options, const runtime::StepObserver& observer);
   Result<std::map<std::string, Tensor>> execute_tensors(const std::map<std::string, Tensor>& inputs, bool request,
                                                         const RunOptions& run_options, const runtime::StepObserver& observer = {});
+  // Records finished warm-up runs (`fixtures`: given, artifact or generated; `check`: the recorded
+  // outputs' comparison) and makes the session ready. Holds `mutex`.
+  void record_warmup(const char* fixtures, int runs, const std::optional<runtime::WarmupCheck>& check, double ms);
 };
 
 }  // namespace kiln

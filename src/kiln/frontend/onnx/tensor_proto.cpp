@@ -172,4 +172,22 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
   return out;
 }
 
+onnx::TensorProto tensor_to_proto(const Tensor& tensor) {
+  onnx::TensorProto proto;
+  proto.set_data_type(static_cast<int>(tensor.dtype()));
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  const int64_t count = tensor.element_count();
+  if (tensor.dtype() == DType::kString) {
+    for (int64_t i = 0; i < count; ++i) proto.add_string_data(tensor.data<std::string>()[i]);
+  } else if (is_4bit(tensor.dtype())) {
+    std::string packed(static_cast<size_t>((count + 1) / 2), '\0');
+    const auto* src = static_cast<const uint8_t*>(tensor.raw_data());
+    for (int64_t i = 0; i < count; ++i) packed[static_cast<size_t>(i / 2)] |= static_cast<char>((src[i] & 0x0F) << (4 * (i & 1)));
+    proto.set_raw_data(std::move(packed));
+  } else {
+    proto.set_raw_data(tensor.raw_data(), tensor.byte_size());
+  }
+  return proto;
+}
+
 }  // namespace kiln::frontend
