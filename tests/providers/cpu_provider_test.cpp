@@ -220,6 +220,24 @@ TEST(CpuProvider, ProductsOverAnEmptyInnerDimensionAreZeroPlusBias) {
   }
 }
 
+// Attention over no keys (T = 0) has empty scores but not an empty Y (zeros): oneDNN is never
+// handed the empty operands (its matmul descriptor fails), the reference's loop runs the node.
+TEST(CpuProvider, AttentionOverNoKeysRunsTheReferencesLoop) {
+  const DifferentialResult r = check_against_reference(
+      cpu_provider(), {"kiln.Attention", 1, {{DType::kFloat, {2, 3, 7, 8}}, {DType::kFloat, {2, 3, 8, 0}}, {DType::kFloat, {2, 3, 0, 8}}}}, 1);
+  EXPECT_EQ(r.verdict, Verdict::kMatch) << r.detail;
+}
+
+// LayerNormalization's scale and bias broadcast over the normalised dims (legal ONNX: a scalar
+// scale must not fail closed), on the oneDNN primitive (large rows): a scale given at run time and
+// a constant bias.
+TEST(CpuProvider, LayerNormalizationBroadcastsScaleAndBiasOverTheNormalisedDims) {
+  const DifferentialResult r = check_against_reference(
+      cpu_provider(),
+      {"LayerNormalization", 17, {{DType::kFloat, {64, 3, 70}}, {DType::kFloat, {3, 1}}, {DType::kFloat, {1}, true}}, {{"axis", A::of_int(1)}}}, 1);
+  EXPECT_EQ(r.verdict, Verdict::kMatch) << r.detail;
+}
+
 // GatherElements, GatherND and ScatterND with an index past its axis: InvalidArgument naming the
 // node, never a read or write out of bounds.
 TEST(CpuProvider, IndexedKernelsRejectIndicesOutOfRange) {

@@ -54,13 +54,15 @@ Status attention_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> q, operand_shape(ctx, 0));
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> kt, operand_shape(ctx, 1));
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> v, operand_shape(ctx, 2));
+  for (const std::optional<ir::Shape>* operand : {&q, &kt, &v})
+    if (*operand && (*operand)->rank() < 2) return ctx.error("Q, Kt and V must have rank >= 2");
+  // Y is the product of the scores and V: their batch dims must broadcast, V's rows match the keys.
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> scores, matmul_output_shape(ctx, q, kt));
+  KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> y, matmul_output_shape(ctx, scores, v));
   std::optional<ir::Shape> out;
-  if (scores && v && scores->rank() >= 2 && v->rank() >= 2) {
-    std::vector<ir::Dim> dims = scores->dims();
-    dims.back() = (*v)[v->rank() - 1];
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attention_perm(ctx.node(), kAttentionOutputPerm, dims.size()));
-    out = ir::Shape(permuted(dims, perm));
+  if (y) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attention_perm(ctx.node(), kAttentionOutputPerm, y->rank()));
+    out = ir::Shape(permuted(y->dims(), perm));
   }
   ctx.set_output_type(0, ir::TensorType{DType::kFloat, out});
   return Status::ok();

@@ -167,13 +167,39 @@ Status gemm_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// Whether dims `from` broadcast to `to` (numpy rules: aligned right, each equal or 1).
+bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[to.size() - from.size() + i]) return false;
+  return true;
+}
+
+// Whether y holds the products of a and b: the walk over the batch reads each operand's matrices
+// at y's batch indices, so batch dims that do not broadcast to y's would read past an operand.
+// (The fused ops' rules infer y themselves: kiln.Attention's V, kiln.FusedMatMul's operands.)
+bool multiplies_into(const std::vector<int64_t>& as, const std::vector<int64_t>& bs, const std::vector<int64_t>& ys) {
+  const size_t matrix_dims = static_cast<size_t>(as.size() > 1) + static_cast<size_t>(bs.size() > 1);
+  if (ys.size() < matrix_dims) return false;
+  const MatMulGeometry g = matmul_geometry(as, bs, ys);
+  const std::vector<int64_t> y_matrix(ys.end() - static_cast<std::ptrdiff_t>(matrix_dims), ys.end());
+  std::vector<int64_t> want_matrix;
+  if (as.size() > 1) want_matrix.push_back(g.m);
+  if (bs.size() > 1) want_matrix.push_back(g.n);
+  return y_matrix == want_matrix && broadcasts_to(g.a_batch, g.y_batch) && broadcasts_to(g.b_batch, g.y_batch);
+}
+
 }  // namespace
 
 Status matmul_reference(const ir::Node& node, const Tensor& a, const Tensor& b, Tensor& y) {
+  if (a.rank() == 0 || b.rank() == 0) return invalid_argument(node.describe() + ": matmul operands must have rank >= 1");
   const int64_t k_b = b.rank() == 1 ? b.shape()[0] : b.shape()[b.shape().size() - 2];
   if (a.shape().back() != k_b)
     return invalid_argument(node.describe() + ": inner dimensions differ: " + shape_to_string(a.shape()) + " x " +
                             shape_to_string(b.shape()));
+  if (!multiplies_into(a.shape(), b.shape(), y.shape()))
+    return invalid_argument(node.describe() + ": " + shape_to_string(a.shape()) + " x " + shape_to_string(b.shape()) +
+                            " does not multiply into " + shape_to_string(y.shape()));
   if (!dispatch<MatMulTypes>(a.dtype(), [&]<class T>() { matmul_typed<T>(a, b, y); }))
     return invalid_argument(node.describe() + ": unsupported element type " + dtype_name(a.dtype()));
   return Status::ok();

@@ -146,8 +146,8 @@ struct AxisPlan {
 };
 
 // Sized axes under keep_aspect_ratio_policy not_larger / not_smaller share one scale, the smallest
-// / largest of size / input, and their lengths are round_half_up(scale * input).
-std::vector<AxisPlan> plan_axes(const ResizeMode& m, const ResizeTarget& t, const std::vector<int64_t>& in) {
+// / largest of size / input over the non-empty axes, and their lengths are round_half_up(scale * input).
+std::vector<AxisPlan> axis_lengths(const ResizeMode& m, const ResizeTarget& t, const std::vector<int64_t>& in) {
   std::vector<AxisPlan> plan(in.size());
   if (t.sizes.empty()) {
     for (size_t d = 0; d < in.size(); ++d) {
@@ -160,7 +160,7 @@ std::vector<AxisPlan> plan_axes(const ResizeMode& m, const ResizeTarget& t, cons
   std::optional<double> shared;
   if (m.aspect_policy != "stretch")
     for (size_t d = 0; d < in.size(); ++d) {
-      if (t.sizes[d] < 0) continue;
+      if (t.sizes[d] < 0 || in[d] == 0) continue;
       const double ratio = static_cast<double>(t.sizes[d]) / static_cast<double>(in[d]);
       shared = !shared ? ratio : m.aspect_policy == "not_larger" ? std::min(*shared, ratio) : std::max(*shared, ratio);
     }
@@ -178,6 +178,18 @@ std::vector<AxisPlan> plan_axes(const ResizeMode& m, const ResizeTarget& t, cons
       a.resized = static_cast<double>(a.out);
     }
   }
+  return plan;
+}
+
+// The plan of every axis of an input of dims `in`. An empty input axis has nothing to interpolate
+// from: sizing it to a non-empty length is not defined (and its taps would read out of bounds).
+Result<std::vector<AxisPlan>> plan_axes(const ir::Node& node, const ResizeMode& m, const ResizeTarget& t,
+                                        const std::vector<int64_t>& in) {
+  std::vector<AxisPlan> plan = axis_lengths(m, t, in);
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] == 0 && plan[d].out != 0)
+      return invalid_argument(node.describe() + ": axis " + std::to_string(d) + " is empty and cannot be resized to " +
+                              std::to_string(plan[d].out));
   return plan;
 }
 
@@ -209,7 +221,7 @@ Status resize_infer(InferenceContext& ctx) {
   if (!target.is_ok()) return target.status();
   ir::Shape out = *x.shape;
   if (x.shape->is_static()) {
-    const std::vector<AxisPlan> plan = plan_axes(m, *target, x.shape->static_dims());
+    KILN_ASSIGN_OR_RETURN(const std::vector<AxisPlan> plan, plan_axes(ctx.node(), m, *target, x.shape->static_dims()));
     for (size_t d = 0; d < out.rank(); ++d) out.dims()[d] = plan[d].out;
     ctx.set_output_type(0, typed_like(x, out));
     return Status::ok();
@@ -333,7 +345,7 @@ Result<std::vector<std::vector<AxisTaps>>> resize_taps(KernelContext& ctx) {
   auto input = [&](int i) { return i < 0 ? nullptr : ctx.input(static_cast<size_t>(i)); };
   const size_t rank = x.shape().size();
   KILN_ASSIGN_OR_RETURN(ResizeTarget target, resize_target(ctx.node(), m, input(in.scales), input(in.sizes), rank));
-  const std::vector<AxisPlan> plan = plan_axes(m, target, x.shape());
+  KILN_ASSIGN_OR_RETURN(const std::vector<AxisPlan> plan, plan_axes(ctx.node(), m, target, x.shape()));
   std::vector<float> roi(2 * rank, 0.0f);
   for (size_t d = 0; d < rank; ++d) roi[rank + d] = 1.0f;
   if (const Tensor* r = present(input(in.roi)); r && m.transform == "tf_crop_and_resize") {

@@ -244,8 +244,10 @@ Status roi_align_rule(InferenceContext& ctx) {
 }
 
 // The four pixels a bilinear sample at (y, x) reads, with their weights. As in ONNX Runtime, samples
-// more than one pixel outside the map read nothing (zero weights), and others clamp to the map.
+// more than one pixel outside the map read nothing (their value is 0), and others clamp to the map.
+// An empty map (H or W of 0) has every sample outside, so nothing past it is read.
 struct SampleTaps {
+  bool inside = false;
   std::array<int64_t, 4> offset{};
   std::array<double, 4> weight{};
 };
@@ -254,6 +256,7 @@ SampleTaps roi_sample_taps(double y, double x, int64_t height, int64_t width) {
   SampleTaps t;
   const double h = static_cast<double>(height), w = static_cast<double>(width);
   if (height <= 0 || width <= 0 || !(y >= -1.0 && y <= h && x >= -1.0 && x <= w)) return t;
+  t.inside = true;
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);
   auto low_high = [](double& v, int64_t size) {
@@ -316,7 +319,9 @@ double pool_bin(const double* plane, const SampleTaps* taps, int64_t count, bool
   double acc = 0;
   for (int64_t i = 0; i < count; ++i) {
     const SampleTaps& t = taps[i];
-    if (max_mode) {
+    if (!t.inside) {
+      if (max_mode) acc = i == 0 ? 0.0 : std::max(acc, 0.0);
+    } else if (max_mode) {
       double v = t.weight[0] * plane[t.offset[0]];
       for (size_t k = 1; k < 4; ++k) v = std::max(v, t.weight[k] * plane[t.offset[k]]);
       acc = i == 0 ? v : std::max(acc, v);

@@ -152,6 +152,11 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
 
 }  // namespace
 
-void add_attention_kernels(CpuKernelTable& table) { table["kiln.Attention"] = node_only(attention_supports, build_attention); }
+void add_attention_kernels(CpuKernelTable& table) {
+  CpuKernel attention = node_only(attention_supports, build_attention);
+  // Q, Kt and V are the matmuls' operands: no keys (T of 0) leave the scores empty but not Y.
+  attention.data_inputs = {0, 1, 2};
+  table["kiln.Attention"] = std::move(attention);
+}
 
 }  // namespace kiln::providers::cpu

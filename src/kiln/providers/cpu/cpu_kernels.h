@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
@@ -18,6 +19,10 @@ namespace kiln::providers::cpu {
 struct CpuKernel {
   std::function<Capability(const ir::Node&)> supports;
   std::function<Result<ops::Kernel>(const ir::Node&, KernelBuild&)> build;
+  // The inputs the kernel hands a library as data: when one has a dim of 0 at a plan's shapes (and
+  // some output is not empty), the reference's loop runs the node instead (cpu_provider.cpp). Input
+  // 0 for most ops; other inputs may be empty by convention (Resize's roi and scales left out).
+  std::vector<size_t> data_inputs = {0};
 };
 
 // An entry whose builder needs nothing but the node.

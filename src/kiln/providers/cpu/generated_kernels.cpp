@@ -45,7 +45,8 @@ CpuKernel generated_or(CpuKernel library) {
               generated->function(inputs.data(), ctx.output(0)->data<float>());
               return Status::ok();
             });
-          }};
+          },
+          library.data_inputs};
 }
 
 }  // namespace kiln::providers::cpu

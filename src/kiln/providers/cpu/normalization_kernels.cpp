@@ -1,14 +1,16 @@
 // cpu kernels for Softmax, LogSoftmax, LayerNormalization and inference-mode BatchNormalization as
 // oneDNN primitives. Softmax before opset 13 normalises the flattened [outer, inner] view from
 // `axis`; LayerNormalization normalises the trailing dims from `axis` as one, with its scale and
-// bias per element of those dims; BatchNormalization uses the given mean and variance per channel
-// (what batchnorm_folding leaves: one not after a Conv), in any activation layout when a
-// kiln.InLayout wraps it (DenseNet's, inside a convolution region). GroupNormalization and
-// InstanceNormalization (which oneDNN 2.6 lacks) run the reference's per-group function on threads,
-// LpNormalization and LRN its per-line and per-plane functions, MeanVarianceNormalization its
-// per-slice function.
+// bias per element of those dims (expanded when they broadcast); BatchNormalization uses the given
+// mean and variance per channel (what batchnorm_folding leaves: one not after a Conv), in any
+// activation layout when a kiln.InLayout wraps it (DenseNet's, inside a convolution region).
+// GroupNormalization and InstanceNormalization (which oneDNN 2.6 lacks) run the reference's
+// per-group function on threads, LpNormalization and LRN its per-line and per-plane functions,
+// MeanVarianceNormalization its per-slice function.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <numeric>
 
 #include "kiln/ops/activation.h"
@@ -17,6 +19,7 @@
 #include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/mean_variance_normalization.h"
 #include "kiln/ops/op_helpers.h"
+#include "kiln/providers/cpu/broadcast_copy.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
@@ -179,13 +182,11 @@ Capability layer_norm_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
+// LayerNormalization whose scale and bias hold one value per element of the normalised dims.
+Result<ops::Kernel> layer_norm_of_whole_rows(const ir::Node& node) {
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
   const int64_t inner = product(x, axis, x.size());
-  for (size_t i : {size_t{1}, size_t{2}})
-    if (node.input(i) && product(input_dims(node, i), 0, input_dims(node, i).size()) != inner)
-      return unsupported_operator(node.describe() + ": scale or bias broadcast over the normalised dims");
   const bool has_bias = node.input(2) != nullptr;
   const int64_t rows = product(x, 0, axis);
   const double epsilon = node.attr_float("epsilon", 1e-5f);
@@ -228,6 +229,53 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
         args.set(DNNL_ARG_DST, data, *ctx.output(0));
         if (has_bias) args.set(DNNL_ARG_SHIFT, channel, *ctx.input(2));
       });
+}
+
+// `operand` (unidirectionally broadcastable to `row`) expanded to `row`.
+Tensor whole_row(const Tensor& operand, const std::vector<int64_t>& row) {
+  Tensor expanded = Tensor::allocate(DType::kFloat, row);
+  broadcast_copy(operand, expanded);
+  return expanded;
+}
+
+// ONNX lets LayerNormalization's scale and bias broadcast over the normalised dims (a scale of [1],
+// or [1, 7] over [3, 7]); the kernels read one value per element of those dims. Such an operand is
+// expanded to the whole row: once here when it is a constant (as exporters give them), else on
+// each run.
+Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
+  const std::vector<int64_t> x = input_dims(node, 0);
+  KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
+  const std::vector<int64_t> row(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
+  std::map<size_t, std::shared_ptr<const Tensor>> expanded;  // by input: the constant's expansion, or nullptr
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    if (!node.input(i)) continue;
+    const std::vector<int64_t> given = input_dims(node, i);
+    if (shape_element_count(given) == shape_element_count(row)) continue;
+    const Result<std::vector<int64_t>> broadcast = ops::broadcast_static(row, given);
+    if (!broadcast.is_ok() || broadcast.value() != row)
+      return invalid_argument(node.describe() + ": input " + std::to_string(i) + " of shape " + shape_to_string(given) +
+                              " does not broadcast to the normalised dims " + shape_to_string(row));
+    const Tensor* constant = constant_input(node, i);
+    expanded[i] = constant ? std::make_shared<const Tensor>(whole_row(*constant, row)) : nullptr;
+  }
+  KILN_ASSIGN_OR_RETURN(ops::Kernel kernel, layer_norm_of_whole_rows(node));
+  if (expanded.empty()) return kernel;
+  return ops::Kernel([kernel = std::move(kernel), expanded, row](ops::KernelContext& ctx) {
+    return guard(ctx.node(), [&] {
+      std::vector<const Tensor*> inputs;
+      for (size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.input(i));
+      std::vector<Tensor> made;
+      made.reserve(expanded.size());  // stable addresses for `inputs`
+      for (const auto& [i, constant] : expanded) {
+        if (!constant) made.push_back(whole_row(*ctx.input(i), row));
+        inputs[i] = constant ? constant.get() : &made.back();
+      }
+      std::vector<Tensor*> outputs;
+      for (size_t i = 0; i < ctx.output_count(); ++i) outputs.push_back(ctx.output(i));
+      ops::KernelContext whole_rows(ctx.node(), std::move(inputs), std::move(outputs));
+      return kernel(whole_rows);
+    });
+  });
 }
 
 // BatchNormalization, or the kiln.InLayout wrapping one (its input and output in that layout).
