@@ -6,10 +6,13 @@
 // last tap (those positions hold only the bias). oneDNN takes a right pad above -stride only: an
 // output grown further (output_shape 12 from one input row of stride 3) is computed from X
 // extended by rows of zeros, which add nothing to the output but reach the positions left.
+#include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <vector>
 
+#include "kiln/ir/buffer.h"
 #include "kiln/ops/conv.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
@@ -32,7 +35,7 @@ Capability conv_transpose_supports(const ir::Node& node) {
 // X extended at the end of its spatial axes by rows of zeros: its copy of X (a view of the
 // extended buffer, written by a reorder on each run) and the zeros past it (written once).
 struct ZeroExtendedInput {
-  std::vector<float> buffer;
+  std::shared_ptr<void> buffer;  // from allocate_buffer: charged to the session's budget
   memory::desc given, view;
   dnnl::reorder copy;
   PrimitiveArgs args;  // the copy's arguments of the last run
@@ -54,7 +57,10 @@ int64_t zero_rows_needed(int64_t right, int64_t stride) { return right > -stride
 
 ZeroExtendedInput zero_extended(const std::vector<int64_t>& x, const std::vector<int64_t>& extended_dims) {
   ZeroExtendedInput e;
-  e.buffer.assign(static_cast<size_t>(shape_element_count(extended_dims)), 0.0f);
+  const size_t bytes = static_cast<size_t>(shape_element_count(extended_dims)) * sizeof(float);
+  e.buffer = allocate_buffer(bytes);
+  if (!e.buffer) throw std::bad_alloc();  // an AllocationFailure at the session's load or run
+  std::memset(e.buffer.get(), 0, bytes);
   e.given = row_major_desc(x);
   e.view = strided_desc(x, ops::contiguous_strides(extended_dims));  // X's box at the start of the buffer
   e.copy = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), e.given, cpu_engine(), e.view));
@@ -114,9 +120,9 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node, KernelBuild& buil
       PrimitiveArgs& args = state->args;
       if (ZeroExtendedInput* e = state->extended ? &*state->extended : nullptr) {
         e->args.set(DNNL_ARG_FROM, e->given, *ctx.input(0));
-        e->args.set(DNNL_ARG_TO, e->view, e->buffer.data());
+        e->args.set(DNNL_ARG_TO, e->view, e->buffer.get());
         e->copy.execute(state->stream, e->args.map());
-        args.set(DNNL_ARG_SRC, state->src, e->buffer.data());
+        args.set(DNNL_ARG_SRC, state->src, e->buffer.get());
       } else {
         args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
       }
