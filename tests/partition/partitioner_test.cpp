@@ -13,6 +13,7 @@ class PickyProvider final : public providers::Provider {
  public:
   PickyProvider(std::string name, std::set<std::string> declined) : name_(std::move(name)), declined_(std::move(declined)) {}
   std::string name() const override { return name_; }
+  std::vector<std::string> op_types() const override { return {}; }  // not listed: the partitioner never asks
   providers::Capability supports(const ir::Node& node) const override {
     if (declined_.count(node.op_type)) return providers::Capability::no("no kernel for " + node.op_type);
     return providers::Capability::yes();

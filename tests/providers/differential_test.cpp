@@ -30,6 +30,7 @@ TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
 class BrokenReluProvider final : public providers::Provider {
  public:
   std::string name() const override { return "broken"; }
+  std::vector<std::string> op_types() const override { return {"Relu"}; }
   providers::Capability supports(const ir::Node& node) const override {
     return node.op_type == "Relu" ? providers::Capability::yes() : providers::Capability::no("only Relu");
   }

@@ -70,6 +70,7 @@ TEST(ExecutionPlan, InputStillReadLaterKeepsItsOwnBuffer) {
 class FussyProvider final : public providers::Provider {
  public:
   std::string name() const override { return "fussy"; }
+  std::vector<std::string> op_types() const override { return {"Relu"}; }
   providers::Capability supports(const ir::Node& node) const override {
     return node.op_type == "Relu" ? providers::Capability::yes() : providers::Capability::no("only Relu");
   }

@@ -64,6 +64,9 @@ class Provider {
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
   virtual GraphPreferences graph_preferences() const { return {}; }
+  // The op types it has kernels for ("<domain>.<op>" outside ai.onnx), sorted: `kiln ops` lists
+  // them, and the per-op speed harness (bench/ops.sh) checks it times every one.
+  virtual std::vector<std::string> op_types() const = 0;
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports; what building it leaves is recorded in `build`.

@@ -160,7 +160,7 @@ class ScopedThreads {
 
 }  // namespace
 
-std::vector<std::string> CpuProvider::op_types() {
+std::vector<std::string> CpuProvider::op_types() const {
   std::vector<std::string> ops;
   for (const auto& [op, kernel] : table()) ops.push_back(op);
   return ops;

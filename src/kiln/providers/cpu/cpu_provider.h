@@ -15,10 +15,8 @@ class CpuProvider final : public Provider {
   // UnsupportedTarget when kernels are to be generated and no host compiler runs.
   static Result<std::shared_ptr<const Provider>> create(const ProviderConfig& config);
 
-  // The op types the cpu provider has kernels for: ai.onnx op types, "<domain>.<op>" for others.
-  static std::vector<std::string> op_types();
-
   std::string name() const override { return "cpu"; }
+  std::vector<std::string> op_types() const override;
   GraphPreferences graph_preferences() const override { return preferences_; }
 
   Capability supports(const ir::Node& node) const override;

@@ -1,7 +1,17 @@
 // cpu_ref provider: capability is "the registry has a reference kernel for this op and opset".
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
 
+#include <algorithm>
+
 namespace kiln::providers {
+
+std::vector<std::string> CpuRefProvider::op_types() const {
+  std::vector<std::string> ops;
+  for (const auto& [key, versions] : registry_.listing())
+    ops.push_back(key.first.empty() ? key.second : key.first + "." + key.second);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
 
 Capability CpuRefProvider::supports(const ir::Node& node) const {
   auto def = ops::resolve_op(registry_, node);

@@ -10,6 +10,7 @@ class CpuRefProvider final : public Provider {
  public:
   explicit CpuRefProvider(const ops::OpRegistry& registry) : registry_(registry) {}
   std::string name() const override { return "cpu_ref"; }
+  std::vector<std::string> op_types() const override;
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
 
