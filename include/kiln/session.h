@@ -158,8 +158,15 @@ struct KernelEvent {
   std::string node;                       // the executed node's name
   std::vector<std::string> source_nodes;  // the ONNX nodes it stands for (several after fusion)
   std::string provider;
+  // What the provider runs for it, as the report's target.node_implementations names it ("brg:avx512_core",
+  // "generated:cpp"); "kiln:reference-loop" and "kiln:element-function" are scalar loops (scalar_loop()).
+  std::string implementation;
   double start_ms = 0;  // from the start of the run
   double duration_ms = 0;
+
+  bool scalar_loop() const {
+    return implementation.rfind("kiln:reference-loop", 0) == 0 || implementation == "kiln:element-function";
+  }
 };
 
 // What write_artifact stores besides the compiled model.

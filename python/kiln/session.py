@@ -193,4 +193,4 @@ class InferenceSession:
             self._profile["events"].append({
                 "name": e["node"] or e["op_type"], "cat": e["provider"], "ph": "X", "pid": 1, "tid": 1,
                 "ts": run_start + e["start_ms"] * 1000.0, "dur": e["duration_ms"] * 1000.0,
-                "args": {"op_type": e["op_type"], "onnx_nodes": e["source_nodes"]}})
+                "args": {"op_type": e["op_type"], "implementation": e["implementation"], "onnx_nodes": e["source_nodes"]}})

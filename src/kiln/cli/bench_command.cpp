@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -47,12 +48,16 @@ LatencyStats stats_of(std::vector<double> samples) {
   return s;
 }
 
-// Time per run spent in each (op type, provider), averaged over the timed runs.
+// Time per run spent in each (op type, provider, implementation), averaged over the timed runs.
 struct KernelTotal {
-  std::string op_type, provider;
+  std::string op_type, provider, implementation;
+  bool scalar_loop = false;
   int64_t calls = 0;
   double ms = 0;
 };
+
+// A scalar loop (KernelEvent::scalar_loop) above this share of the kernels' time gets a warning.
+constexpr double kScalarLoopWarningShare = 0.05;
 
 struct BenchResult {
   double load_ms = 0, first_run_ms = 0;
@@ -62,12 +67,16 @@ struct BenchResult {
 };
 
 // Adds one run's kernels to the totals and, when `trace` is given (--profile), to the trace.
-void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offset_ms, std::map<std::pair<std::string, std::string>, KernelTotal>& totals,
+using KernelKey = std::tuple<std::string, std::string, std::string>;
+
+void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offset_ms, std::map<KernelKey, KernelTotal>& totals,
                         nlohmann::json* trace) {
   for (const KernelEvent& e : events) {
-    KernelTotal& t = totals[{e.op_type, e.provider}];
+    KernelTotal& t = totals[{e.op_type, e.provider, e.implementation}];
     t.op_type = e.op_type;
     t.provider = e.provider;
+    t.implementation = e.implementation;
+    t.scalar_loop = e.scalar_loop();
     t.calls += 1;
     t.ms += e.duration_ms;
     if (!trace) continue;
@@ -78,7 +87,7 @@ void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offse
                      {"dur", e.duration_ms * 1000.0},
                      {"pid", 1},
                      {"tid", 1},
-                     {"args", {{"op_type", e.op_type}, {"onnx_nodes", e.source_nodes}}}});
+                     {"args", {{"op_type", e.op_type}, {"implementation", e.implementation}, {"onnx_nodes", e.source_nodes}}}});
   }
 }
 
@@ -89,7 +98,7 @@ Result<BenchResult> bench(Session& session, const std::map<std::string, Tensor>&
   KILN_ASSIGN_OR_RETURN(outputs, session.run(inputs));
   r.first_run_ms = ms_since(start);
   for (int i = 0; i < args.warmup; ++i) KILN_RETURN_IF_ERROR(session.run(inputs).status());
-  std::map<std::pair<std::string, std::string>, KernelTotal> totals;
+  std::map<KernelKey, KernelTotal> totals;
   const auto timed_start = std::chrono::steady_clock::now();
   for (int i = 0; i < args.runs; ++i) {
     const double offset = ms_since(timed_start);
@@ -121,15 +130,21 @@ void print_result(const BenchResult& r, const LatencyStats& s, int threads) {
     const KernelTotal& k = r.kernels[i];
     std::cout << "  " << std::left << std::setw(24) << k.op_type << std::setw(10) << k.provider << std::right << std::setw(6)
               << k.calls << " x " << std::setw(10) << k.ms << " ms  " << std::setprecision(1) << std::setw(5)
-              << (total > 0 ? 100.0 * k.ms / total : 0.0) << "%\n"
+              << (total > 0 ? 100.0 * k.ms / total : 0.0) << "%  " << k.implementation << "\n"
               << std::setprecision(3);
   }
+  for (const KernelTotal& k : r.kernels)
+    if (k.scalar_loop && total > 0 && k.ms / total > kScalarLoopWarningShare)
+      std::cerr << std::fixed << "warning: " << k.op_type << " runs " << k.implementation << " (a scalar loop) for "
+                << std::setprecision(1) << 100.0 * k.ms / total << "% of the kernels' time (" << std::setprecision(3) << k.ms
+                << " ms per run)\n";
 }
 
 nlohmann::json result_json(const BenchResult& r, const LatencyStats& s, const BenchArgs& args) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const KernelTotal& k : r.kernels)
-    kernels.push_back({{"op_type", k.op_type}, {"provider", k.provider}, {"calls", k.calls}, {"ms", k.ms}});
+    kernels.push_back({{"op_type", k.op_type}, {"provider", k.provider}, {"implementation", k.implementation},
+                       {"scalar_loop", k.scalar_loop}, {"calls", k.calls}, {"ms", k.ms}});
   return {{"runner", "kiln"},
           {"version", KILN_VERSION},
           {"model", args.model},

@@ -777,8 +777,13 @@ const std::vector<KernelEvent>& Session::last_run_kernels() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   if (!impl_->last_kernels) {
     std::vector<KernelEvent>& events = impl_->last_kernels.emplace();
-    for (const runtime::StepTiming& t : impl_->last_timings)
-      events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, t.start_ms, t.ms});
+    const std::map<std::string, std::string>* implementations =
+        impl_->last_plan ? &impl_->last_plan->kernel_build.node_implementations() : nullptr;
+    for (const runtime::StepTiming& t : impl_->last_timings) {
+      const auto it = implementations ? implementations->find(t.node->name) : std::map<std::string, std::string>::const_iterator{};
+      const std::string implementation = implementations && it != implementations->end() ? it->second : "";
+      events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, implementation, t.start_ms, t.ms});
+    }
   }
   return *impl_->last_kernels;
 }

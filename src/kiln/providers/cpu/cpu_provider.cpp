@@ -11,6 +11,7 @@
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/onednn_target.h"
 #include "kiln/providers/cpu/run_time_shapes.h"
+#include "kiln/providers/cpu/scoped_threads.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
@@ -146,18 +147,6 @@ bool runs_on_calling_thread(const ir::Node& node) {
   return flops / kFlopsPerMicrosecond + bytes / kBytesPerMicrosecond < kCallingThreadMicroseconds;
 }
 
-// OpenMP's thread count for the calling thread set to `threads` while it lives.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~ScopedThreads() { omp_set_num_threads(previous_); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_;
-};
-
 }  // namespace
 
 std::vector<std::string> CpuProvider::op_types() const {
@@ -229,7 +218,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   const cpu::ImplementationRecorder recorder(node, build);
   const bool calling_thread = runs_on_calling_thread(node) && omp_get_max_threads() > 1;
   KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {
-    std::optional<ScopedThreads> one;
+    std::optional<cpu::ScopedThreads> one;
     if (calling_thread) one.emplace(1);
     kernel = entry->build(node, build);
     return Status::ok();
@@ -239,7 +228,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   if (kernel.is_ok() && !build.node_implementations().count(node.name)) build.record_implementation(node.name, "kiln:x86-64-v3");
   if (kernel.is_ok() && calling_thread)
     return ops::Kernel([run = std::move(kernel).value()](ops::KernelContext& ctx) {
-      const ScopedThreads one(1);
+      const cpu::ScopedThreads one(1);
       return run(ctx);
     });
   return kernel;

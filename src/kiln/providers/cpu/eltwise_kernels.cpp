@@ -7,8 +7,9 @@
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
 // broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
 // computed by the graph and Pow with an exponent tensor run Kiln's own loop. The unary ops oneDNN's
-// eltwise has no form for (Sin, Erf, Round, IsNaN, Selu...) run the registry's element function
-// (ops::OpDef::element_function, the reference's own math) in chunks on OpenMP threads.
+// eltwise has no form for (Sin, Erf, Floor, IsNaN, Softsign...) run the registry's element function
+// (ops::OpDef::element_function, the reference's own math) in chunks on OpenMP threads, recorded as
+// `kiln:element-function` (a scalar loop: `kiln bench` warns when one takes a share of the run).
 #include <cmath>
 #include <limits>
 #include <set>
@@ -32,24 +33,36 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-// The eltwise form of a unary node (Pow needs a constant scalar exponent); nullopt when none.
-std::optional<EltwiseOp> eltwise_spec(const ir::Node& node) {
+// The eltwise form of a unary node, as oneDNN eltwise steps applied in order (the first the
+// primitive, the others its post-ops: HardSigmoid, Selu and Celu take several); empty when none.
+// Pow needs a constant scalar exponent.
+std::vector<EltwiseOp> eltwise_spec(const ir::Node& node) {
   const std::string& op = node.op_type;
-  if (const std::optional<ops::Activation> a = ops::activation_of(node)) return eltwise_for(*a);  // kiln.Gelu too
-  if (!node.domain.empty()) return std::nullopt;
+  if (const std::optional<ops::Activation> a = ops::activation_of(node)) return eltwise_post_ops_for(*a);  // kiln.Gelu too
+  if (!node.domain.empty()) return {};
   if (op == "Pow") {
     const ir::Value* e = node.input(1);
     if (!e || !e->initializer || e->initializer->element_count() != 1 || e->initializer->dtype() != DType::kFloat)
-      return std::nullopt;
-    return EltwiseOp{algorithm::eltwise_pow, 1.0f, e->initializer->data<float>()[0]};
+      return {};
+    return {EltwiseOp{algorithm::eltwise_pow, 1.0f, e->initializer->data<float>()[0]}};
   }
-  return eltwise_for_math(op);
+  if (op == "Selu")  // gamma elu_alpha(x)
+    return {EltwiseOp{algorithm::eltwise_elu, node.attr_float("alpha", 1.67326319217681884765625f)},
+            EltwiseOp{algorithm::eltwise_linear, node.attr_float("gamma", 1.05070102214813232421875f), 0.0f}};
+  if (op == "Celu") {  // alpha elu_1(x / alpha)
+    const float alpha = node.attr_float("alpha", 1.0f);
+    if (alpha == 0.0f) return {};
+    return {EltwiseOp{algorithm::eltwise_linear, 1.0f / alpha, 0.0f}, EltwiseOp{algorithm::eltwise_elu, 1.0f},
+            EltwiseOp{algorithm::eltwise_linear, alpha, 0.0f}};
+  }
+  if (std::optional<EltwiseOp> e = eltwise_for_math(op)) return {*e};
+  return {};
 }
 
 Capability eltwise_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0});
   if (!c.supported) return c;
-  if (!eltwise_spec(node)) return Capability::no(node.op_type + " with these inputs has no oneDNN eltwise form");
+  if (eltwise_spec(node).empty()) return Capability::no(node.op_type + " with these inputs has no oneDNN eltwise form");
   return Capability::yes();
 }
 
@@ -69,14 +82,32 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node) {
   if (node.domain.empty() && element_function_of(node) && shape_element_count(output_dims(node, 0)) <= plain_loop_limit(node.op_type) &&
       (*element_function_of(node))(node, node.input(0)->type.dtype))
     return build_element_function(node);
-  const EltwiseOp spec = *eltwise_spec(node);
+  const std::vector<EltwiseOp> spec = eltwise_spec(node);
   std::vector<int64_t> dims = output_dims(node, 0);
   if (dims.empty()) dims = {1};  // a scalar: oneDNN has no rank-0 memory
   const memory::desc data = row_major_desc(dims);
-  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, data, spec.alpha, spec.beta);
-  return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
-                          [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
-                            args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+  if (spec.size() == 1) {
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec[0].algorithm, data, spec[0].alpha, spec[0].beta);
+    return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
+                            [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                              args.set(DNNL_ARG_SRC, data, *ctx.input(0));
+                              args.set(DNNL_ARG_DST, data, *ctx.output(0));
+                            });
+  }
+  // Several steps: x + 0 with every step an eltwise post-op (oneDNN's eltwise primitive has vector
+  // code only without post-ops; its binary primitive has it with them).
+  dnnl::post_ops post_ops;
+  for (const EltwiseOp& e : spec) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  const memory::desc one = row_major_desc(std::vector<int64_t>(dims.size(), 1));
+  const memory zero(one, cpu_engine());  // owns its float
+  *static_cast<float*>(zero.get_data_handle()) = 0.0f;
+  const dnnl::binary::desc desc(algorithm::binary_add, data, one, data);
+  return primitive_kernel(dnnl::binary(dnnl::binary::primitive_desc(desc, attr, cpu_engine())),
+                          [data, zero](ops::KernelContext& ctx, PrimitiveArgs& args) {
+                            args.set(DNNL_ARG_SRC_0, data, *ctx.input(0));
+                            args.set(DNNL_ARG_SRC_1, zero);
                             args.set(DNNL_ARG_DST, data, *ctx.output(0));
                           });
 }
@@ -264,7 +295,7 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
 
 // Clip with constant float32 bounds is oneDNN's clip; any other (bounds the graph computes, other
 // dtypes) runs Kiln's loop with the reference's bounds and element function.
-bool clip_by_primitive(const ir::Node& node) { return eltwise_spec(node) && eltwise_supports(node).supported; }
+bool clip_by_primitive(const ir::Node& node) { return !eltwise_spec(node).empty() && eltwise_supports(node).supported; }
 
 Capability clip_supports(const ir::Node& node) {
   if (clip_by_primitive(node)) return Capability::yes();
@@ -293,7 +324,7 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
 // Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own
 // loop over the broadcast, with the reference's element function for every base and exponent type.
 Capability pow_supports(const ir::Node& node) {
-  if (eltwise_spec(node)) return eltwise_supports(node);
+  if (!eltwise_spec(node).empty()) return eltwise_supports(node);
   if (node.opset_version < 7) return Capability::no("Pow-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
   for (const ir::Value* v : {node.input(0), node.input(1)})
     if (!v || !v->type.is_tensor()) return Capability::no("Pow of a value that is not a tensor");
@@ -303,7 +334,7 @@ Capability pow_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_pow(const ir::Node& node) {
-  if (eltwise_spec(node)) return build_eltwise(node);
+  if (!eltwise_spec(node).empty()) return build_eltwise(node);
   ops::Kernel kernel;
   ops::dispatch<ops::PowBaseTypes>(node.input(0)->type.dtype, [&]<class X>() {
     ops::dispatch<ops::NumericTypes>(node.input(1)->type.dtype, [&]<class Y>() {
@@ -353,6 +384,13 @@ Result<ops::Kernel> build_element_function(const ir::Node& node) {
   });
 }
 
+CpuKernel element_function_kernel(std::function<Capability(const ir::Node&)> supports) {
+  return {std::move(supports), [](const ir::Node& node, KernelBuild& build) {
+            build.record_implementation(node.name, "kiln:element-function");
+            return build_element_function(node);
+          }};
+}
+
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
@@ -361,14 +399,14 @@ void add_eltwise_kernels(CpuKernelTable& table) {
   table["Pow"] = node_only(pow_supports, build_pow);
   // oneDNN's eltwise for float32; other dtypes (float64, float16, integers) take the registry's
   // element function, a loop over chunks on threads.
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "Exp", "Log", "Sqrt", "Abs",
-                         "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
-    table[op] = first_of(node_only(eltwise_supports, build_eltwise), node_only(other_dtype_supports, build_element_function));
+  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSigmoid", "HardSwish", "Selu", "Celu", "Exp", "Log",
+                         "Sqrt", "Reciprocal", "Round", "Abs", "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
+    table[op] = first_of(node_only(eltwise_supports, build_eltwise), element_function_kernel(other_dtype_supports));
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
   // Every other ai.onnx op with an element function (those above run on oneDNN instead).
   for (const auto& [key, versions] : ops::OpRegistry::global().listing()) {
     const ops::OpDef* def = ops::OpRegistry::global().find(key.first, key.second, versions.back());
-    if (key.first.empty() && def && def->element_function) table.emplace(key.second, node_only(element_function_supports, build_element_function));
+    if (key.first.empty() && def && def->element_function) table.emplace(key.second, element_function_kernel(element_function_supports));
   }
 }
 

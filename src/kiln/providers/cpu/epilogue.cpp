@@ -28,6 +28,8 @@ std::optional<EltwiseOp> eltwise_for_math(const std::string& op) {
   if (op == "Abs") return EltwiseOp{algorithm::eltwise_abs};
   if (op == "Neg") return EltwiseOp{algorithm::eltwise_linear, -1.0f, 0.0f};
   if (op == "Softplus") return EltwiseOp{algorithm::eltwise_soft_relu};
+  if (op == "Reciprocal") return EltwiseOp{algorithm::eltwise_pow, 1.0f, -1.0f};
+  if (op == "Round") return EltwiseOp{algorithm::eltwise_round};  // halves to even, as ONNX's Round
   return std::nullopt;
 }
 

@@ -27,7 +27,7 @@ std::optional<EltwiseOp> eltwise_for(const ops::Activation& activation);
 // The eltwise post-ops computing an activation, in order: eltwise_for's one, or two for
 // HardSigmoid (linear, then clip to [0, 1]); empty when oneDNN cannot express it.
 std::vector<EltwiseOp> eltwise_post_ops_for(const ops::Activation& activation);
-// The same for the unary math ops Exp, Log, Sqrt, Abs, Neg and Softplus.
+// The same for the unary math ops Exp, Log, Sqrt, Abs, Neg, Softplus, Reciprocal and Round.
 std::optional<EltwiseOp> eltwise_for_math(const std::string& op);
 
 // Declines a fused activation oneDNN has no post-op for.
