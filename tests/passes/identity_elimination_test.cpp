@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "passes/pass_test_util.h"
@@ -64,6 +66,67 @@ TEST(IdentityElimination, InferenceDropoutIsRemoved) {
   constant_false.pass_through->inputs = {constant_false.a, ratio, no};
   EXPECT_TRUE(changed_ok(eliminate_identities(constant_false.g, fake_context())));
   EXPECT_EQ(constant_false.g.nodes().size(), 2u);
+}
+
+TEST(IdentityElimination, DropoutOfRatioZeroIsRemovedEvenInTrainingMode) {
+  // torch's F.dropout(x, p=0.0) without training=False, as torchvision's Swin attention exports it.
+  PassThroughGraph t("Dropout", 13);
+  ir::Value* yes = t.g.add_constant("yes", Tensor::from_vector<bool>(DType::kBool, {}, {true}));
+  ir::Value* zero = t.g.add_constant("zero", Tensor::from_vector<float>(DType::kFloat, {}, {0.0f}));
+  t.pass_through->inputs = {t.a, zero, yes};
+  EXPECT_TRUE(changed_ok(eliminate_identities(t.g, fake_context())));
+  EXPECT_EQ(t.g.nodes().size(), 2u);
+}
+
+// x -> Relu -> a -> <op>(a[, shape]) -> b -> Neg -> y, every value typed float[2, 3] but b (given).
+struct TypedPassThrough {
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", ir::make_type(DType::kFloat, {2, 3}));
+  ir::Value* a = g.add_value("a");
+  ir::Value* b = g.add_value("b");
+  ir::Value* y = g.add_value("y");
+
+  // `shape`: the int64 constant input 1 (Reshape, Expand), when not empty.
+  TypedPassThrough(const std::string& op, std::vector<int64_t> shape, ir::TensorType b_type,
+                   std::map<std::string, ir::Attribute> attrs = {}) {
+    a->type = ir::make_type(DType::kFloat, {2, 3});
+    b->type = std::move(b_type);
+    g.add_node("Relu", {x}, {a}, "relu");
+    std::vector<ir::Value*> inputs = {a};
+    if (!shape.empty()) inputs.push_back(add_int64s(g, "shape", shape));
+    ir::Node* n = g.add_node(op, inputs, {b}, "pass");
+    for (auto& [k, v] : attrs) n->attributes[k] = v;
+    g.add_node("Neg", {b}, {y}, "neg");
+    g.outputs = {y};
+  }
+};
+
+TEST(IdentityElimination, CastsAndReshapesThatChangeNothingAreRemoved) {
+  TypedPassThrough cast("Cast", {}, ir::make_type(DType::kFloat, {2, 3}), {{"to", ir::Attribute::of_int(1)}});
+  EXPECT_TRUE(changed_ok(eliminate_identities(cast.g, fake_context())));
+  EXPECT_EQ(cast.g.nodes().size(), 2u);
+
+  TypedPassThrough reshape("Reshape", {2, 3}, ir::make_type(DType::kFloat, {2, 3}));
+  EXPECT_TRUE(changed_ok(eliminate_identities(reshape.g, fake_context())));
+  EXPECT_EQ(reshape.g.nodes().size(), 2u);
+
+  TypedPassThrough expand("Expand", {1, 3}, ir::make_type(DType::kFloat, {2, 3}));
+  EXPECT_TRUE(changed_ok(eliminate_identities(expand.g, fake_context())));
+  EXPECT_EQ(expand.g.nodes().size(), 2u);
+}
+
+TEST(IdentityElimination, CastsAndReshapesThatChangeSomethingOrAreUnknownStay) {
+  TypedPassThrough to_double("Cast", {}, ir::make_type(DType::kDouble, {2, 3}), {{"to", ir::Attribute::of_int(11)}});
+  EXPECT_FALSE(changed_ok(eliminate_identities(to_double.g, fake_context())));
+
+  TypedPassThrough reshaped("Reshape", {3, 2}, ir::make_type(DType::kFloat, {3, 2}));
+  EXPECT_FALSE(changed_ok(eliminate_identities(reshaped.g, fake_context())));
+
+  TypedPassThrough grown("Expand", {4, 2, 3}, ir::make_type(DType::kFloat, {4, 2, 3}));
+  EXPECT_FALSE(changed_ok(eliminate_identities(grown.g, fake_context())));
+
+  TypedPassThrough untyped("Reshape", {2, 3}, ir::TensorType{});
+  EXPECT_FALSE(changed_ok(eliminate_identities(untyped.g, fake_context())));
 }
 
 TEST(IdentityElimination, TrainingDropoutOrUsedMaskIsKept) {

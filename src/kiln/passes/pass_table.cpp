@@ -32,7 +32,7 @@ namespace kiln::passes {
 const std::vector<PassInfo>& pass_table() {
   static const std::vector<PassInfo> table = {
       {"dead_code_elimination", "remove nodes and values nothing reads", eliminate_dead_code, kGraphStage | kLoweringStage},
-      {"identity_elimination", "bypass Identity and inference-mode Dropout", eliminate_identities},
+      {"identity_elimination", "bypass Identity, inference-mode Dropout and Casts or reshapes that change nothing", eliminate_identities},
       {"legacy_forms", "rewrite opset 1-8 broadcast, variadic and BatchNormalization forms as their current versions",
        modernise_legacy_forms},
       {"half_in_float", "compute float16 ops in float32 for providers without float16 kernels (cast at the edges)",
