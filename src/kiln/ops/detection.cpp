@@ -41,16 +41,40 @@ Box read_box(const float* b, bool center_point_box) {
   return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
 }
 
-// True when IoU(a, b) > threshold; empty boxes and disjoint boxes never suppress.
-bool suppresses(const Box& a, const Box& b, float threshold) {
-  const float area_a = a.area(), area_b = b.area();
-  if (!(area_a > 0) || !(area_b > 0)) return false;
-  const float h = std::min(a.y_max, b.y_max) - std::max(a.y_min, b.y_min);
-  const float w = std::min(a.x_max, b.x_max) - std::max(a.x_min, b.x_min);
-  if (!(h > 0) || !(w > 0)) return false;
-  const float intersection = h * w, union_area = area_a + area_b - intersection;
-  return union_area > 0 && intersection / union_area > threshold;
-}
+// The boxes kept so far, one array per coordinate, so that testing a candidate against all of them
+// is one vectorised pass (the kept set reaches thousands when a detector's scores are flat).
+struct KeptBoxes {
+  std::vector<float> y_min, x_min, y_max, x_max, area;
+
+  size_t size() const { return area.size(); }
+  void add(const Box& b) {
+    y_min.push_back(b.y_min);
+    x_min.push_back(b.x_min);
+    y_max.push_back(b.y_max);
+    x_max.push_back(b.x_max);
+    area.push_back(b.area());
+  }
+  // Whether IoU(kept box, b) > threshold for some kept box; empty boxes and disjoint boxes never
+  // suppress (IoU computed as ONNX Runtime does: intersection / union > threshold).
+  bool any_suppresses(const Box& b, float threshold) const {
+    const float area_b = b.area();
+    if (!(area_b > 0)) return false;
+    constexpr size_t kBlock = 64;  // stop at the first block with a hit
+    for (size_t start = 0; start < size(); start += kBlock) {
+      const size_t end = std::min(size(), start + kBlock);
+      int hit = 0;
+#pragma omp simd reduction(| : hit)
+      for (size_t k = start; k < end; ++k) {
+        const float h = std::min(y_max[k], b.y_max) - std::max(y_min[k], b.y_min);
+        const float w = std::min(x_max[k], b.x_max) - std::max(x_min[k], b.x_min);
+        const float intersection = h * w, union_area = area[k] + area_b - intersection;
+        hit |= (area[k] > 0) & (h > 0) & (w > 0) & (union_area > 0) & (intersection / union_area > threshold);
+      }
+      if (hit) return true;
+    }
+    return false;
+  }
+};
 
 // The value of an optional scalar input, or nullopt when omitted.
 template <class Ctx>
@@ -101,13 +125,13 @@ Result<std::vector<int64_t>> select_boxes(const Ctx& ctx, const std::vector<cons
     for (int64_t i = 0; i < count; ++i)
       if (!std::isnan(s[i]) && (!p.score_threshold || s[i] > *p.score_threshold)) order.push_back(i);
     std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
-    std::vector<Box> kept;
+    KeptBoxes kept;
     std::vector<int64_t>& out = selected[static_cast<size_t>(task)];
     for (int64_t i : order) {
       if (static_cast<int64_t>(kept.size()) >= p.max_per_class) break;
       const Box box = read_box(box_data + (b * count + i) * 4, p.center_point_box);
-      if (std::any_of(kept.begin(), kept.end(), [&](const Box& k) { return suppresses(k, box, p.iou_threshold); })) continue;
-      kept.push_back(box);
+      if (kept.any_suppresses(box, p.iou_threshold)) continue;
+      kept.add(box);
       out.insert(out.end(), {b, c, i});
     }
   };
