@@ -693,11 +693,14 @@ inline std::vector<OpCase> standard_op_cases() {
   cases.push_back({"STFT", 17, {{DType::kFloat, {2, 1000, 1}}, {DType::kInt64, {}, true, {160}}, {DType::kFloat, {400}}}});
   cases.push_back({"STFT", 17, {{DType::kFloat, {1, 64, 2}}, {DType::kInt64, {}, true, {7}}, none, {DType::kInt64, {}, true, {16}}},
                    {{"onesided", A::of_int(0)}}});
-  // GridSample on the reference's sampling, maps on threads: 2-D every mode and padding, 3-D.
+  // GridSample: 2-D every mode, padding and align_corners (linear and nearest on the cpu provider's
+  // own path, cubic on the reference's sampling), 3-D.
   for (const char* mode : {"bilinear", "nearest", "bicubic"})
     for (const char* padding : {"zeros", "border", "reflection"})
-      cases.push_back({"GridSample", 16, {{DType::kFloat, {2, 3, 6, 7}}, {DType::kFloat, {2, 4, 5, 2}}},
-                       {{"mode", A::of_string(mode)}, {"padding_mode", A::of_string(padding)}}});
+      for (int64_t align_corners : {0, 1})
+        cases.push_back({"GridSample", 16, {{DType::kFloat, {2, 3, 6, 7}}, {DType::kFloat, {2, 4, 5, 2}}},
+                         {{"mode", A::of_string(mode)}, {"padding_mode", A::of_string(padding)},
+                          {"align_corners", A::of_int(align_corners)}}});
   cases.push_back({"GridSample", 20, {{DType::kFloat, {1, 4, 3, 4, 5}}, {DType::kFloat, {1, 2, 3, 4, 3}}},
                    {{"align_corners", A::of_int(1)}}});
   // RoiAlign: avg and max, several rois over two images, sampling ratio given and adaptive.

@@ -10,6 +10,22 @@
 
 namespace kiln::ops {
 
+enum class GridMode { kLinear, kNearest, kCubic };
+enum class GridPadding { kZeros, kBorder, kReflection };
+
+struct GridSampleAttrs {
+  GridMode mode = GridMode::kLinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
+};
+
+// A GridSample node's attributes, checked (InvalidModel naming an unknown mode or padding).
+Result<GridSampleAttrs> grid_sample_attrs(const ir::Node& node);
+// A grid coordinate in [-1, 1] as a pixel coordinate on an axis of `size` pixels.
+double unnormalize(double coord, int64_t size, bool align_corners);
+// Border or reflection padding applied to a pixel coordinate (zeros padding leaves it as is).
+double pad_coordinate(double x, int64_t size, const GridSampleAttrs& a);
+
 // Samples input 0 at input 1's grid into output 0 (sized by the shape rule).
 Status grid_sample(KernelContext& ctx, const TaskRunner& run);
 // Pools inputs 0 (X), 1 (rois), 2 (batch_indices) into output 0 (sized by the shape rule).

@@ -52,14 +52,7 @@ void store_doubles(const std::vector<double>& v, Tensor& t) {
 
 // ---- GridSample ----
 
-enum class GridMode { kLinear, kNearest, kCubic };
-enum class GridPadding { kZeros, kBorder, kReflection };
-
-struct GridSampleAttrs {
-  GridMode mode = GridMode::kLinear;
-  GridPadding padding = GridPadding::kZeros;
-  bool align_corners = false;
-};
+}  // namespace
 
 // Opset 16 names the modes bilinear / nearest / bicubic and samples 2-D maps; opset 20 names them
 // linear / nearest / cubic and samples maps of any number of spatial dims.
@@ -79,6 +72,8 @@ Result<GridSampleAttrs> grid_sample_attrs(const ir::Node& node) {
   a.align_corners = node.attr_int("align_corners", 0) != 0;
   return a;
 }
+
+namespace {
 
 // Inputs X [N, C, d1..dr] and grid [N, D1..Dr, r]; output [N, C, D1..Dr]. r = 2 before opset 20.
 Status grid_sample_rule(InferenceContext& ctx) {
@@ -111,10 +106,13 @@ Status grid_sample_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// A grid coordinate in [-1, 1] as a pixel coordinate on an axis of `size` pixels.
+}  // namespace
+
 double unnormalize(double coord, int64_t size, bool align_corners) {
   return align_corners ? (coord + 1) / 2 * static_cast<double>(size - 1) : ((coord + 1) * static_cast<double>(size) - 1) / 2;
 }
+
+namespace {
 
 // x reflected into [twice_low / 2, twice_high / 2] (PyTorch's reflect_coordinates).
 double reflect(double x, double twice_low, double twice_high) {
@@ -125,13 +123,16 @@ double reflect(double x, double twice_low, double twice_high) {
   return std::fmod(std::floor(x / span), 2.0) == 0 ? extra + low : span - extra + low;
 }
 
-// Applies border or reflection padding to a pixel coordinate (zeros padding leaves it as is).
+}  // namespace
+
 double pad_coordinate(double x, int64_t size, const GridSampleAttrs& a) {
   if (a.padding == GridPadding::kZeros) return x;
   if (a.padding == GridPadding::kReflection)
     x = a.align_corners ? reflect(x, 0, 2.0 * static_cast<double>(size - 1)) : reflect(x, -1, 2.0 * static_cast<double>(size) - 1);
   return std::clamp(x, 0.0, static_cast<double>(size - 1));
 }
+
+namespace {
 
 // One channel's map of X over r spatial dims (dims[0] outermost); positions outside it (and NaN
 // positions) read 0.

@@ -1,11 +1,13 @@
 // cpu kernels for NonMaxSuppression, GridSample, RoiAlign and AffineGrid: the reference's kernels
 // (the greedy selection of ops/non_max_suppression.h, the sampling of ops/grid_sample.h), their
 // independent tasks ((batch, class) selections, (image, channel) maps, (roi, channel) bins, rows of
-// grid points) spread over OpenMP threads.
+// grid points) spread over OpenMP threads; GridSample of float32 2-D maps in linear or nearest mode
+// takes its own fast path (grid_sample_2d.h).
 #include "kiln/ops/grid_sample.h"
 #include "kiln/ops/non_max_suppression.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/grid_sample_2d.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -27,9 +29,10 @@ Capability grid_sample_supports(const ir::Node& node) {
 }  // namespace
 
 void add_detection_kernels(CpuKernelTable& table) {
-  table["GridSample"] = node_only(grid_sample_supports, [](const ir::Node&) -> Result<ops::Kernel> {
-    return ops::Kernel([](ops::KernelContext& ctx) { return ops::grid_sample(ctx, run_on_threads); });
-  });
+  table["GridSample"] = first_of(node_only(grid_sample_2d_supports, build_grid_sample_2d),
+                                 node_only(grid_sample_supports, [](const ir::Node&) -> Result<ops::Kernel> {
+                                   return ops::Kernel([](ops::KernelContext& ctx) { return ops::grid_sample(ctx, run_on_threads); });
+                                 }));
   table["RoiAlign"] = node_only(
       [](const ir::Node& node) {
         Capability c = grid_sample_supports(node);  // X and rois: float tensors
