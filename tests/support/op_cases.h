@@ -333,6 +333,9 @@ inline std::vector<OpCase> standard_op_cases() {
   // Pow with an exponent tensor (no constant for oneDNN): float, and an integer base.
   cases.push_back({"Pow", 15, {{DType::kFloat, {2, 3, 5}, false, small_ints(30, 7)}, {DType::kFloat, {5}, false, {0, 1, 2, 3, -1}}}});
   cases.push_back({"Pow", 15, {{DType::kInt64, {3, 4}, false, small_ints(12, 5)}, {DType::kInt64, {4}, false, {0, 1, 2, 5}}}});
+  // Pow with a constant scalar exponent: the square, sqrt, copy and cube forms, and oneDNN's pow.
+  for (double e : {2.0, 0.5, 1.0, 3.0, -1.5})
+    cases.push_back({"Pow", 15, {{DType::kFloat, {2, 3, 37}, false, small_ints(222, 9)}, {DType::kFloat, {}, true, {e}}}});
   for (const char* op : {"And", "Or", "Xor"}) cases.push_back({op, 7, {{DType::kBool, {2, 3, 4}}, {DType::kBool, {3, 1}}}});
   cases.push_back({"Not", 1, {{DType::kBool, {7, 9}}}});
   cases.push_back({"Where", 16, {{DType::kBool, {2, 1, 4}}, {DType::kFloat, {3, 1}}, {DType::kFloat, {2, 3, 4}}}});

@@ -33,6 +33,15 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
+// x^e as one eltwise op: the exponents models use most (2: variances and norms; 0.5; 1; -1) as the
+// cheaper square, sqrt, copy or reciprocal (eltwise_pow computes exp(e log x) for any other e).
+EltwiseOp pow_op(float e) {
+  if (e == 2.0f) return EltwiseOp{algorithm::eltwise_square};
+  if (e == 0.5f) return EltwiseOp{algorithm::eltwise_sqrt};
+  if (e == 1.0f) return EltwiseOp{algorithm::eltwise_linear, 1.0f, 0.0f};
+  return EltwiseOp{algorithm::eltwise_pow, 1.0f, e};
+}
+
 // The eltwise form of a unary node, as oneDNN eltwise steps applied in order (the first the
 // primitive, the others its post-ops: HardSigmoid, Selu and Celu take several); empty when none.
 // Pow needs a constant scalar exponent.
@@ -44,7 +53,7 @@ std::vector<EltwiseOp> eltwise_spec(const ir::Node& node) {
     const ir::Value* e = node.input(1);
     if (!e || !e->initializer || e->initializer->element_count() != 1 || e->initializer->dtype() != DType::kFloat)
       return {};
-    return {EltwiseOp{algorithm::eltwise_pow, 1.0f, e->initializer->data<float>()[0]}};
+    return {pow_op(e->initializer->data<float>()[0])};
   }
   if (op == "Selu")  // gamma elu_alpha(x)
     return {EltwiseOp{algorithm::eltwise_elu, node.attr_float("alpha", 1.67326319217681884765625f)},
@@ -207,7 +216,7 @@ std::optional<ChainOp> chain_op(const ir::Node& node, const ops::ChainStep& step
   const ir::Value* operand = node.input(static_cast<size_t>(step.operand));
   if (step.op == "Pow") {
     if (!operand || !operand->initializer || operand->initializer->element_count() != 1) return std::nullopt;
-    return ChainOp{EltwiseOp{algorithm::eltwise_pow, 1.0f, operand->initializer->data<float>()[0]}};
+    return ChainOp{pow_op(operand->initializer->data<float>()[0])};
   }
   return ChainOp{std::nullopt, binary_algorithms().at(step.op), static_cast<size_t>(step.operand)};
 }
@@ -321,9 +330,31 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
   return kernel;
 }
 
+// float32 x^3 (GELU's tanh form reads 0.044715 x^3): a vector loop, where oneDNN's pow computes
+// exp(3 log x).
+bool is_float_cube(const ir::Node& node) {
+  const ir::Value* e = node.input(1);
+  return e && e->initializer && e->initializer->element_count() == 1 && e->initializer->dtype() == DType::kFloat &&
+         e->initializer->data<float>()[0] == 3.0f && float_tensors(node, {0}).supported;
+}
+
+Result<ops::Kernel> build_cube(const ir::Node&) {
+  return ops::Kernel([](ops::KernelContext& ctx) {
+    constexpr int64_t kChunk = int64_t{1} << 14;
+    const float* x = ctx.input(0)->data<float>();
+    float* y = ctx.output(0)->data<float>();
+    const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) y[i] = x[i] * x[i] * x[i];
+    return Status::ok();
+  });
+}
+
 // Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own
 // loop over the broadcast, with the reference's element function for every base and exponent type.
 Capability pow_supports(const ir::Node& node) {
+  if (is_float_cube(node)) return Capability::yes();
   if (!eltwise_spec(node).empty()) return eltwise_supports(node);
   if (node.opset_version < 7) return Capability::no("Pow-" + std::to_string(node.opset_version) + " (its legacy broadcast attribute)");
   for (const ir::Value* v : {node.input(0), node.input(1)})
@@ -334,6 +365,7 @@ Capability pow_supports(const ir::Node& node) {
 }
 
 Result<ops::Kernel> build_pow(const ir::Node& node) {
+  if (is_float_cube(node)) return build_cube(node);
   if (!eltwise_spec(node).empty()) return build_eltwise(node);
   ops::Kernel kernel;
   ops::dispatch<ops::PowBaseTypes>(node.input(0)->type.dtype, [&]<class X>() {

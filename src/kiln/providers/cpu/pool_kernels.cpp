@@ -1,8 +1,8 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
 // as oneDNN pooling primitives built for the plan's shapes, channels-first, or in the activation
-// layout of the kiln.InLayout that wraps them. Dilated windows (MaxPool, AveragePool-19), which
-// oneDNN 2.6 pools only in its reference kernel, run Kiln's own loop: the window taps listed once
-// per plan, the planes spread over threads, channels-first.
+// layout of the kiln.InLayout that wraps them. Dilated windows (MaxPool, AveragePool-19) and 1-D
+// channels-first maps, which oneDNN 2.6 pools only in its reference or simple kernels, run Kiln's
+// own loop: the window taps listed once per plan, the planes spread over threads, channels-first.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -40,9 +40,9 @@ Capability pool_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-// Kiln's loop for dilated windows: for every tap of the window, the (position, input offset)
-// pairs inside the image; per position the divisor of the average.
-Result<ops::Kernel> build_dilated_pool(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+// Kiln's loop for dilated windows and 1-D maps: for every tap of the window, the (position, input
+// offset) pairs inside the image; per position the divisor of the average.
+Result<ops::Kernel> build_tap_pool(const ir::Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
                                        const ops::WindowAttrs& w) {
   const size_t spatial = x.size() - 2;
   ops::TapGrid grid;
@@ -110,9 +110,11 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
   if (!is_global(node)) kernel = node.attr_ints("kernel_shape");
   KILN_ASSIGN_OR_RETURN(ops::WindowAttrs w, ops::read_window_attrs(node, kernel));
   if (is_global(node)) w.pads.assign(2 * spatial, 0);
-  if (!is_global(node) && is_dilated(node)) {
+  // oneDNN 2.6 pools 1-D channels-first maps only in its simple (scalar) kernel: Kiln's loop is faster.
+  const bool one_d_plain = spatial == 1 && !is_global(node) && layout == ops::ActivationLayout::channels_first();
+  if ((!is_global(node) && is_dilated(node)) || one_d_plain) {
     for (size_t i = 0; i < spatial; ++i) KILN_RETURN_IF_ERROR(ops::window_output_size(w, i, x[i + 2], node).status());
-    return build_dilated_pool(node, x, y, w);
+    return build_tap_pool(node, x, y, w);
   }
   memory::dims strides, dilations, pad_left, pad_right;
   for (size_t i = 0; i < spatial; ++i) {
