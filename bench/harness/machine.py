@@ -1,4 +1,4 @@
-"""What bench/run.sh records about the machine: CPU (lscpu), memory, load, the environment variables
+"""What the bench harnesses record about the machine: CPU (lscpu), memory, load, the environment variables
 that change the runners' speed, tool versions, and the FP32 FMA peak from bench/fma_probe.cpp."""
 import json
 import os
@@ -16,18 +16,30 @@ def _command_output(command):
         return f"unavailable: {error}"
 
 
-def _lscpu():
+def cpu_identity():
+    """The CPU as lscpu describes it: its model name ("model"), family, model number and stepping
+    (these tell microarchitectures apart where a KVM guest's model name is generic), CPU count,
+    topology, hypervisor and SIMD flags."""
     fields = {}
     for line in _command_output(["lscpu"]).splitlines():
         key, _, value = line.partition(":")
         fields[key.strip()] = value.strip()
     flags = fields.get("Flags", "").split()
     return {
-        "model": fields.get("Model name"), "cpus": fields.get("CPU(s)"),
+        "model": fields.get("Model name"), "family": fields.get("CPU family"), "model_number": fields.get("Model"),
+        "stepping": fields.get("Stepping"), "cpus": fields.get("CPU(s)"),
         "threads_per_core": fields.get("Thread(s) per core"), "cores_per_socket": fields.get("Core(s) per socket"),
         "hypervisor": fields.get("Hypervisor vendor"),
         "simd": [f for f in flags if f.startswith(("avx", "fma", "amx"))],
     }
+
+
+def cpu_line(cpu):
+    """A cpu_identity() as printed: 'model name (family F, model M, stepping S, N CPUs)'."""
+    details = [f"{label} {cpu[key]}" for key, label in (("family", "family"), ("model_number", "model"),
+                                                          ("stepping", "stepping")) if cpu.get(key)]
+    details += [f"{cpu['cpus']} CPUs"] if cpu.get("cpus") else []
+    return (cpu.get("model") or "unknown CPU") + (f" ({', '.join(details)})" if details else "")
 
 
 def _memory_gib():
@@ -44,7 +56,7 @@ def speed_environment():
 
 def machine_info(kiln_binary):
     return {
-        "cpu": _lscpu(), "memory_gib": _memory_gib(), "kernel": platform.release(),
+        "cpu": cpu_identity(), "memory_gib": _memory_gib(), "kernel": platform.release(),
         "load_average_at_start": list(os.getloadavg()), "environment": speed_environment(),
         "versions": {"node": _command_output(["node", "--version"]),
                      "gcc": _command_output(["g++", "-dumpfullversion"]),
