@@ -1,4 +1,4 @@
-// vector_math.h against libm: exp within 2 ulp-ish relative error over its whole range, sigmoid
+// vector_math.h against libm: erf within 3e-7, exp within 2 ulp-ish relative error over its whole range, sigmoid
 // and tanh within a few float epsilons (absolute) and relative near zero, saturation without NaN.
 #include "kiln/providers/cpu/vector_math.h"
 
@@ -43,6 +43,18 @@ TEST(VectorMath, SigmoidAndTanhMatchLibmAndSaturate) {
       EXPECT_NEAR(t[i] / want_t, 1.0, 2e-6) << "tanh relative, x = " << v;
     }
   }
+}
+
+TEST(VectorMath, ErfMatchesLibm) {
+  for (float x : sweep(-6.0f, 6.0f, 240001)) {
+    const double want = std::erf(static_cast<double>(x));
+    EXPECT_NEAR(providers::cpu::erf_vectorisable(x), want, 3e-7 + 2e-7 * std::fabs(want)) << "x = " << x;
+    if (std::fabs(x) < 0.5f && x != 0) {
+      EXPECT_NEAR(providers::cpu::erf_vectorisable(x) / want, 1.0, 1e-6) << "relative, x = " << x;
+    }
+  }
+  EXPECT_EQ(providers::cpu::erf_vectorisable(0.0f), 0.0f);
+  EXPECT_NEAR(providers::cpu::erf_vectorisable(1e30f), 1.0f, 1e-7);
 }
 
 }  // namespace

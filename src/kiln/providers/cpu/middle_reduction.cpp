@@ -103,8 +103,10 @@ void reduce_rows(const MiddleReduction& r, const float* x, float* y, const float
     float lanes[kLanes];
     for (float& lane : lanes) lane = initial<F>();
     int64_t c = 0;
-    for (; c + kLanes <= r.count; c += kLanes)
+    for (; c + kLanes <= r.count; c += kLanes) {
+#pragma omp simd
       for (int64_t l = 0; l < kLanes; ++l) lanes[l] = step<F>(lanes[l], entering<F>(row[c + l], s));
+    }
     float acc = initial<F>();
     for (; c < r.count; ++c) acc = step<F>(acc, entering<F>(row[c], s));
     for (float lane : lanes) acc = combine<F>(acc, lane);

@@ -3,11 +3,13 @@
 // each axis come from the reference's own computation (ops/resize.h), so modes, rounding and
 // exclude_outside match it exactly. An output row (all coordinates but the last) is a weighted sum
 // of the input rows its outer taps select, each sampled through the last axis's taps, in float;
-// rows are spread over OpenMP threads. Nearest modes take one tap per axis: a gather.
+// rows are spread over OpenMP threads; when upsampling across rows, each input row is resampled
+// along the last axis once and output rows blend those. Nearest modes take one tap per axis: a gather.
 #include <algorithm>
 
 #include "kiln/ops/resize.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -54,6 +56,24 @@ Status resize(ops::KernelContext& ctx) {
   float* dst = ctx.output(0)->data<float>();
   const FlatTaps& last = axes[rank - 1];
   const bool one_tap = last.offset.size() == static_cast<size_t>(inner);
+  const int64_t input_rows = ctx.input(0)->element_count() / std::max<int64_t>(x.back(), 1);
+  // Upsampling across rows (more output rows than input rows) with more than one tap on the last
+  // axis: each input row is resampled along the last axis once (into the run scratch), and an output
+  // row is then a weighted sum of those rows, a vector loop.
+  float* resampled = !one_tap && rows > input_rows ? run_scratch_floats(static_cast<size_t>(input_rows * inner)) : nullptr;
+  if (resampled) {
+#pragma omp parallel for schedule(static) if (input_rows * inner > (1 << 15))
+    for (int64_t r = 0; r < input_rows; ++r) {
+      const float* in = src + r * x.back();
+      float* out = resampled + r * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        float sum = 0;
+        for (int64_t k = last.first[static_cast<size_t>(j)]; k < last.first[static_cast<size_t>(j) + 1]; ++k)
+          sum += last.weight[static_cast<size_t>(k)] * in[last.offset[static_cast<size_t>(k)]];
+        out[j] = sum;
+      }
+    }
+  }
 #pragma omp parallel if (rows * inner > (1 << 15))
   {
     // The input rows one output row reads, with their weights: the product of its outer axes' taps.
@@ -78,6 +98,14 @@ Status resize(ops::KernelContext& ctx) {
         continue;
       }
       std::fill_n(out, inner, 0.0f);
+      if (resampled) {
+        for (const auto& [offset, weight] : sources) {
+          const float* in = resampled + offset / x.back() * inner;
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) out[j] += weight * in[j];
+        }
+        continue;
+      }
       for (const auto& [offset, weight] : sources) {
         const float* in = src + offset;
         for (int64_t j = 0; j < inner; ++j) {

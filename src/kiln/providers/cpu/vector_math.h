@@ -1,9 +1,10 @@
-// exp, sigmoid and tanh over float arrays in branch-free loops the compiler vectorises at the
+// exp, sigmoid, tanh and erf over float arrays in branch-free loops the compiler vectorises at the
 // build's baseline (no libm calls, which keep a loop scalar): for the kernels that apply them to
 // short rows many times a run (the recurrent cells' gates), where a library primitive's fixed cost
 // would dominate. exp: Cody-Waite range reduction by ln 2 and a degree-6 polynomial, within 2 ulp
 // of std::exp over [-87.3, 88.3] (arguments are clamped there); tanh: (1 - e^-2|x|) / (1 + e^-2|x|)
-// with its odd series below |x| = 0.1, where the difference would lose digits.
+// with its odd series below |x| = 0.1, where the difference would lose digits; erf: its Maclaurin
+// series below |x| = 0.5, Abramowitz and Stegun's 7.1.26 (absolute error 1.5e-7) above.
 #pragma once
 
 #include <bit>
@@ -36,6 +37,18 @@ inline float tanh_vectorisable(float x) {
   const float a2 = a * a;
   const float near = a * (1.0f + a2 * (-1.0f / 3 + a2 * (2.0f / 15 + a2 * (-17.0f / 315))));
   const float v = a < 0.1f ? near : far;
+  return x < 0 ? -v : v;
+}
+
+inline float erf_vectorisable(float x) {
+  const float a = x < 0 ? -x : x, a2 = a * a;
+  const float series =
+      1.12837916709551257f * a *
+      (1.0f + a2 * (-1.0f / 3 + a2 * (1.0f / 10 + a2 * (-1.0f / 42 + a2 * (1.0f / 216 + a2 * (-1.0f / 1320 + a2 / 9360))))));
+  const float t = 1.0f / (1.0f + 0.3275911f * a);
+  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float tail = 1.0f - poly * exp_vectorisable(-a2);
+  const float v = a < 0.5f ? series : tail;
   return x < 0 ? -v : v;
 }
 
