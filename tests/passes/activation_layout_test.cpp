@@ -189,6 +189,31 @@ TEST(ActivationLayout, OneDimensionalConvolutionsRunChannelsLastOnly) {
   }
 }
 
+// 3-D convolutions (5-d tensors, R3D's video convolutions): channels-last only, as the 1-D ones
+// (oneDNN's plain ncdhw convolution is an im2col gemm, 4x slower); the reorders are Transposes
+// [0,2,3,4,1] in and [0,4,1,2,3] out.
+TEST(ActivationLayout, ThreeDimensionalConvolutionsRunChannelsLastOnly) {
+  ir::Graph g;
+  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 4, 6, 6}));
+  ir::Value* c1 = g.add_value("c1", ir::make_type(DType::kFloat, {1, 32, 4, 6, 6}));
+  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 4, 6, 6}));
+  ir::Value* c2 = g.add_value("c2", ir::make_type(DType::kFloat, {1, 16, 4, 6, 6}));
+  ir::Node* conv1 = g.add_node("Conv", {x, add_weights(g, "w1", {32, 16, 3, 3, 3})}, {c1}, "conv1", "", 11);
+  conv1->attributes["pads"] = ir::Attribute::of_ints({1, 1, 1, 1, 1, 1});
+  g.add_node("Relu", {c1}, {r}, "relu", "", 14);
+  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1, 1, 1})}, {c2}, "conv2", "", 11);
+  g.outputs = {c2};
+  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
+  std::map<std::string, int> counts = op_counts(g);
+  EXPECT_EQ(counts["Transpose"], 2);
+  EXPECT_EQ(counts["Relayout"], 0);
+  std::vector<std::vector<int64_t>> perms;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Transpose") perms.push_back(n->attr_ints("perm"));
+  EXPECT_EQ(perms, (std::vector<std::vector<int64_t>>{{0, 2, 3, 4, 1}, {0, 4, 1, 2, 3}}));
+}
+
 // DenseNet's pattern: Concat -> BatchNormalization -> Relu -> Conv stays in the region, the
 // BatchNormalization wrapped in kiln.InLayout, with no reorder between them.
 TEST(ActivationLayout, BatchNormalizationBetweenConvolutionsJoinsTheRegion) {
