@@ -3,6 +3,7 @@
 // Compress's condition, NonZero's data) come from the rule once those values are known.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -253,14 +254,20 @@ UniqueResult find_unique(const Tensor& x, std::optional<int64_t> axis, bool sort
   };
   std::vector<std::vector<double>> values;
   for (int64_t s = 0; s < u.slices; ++s) values.push_back(slice_values(s));
+  // Each slice's unique slice, found in an ordered index (n log n); a slice holding a NaN equals no
+  // other (NaN != NaN), so it is a unique slice of its own and never enters the index.
   std::vector<int64_t> unique_of(static_cast<size_t>(u.slices), -1);
+  std::map<std::vector<double>, int64_t> seen;
   for (int64_t s = 0; s < u.slices; ++s) {
-    for (size_t k = 0; k < u.first.size() && unique_of[s] < 0; ++k)
-      if (values[u.first[k]] == values[s]) unique_of[s] = static_cast<int64_t>(k);
-    if (unique_of[s] < 0) {
-      unique_of[s] = static_cast<int64_t>(u.first.size());
-      u.first.push_back(s);
+    const std::vector<double>& v = values[static_cast<size_t>(s)];
+    const bool has_nan = std::any_of(v.begin(), v.end(), [](double e) { return std::isnan(e); });
+    const auto [it, inserted] = has_nan ? std::make_pair(seen.end(), true) : seen.emplace(v, static_cast<int64_t>(u.first.size()));
+    if (!inserted) {
+      unique_of[s] = it->second;
+      continue;
     }
+    unique_of[s] = static_cast<int64_t>(u.first.size());
+    u.first.push_back(s);
   }
   std::vector<int64_t> order(u.first.size());  // unique slice k goes to position rank[k]
   std::iota(order.begin(), order.end(), 0);

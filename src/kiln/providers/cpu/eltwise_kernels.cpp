@@ -426,11 +426,7 @@ Result<ops::Kernel> build_vector_erf(const ir::Node&) {
     float* y = ctx.output(0)->data<float>();
     const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-#pragma omp simd
-      for (int64_t i = c * kChunk; i < end; ++i) y[i] = erf_vectorisable(x[i]);
-    }
+    for (int64_t c = 0; c < chunks; ++c) erf_of(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
     return Status::ok();
   });
 }

@@ -1,5 +1,5 @@
 // exp, sigmoid, tanh and erf over float arrays in branch-free loops the compiler vectorises at the
-// build's baseline (no libm calls, which keep a loop scalar): for the kernels that apply them to
+// build's baseline (no libm calls, which keep a loop scalar; the array forms in vector_math.cpp): for the kernels that apply them to
 // short rows many times a run (the recurrent cells' gates), where a library primitive's fixed cost
 // would dominate. exp: Cody-Waite range reduction by ln 2 and a degree-6 polynomial, within 2 ulp
 // of std::exp over [-87.3, 88.3] (arguments are clamped there); tanh: (1 - e^-2|x|) / (1 + e^-2|x|)
@@ -52,14 +52,9 @@ inline float erf_vectorisable(float x) {
   return x < 0 ? -v : v;
 }
 
-inline void sigmoid_in_place(float* x, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) x[i] = sigmoid_vectorisable(x[i]);
-}
-
-inline void tanh_in_place(float* x, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) x[i] = tanh_vectorisable(x[i]);
-}
+// The array forms (vector_math.cpp, compiled so that their loops vectorise).
+void sigmoid_in_place(float* x, int64_t n);
+void tanh_in_place(float* x, int64_t n);
+void erf_of(const float* x, float* y, int64_t n);
 
 }  // namespace kiln::providers::cpu
