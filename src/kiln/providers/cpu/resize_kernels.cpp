@@ -99,10 +99,11 @@ Status resize(ops::KernelContext& ctx) {
       }
       std::fill_n(out, inner, 0.0f);
       if (resampled) {
-        for (const auto& [offset, weight] : sources) {
-          const float* in = resampled + offset / x.back() * inner;
+        for (const auto& source : sources) {
+          const float* in = resampled + source.first / x.back() * inner;
+          const float w = source.second;
 #pragma omp simd
-          for (int64_t j = 0; j < inner; ++j) out[j] += weight * in[j];
+          for (int64_t j = 0; j < inner; ++j) out[j] += w * in[j];
         }
         continue;
       }
