@@ -57,5 +57,24 @@ TEST(VectorMath, ErfMatchesLibm) {
   EXPECT_NEAR(providers::cpu::erf_vectorisable(1e30f), 1.0f, 1e-7);
 }
 
+TEST(VectorMath, SinAndCosMatchLibmAndHandLargeArgumentsToIt) {
+  std::vector<float> x = sweep(-1000.0f, 1000.0f, 400001);
+  for (float v : {1e-6f, -3e-7f, 8191.0f, 8193.0f, 1e6f, -3e7f, std::numeric_limits<float>::infinity(), std::nanf("")})
+    x.push_back(v);
+  std::vector<float> s(x.size()), c(x.size());
+  providers::cpu::sin_of(x.data(), s.data(), static_cast<int64_t>(x.size()));
+  providers::cpu::cos_of(x.data(), c.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    if (!std::isfinite(v)) {
+      EXPECT_TRUE(std::isnan(s[i]) && std::isnan(c[i])) << "x = " << v;
+      continue;
+    }
+    EXPECT_NEAR(s[i], std::sin(v), 2e-7) << "sin x = " << v;
+    EXPECT_NEAR(c[i], std::cos(v), 2e-7) << "cos x = " << v;
+  }
+  EXPECT_NEAR(s[s.size() - 8] / 1e-6, 1.0, 1e-6);  // relative near zero
+}
+
 }  // namespace
 }  // namespace kiln::testing

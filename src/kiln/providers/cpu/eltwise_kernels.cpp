@@ -6,13 +6,14 @@
 // JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
 // broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
-// computed by the graph, Pow with an exponent tensor, x^3 and float32 Erf (vector_math.h) run Kiln's
-// own loops. The unary ops oneDNN's eltwise has no form for (Sin, Floor, IsNaN, Softsign...) run
+// computed by the graph, Pow with an exponent tensor, x^3 and float32 Erf, Sin and Cos (vector_math.h) run Kiln's
+// own loops. The unary ops oneDNN's eltwise has no form for (Tan, Floor, IsNaN, Softsign...) run
 // the registry's element function (ops::OpDef::element_function, the reference's own math) in
 // chunks on OpenMP threads, recorded as `kiln:element-function` (a scalar loop: `kiln bench` warns
 // when one takes a share of the run).
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -418,15 +419,24 @@ Result<ops::Kernel> build_element_function(const ir::Node& node) {
   });
 }
 
-// float32 Erf (oneDNN has no eltwise form of it): vector_math.h's erf in chunks on threads.
-Result<ops::Kernel> build_vector_erf(const ir::Node&) {
-  return ops::Kernel([](ops::KernelContext& ctx) {
+// float32 Erf, Sin and Cos (oneDNN has no eltwise form of them): vector_math.h's array functions in
+// chunks on threads.
+using ArrayFunction = void (*)(const float* x, float* y, int64_t n);
+
+const std::map<std::string, ArrayFunction>& vector_functions() {
+  static const std::map<std::string, ArrayFunction> table = {{"Erf", erf_of}, {"Sin", sin_of}, {"Cos", cos_of}};
+  return table;
+}
+
+Result<ops::Kernel> build_vector_function(const ir::Node& node) {
+  const ArrayFunction function = vector_functions().at(node.op_type);
+  return ops::Kernel([function](ops::KernelContext& ctx) {
     constexpr int64_t kChunk = int64_t{1} << 13;
     const float* x = ctx.input(0)->data<float>();
     float* y = ctx.output(0)->data<float>();
     const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) erf_of(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
+    for (int64_t c = 0; c < chunks; ++c) function(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
     return Status::ok();
   });
 }
@@ -450,8 +460,9 @@ void add_eltwise_kernels(CpuKernelTable& table) {
                          "Sqrt", "Reciprocal", "Round", "Abs", "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
     table[op] = first_of(node_only(eltwise_supports, build_eltwise), element_function_kernel(other_dtype_supports));
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
-  table["Erf"] = first_of(node_only([](const ir::Node& node) { return float_tensors(node, {0}); }, build_vector_erf),
-                          element_function_kernel(element_function_supports));
+  for (const auto& [op, function] : vector_functions())
+    table[op] = first_of(node_only([](const ir::Node& node) { return float_tensors(node, {0}); }, build_vector_function),
+                         element_function_kernel(element_function_supports));
   // Every other ai.onnx op with an element function (those above run on oneDNN instead).
   for (const auto& [key, versions] : ops::OpRegistry::global().listing()) {
     const ops::OpDef* def = ops::OpRegistry::global().find(key.first, key.second, versions.back());

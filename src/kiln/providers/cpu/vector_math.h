@@ -4,7 +4,9 @@
 // would dominate. exp: Cody-Waite range reduction by ln 2 and a degree-6 polynomial, within 2 ulp
 // of std::exp over [-87.3, 88.3] (arguments are clamped there); tanh: (1 - e^-2|x|) / (1 + e^-2|x|)
 // with its odd series below |x| = 0.1, where the difference would lose digits; erf: its Maclaurin
-// series below |x| = 0.5, Abramowitz and Stegun's 7.1.26 (absolute error 1.5e-7) above.
+// series below |x| = 0.5, Abramowitz and Stegun's 7.1.26 (absolute error 1.5e-7) above; sin and
+// cos: reduction by pi/2 in three parts (exact enough up to |x| of about 8192, the array forms
+// hand larger arguments to libm) and minimax polynomials on [-pi/4, pi/4].
 #pragma once
 
 #include <bit>
@@ -52,9 +54,27 @@ inline float erf_vectorisable(float x) {
   return x < 0 ? -v : v;
 }
 
+// sin(x) (cosine = false) or cos(x) for |x| below kTrigReductionLimit.
+constexpr float kTrigReductionLimit = 8192.0f;
+inline float sin_or_cos_vectorisable(float x, bool cosine) {
+  constexpr float kRound = 12582912.0f;
+  const float shifted = x * 0.636619772367581343f + kRound;  // x / (pi / 2), rounded to the nearest integer
+  const float q = shifted - kRound;
+  const int32_t quadrant = (std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(kRound) + (cosine ? 1 : 0)) & 3;
+  const float r = ((x - q * 1.5703125f) - q * 4.837512969970703125e-4f) - q * 7.54978995489188216e-8f;
+  const float r2 = r * r;
+  const float s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  const float c = 1.0f - 0.5f * r2 + r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  // sin(x) over the quadrants: s, c, -s, -c; cos(x) = sin(x + pi/2), one quadrant on.
+  const float v = (quadrant & 1) ? c : s;
+  return (quadrant & 2) ? -v : v;
+}
+
 // The array forms (vector_math.cpp, compiled so that their loops vectorise).
 void sigmoid_in_place(float* x, int64_t n);
 void tanh_in_place(float* x, int64_t n);
 void erf_of(const float* x, float* y, int64_t n);
+void sin_of(const float* x, float* y, int64_t n);
+void cos_of(const float* x, float* y, int64_t n);
 
 }  // namespace kiln::providers::cpu
