@@ -333,6 +333,29 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
   return kernel;
 }
 
+// A vector_math.h array function over a float32 tensor, in chunks on threads.
+using ArrayFunction = void (*)(const float* x, float* y, int64_t n);
+
+ops::Kernel array_function_kernel(ArrayFunction function) {
+  return ops::Kernel([function](ops::KernelContext& ctx) {
+    constexpr int64_t kChunk = int64_t{1} << 13;
+    const float* x = ctx.input(0)->data<float>();
+    float* y = ctx.output(0)->data<float>();
+    const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) function(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
+    return Status::ok();
+  });
+}
+
+// float32 Erf, Sin and Cos (oneDNN has no eltwise form of them): vector_math.h's array functions.
+const std::map<std::string, ArrayFunction>& vector_functions() {
+  static const std::map<std::string, ArrayFunction> table = {{"Erf", erf_of}, {"Sin", sin_of}, {"Cos", cos_of}};
+  return table;
+}
+
+Result<ops::Kernel> build_vector_function(const ir::Node& node) { return array_function_kernel(vector_functions().at(node.op_type)); }
+
 // float32 x^3 (GELU's tanh form reads 0.044715 x^3): a vector loop, where oneDNN's pow computes
 // exp(3 log x).
 bool is_float_cube(const ir::Node& node) {
@@ -341,18 +364,7 @@ bool is_float_cube(const ir::Node& node) {
          e->initializer->data<float>()[0] == 3.0f && float_tensors(node, {0}).supported;
 }
 
-Result<ops::Kernel> build_cube(const ir::Node&) {
-  return ops::Kernel([](ops::KernelContext& ctx) {
-    constexpr int64_t kChunk = int64_t{1} << 14;
-    const float* x = ctx.input(0)->data<float>();
-    float* y = ctx.output(0)->data<float>();
-    const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c)
-      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) y[i] = x[i] * x[i] * x[i];
-    return Status::ok();
-  });
-}
+Result<ops::Kernel> build_cube(const ir::Node&) { return array_function_kernel(cube_of); }
 
 // Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own
 // loop over the broadcast, with the reference's element function for every base and exponent type.
@@ -415,28 +427,6 @@ Result<ops::Kernel> build_element_function(const ir::Node& node) {
     const int64_t n = x.element_count(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
     for (int64_t c = 0; c < chunks; ++c) range(x, *ctx.output(0), c * kChunk, std::min(n, (c + 1) * kChunk));
-    return Status::ok();
-  });
-}
-
-// float32 Erf, Sin and Cos (oneDNN has no eltwise form of them): vector_math.h's array functions in
-// chunks on threads.
-using ArrayFunction = void (*)(const float* x, float* y, int64_t n);
-
-const std::map<std::string, ArrayFunction>& vector_functions() {
-  static const std::map<std::string, ArrayFunction> table = {{"Erf", erf_of}, {"Sin", sin_of}, {"Cos", cos_of}};
-  return table;
-}
-
-Result<ops::Kernel> build_vector_function(const ir::Node& node) {
-  const ArrayFunction function = vector_functions().at(node.op_type);
-  return ops::Kernel([function](ops::KernelContext& ctx) {
-    constexpr int64_t kChunk = int64_t{1} << 13;
-    const float* x = ctx.input(0)->data<float>();
-    float* y = ctx.output(0)->data<float>();
-    const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) function(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
     return Status::ok();
   });
 }

@@ -5,7 +5,7 @@
 // mean and variance per channel (what batchnorm_folding leaves: one not after a Conv), in any
 // activation layout when a kiln.InLayout wraps it (DenseNet's, inside a convolution region).
 // GroupNormalization and InstanceNormalization (which oneDNN 2.6 lacks) run the reference's
-// per-group arithmetic as vector loops on threads, LpNormalization and LRN its per-line and per-plane functions,
+// per-group function on threads, LpNormalization and LRN its per-line and per-plane functions,
 // MeanVarianceNormalization its per-slice function.
 #include <algorithm>
 #include <cmath>
@@ -15,6 +15,7 @@
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/activation_layout.h"
+#include "kiln/ops/group_normalization.h"
 #include "kiln/ops/local_normalizations.h"
 #include "kiln/ops/mean_variance_normalization.h"
 #include "kiln/ops/op_helpers.h"
@@ -327,35 +328,9 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
 }
 
 
-// One group of float32 values normalised as ops::normalize_group does (mean and variance summed in
-// double), written as vector loops: the sums as SIMD reductions, the output as x s' + b' per channel.
-void normalize_group_vectorised(const float* x, float* y, int64_t g, int64_t channels, int64_t spatial, const double* scale,
-                                const double* bias, bool per_channel, double epsilon) {
-  const int64_t n = channels * spatial;
-  double sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  const double mean = sum / static_cast<double>(n);
-  double squares = 0;
-#pragma omp simd reduction(+ : squares)
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - mean;
-    squares += d * d;
-  }
-  const double inv = 1.0 / std::sqrt(squares / static_cast<double>(n) + epsilon);
-  for (int64_t c = 0; c < channels; ++c) {
-    const int64_t p = per_channel ? g * channels + c : g;
-    const float s = static_cast<float>(scale[p] * inv), b = static_cast<float>(bias[p] - mean * scale[p] * inv);
-    const float* xc = x + c * spatial;
-    float* yc = y + c * spatial;
-#pragma omp simd
-    for (int64_t i = 0; i < spatial; ++i) yc[i] = xc[i] * s + b;
-  }
-}
-
-// GroupNormalization and InstanceNormalization (a group per channel) over float32: each (image,
-// group) normalised in vector loops, the pairs spread over threads; the per-group or per-channel
-// scale and bias read on each run.
+// GroupNormalization and InstanceNormalization (a group per channel) over float32: the
+// reference's normalize_group (vector loops), the (image, group) pairs spread over threads; the
+// per-group or per-channel scale and bias read on each run.
 Capability group_norm_supports(const ir::Node& node) {
   Capability c = float_tensors(node, {0, 1, 2});
   if (!c.supported) return c;
@@ -385,8 +360,8 @@ Result<ops::Kernel> build_group_norm(const ir::Node& node) {
     const int64_t per_group = channels / groups, group_size = per_group * spatial, count = x[0] * groups;
 #pragma omp parallel for schedule(static) if (count * group_size >= (1 << 15))
     for (int64_t ng = 0; ng < count; ++ng)
-      normalize_group_vectorised(in + ng * group_size, out + ng * group_size, ng % groups, per_group, spatial, s.data(), b.data(),
-                                 per_channel, epsilon);
+      ops::normalize_group(in + ng * group_size, out + ng * group_size, ng % groups, per_group, spatial, s.data(), b.data(), per_channel,
+                           epsilon);
     return Status::ok();
   });
 }

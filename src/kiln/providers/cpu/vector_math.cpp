@@ -34,6 +34,11 @@ void trig_of(const float* x, float* y, int64_t n, bool cosine) {
 
 }  // namespace
 
+void cube_of(const float* x, float* y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i] * x[i];
+}
+
 void sin_of(const float* x, float* y, int64_t n) { trig_of(x, y, n, false); }
 void cos_of(const float* x, float* y, int64_t n) { trig_of(x, y, n, true); }
 

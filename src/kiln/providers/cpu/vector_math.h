@@ -76,5 +76,6 @@ void tanh_in_place(float* x, int64_t n);
 void erf_of(const float* x, float* y, int64_t n);
 void sin_of(const float* x, float* y, int64_t n);
 void cos_of(const float* x, float* y, int64_t n);
+void cube_of(const float* x, float* y, int64_t n);  // x^3
 
 }  // namespace kiln::providers::cpu
