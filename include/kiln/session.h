@@ -161,8 +161,16 @@ struct KernelEvent {
   // What the provider runs for it, as the report's target.node_implementations names it ("brg:avx512_core",
   // "generated:cpp"); "kiln:reference-loop" and "kiln:element-function" are scalar loops (scalar_loop()).
   std::string implementation;
-  double start_ms = 0;  // from the start of the run
-  double duration_ms = 0;
+  double start_ms = 0;  // from the start of the run (a body's kernel: its first call)
+  double duration_ms = 0;  // over all its calls, the bodies it ran included
+  // The kernels of a control-flow node's bodies (If, Loop, Scan) are listed too, `depth` levels
+  // down (0: the model's graph), under `parent` (the node running the body), one event per kernel
+  // and parent, summed over `calls` (a Loop's iterations). `self_ms`, the duration without the
+  // kernels of its bodies, adds up over a run's events without counting any time twice.
+  double self_ms = 0;
+  int64_t calls = 1;
+  int depth = 0;
+  std::string parent;
 
   bool scalar_loop() const {
     return implementation.rfind("kiln:reference-loop", 0) == 0 || implementation == "kiln:element-function";

@@ -191,6 +191,7 @@ class InferenceSession:
         run_start = (time.time() - self._profile["start"]) * 1e6
         for e in self._session.last_run_kernels():
             self._profile["events"].append({
-                "name": e["node"] or e["op_type"], "cat": e["provider"], "ph": "X", "pid": 1, "tid": 1,
+                "name": e["node"] or e["op_type"], "cat": e["provider"], "ph": "X", "pid": 1, "tid": 1 + e["depth"],
                 "ts": run_start + e["start_ms"] * 1000.0, "dur": e["duration_ms"] * 1000.0,
-                "args": {"op_type": e["op_type"], "implementation": e["implementation"], "onnx_nodes": e["source_nodes"]}})
+                "args": {"op_type": e["op_type"], "implementation": e["implementation"], "onnx_nodes": e["source_nodes"],
+                         "calls": e["calls"], "parent": e["parent"]}})

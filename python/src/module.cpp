@@ -123,13 +123,14 @@ class NativeSession {
   std::string state() const { return session_->state() == SessionState::kReady ? "ready" : "loaded"; }
   std::string report_json() const { return session_->report_json(2); }
 
-  // The kernels of the last run: (op_type, node, provider, implementation, start_ms, duration_ms, onnx nodes).
+  // The kernels of the last run, its control-flow bodies' included (KernelEvent's fields).
   py::list last_run_kernels() const {
     py::list events;
     for (const KernelEvent& e : session_->last_run_kernels())
       events.append(py::dict("op_type"_a = e.op_type, "node"_a = e.node, "provider"_a = e.provider,
                              "implementation"_a = e.implementation, "start_ms"_a = e.start_ms,
-                             "duration_ms"_a = e.duration_ms, "source_nodes"_a = e.source_nodes));
+                             "duration_ms"_a = e.duration_ms, "self_ms"_a = e.self_ms, "calls"_a = e.calls,
+                             "depth"_a = e.depth, "parent"_a = e.parent, "source_nodes"_a = e.source_nodes));
     return events;
   }
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "kiln/analysis/type_inference.h"
@@ -269,8 +271,8 @@ TEST(BodyPlans, EnclosingConstantsAreTheBodysOwnAndTheCompilerRunsOncePerBody) {
 
 // y = x; repeat 3 times: y = MatMul(y, w) + 1. The body reads w from the main graph, and each
 // iteration's plan is the one planned for the first (same shapes).
-TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
-  ScratchDir dir("body_plans");
+// y = x after 3 iterations of y <- MatMul(y, swap) + 1.
+std::string loop_model(const ScratchDir& dir) {
   ModelBuilder b(17);
   b.input("x", kFloat, {int64_t{1}, int64_t{2}});
   b.output("y", kFloat, {int64_t{1}, int64_t{2}});
@@ -290,7 +292,12 @@ TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
   add(g, "Add", {"swapped", "one"}, "y_out");
   typed(g->add_output(), "cond_out", kBool, {});
   typed(g->add_output(), "y_out", kFloat, {1, 2});
-  auto session = Session::load(b.save(dir.file("loop.onnx")), SessionOptions{});
+  return b.save(dir.file("loop.onnx"));
+}
+
+TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
+  ScratchDir dir("body_plans");
+  auto session = Session::load(loop_model(dir), SessionOptions{});
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 2}, {10, 20})}});
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
@@ -299,6 +306,48 @@ TEST(BodyPlans, LoopBodyRunsOnCpuEveryIteration) {
   const nlohmann::json partition = nlohmann::json::parse(session.value()->report_json())["partition"];
   EXPECT_EQ(partition["nodes"][0]["provider"], "cpu");
   for (const auto& n : partition["body_nodes"]) EXPECT_EQ(n["provider"], "cpu") << n;
+}
+
+// A body's kernels are in the run's kernel list, a level down under the node that ran them, once per
+// kernel with the iterations counted; the Loop's own time excludes them, so no time counts twice,
+// and the report's per-op times hold them.
+TEST(BodyPlans, BodyKernelsAreInTheRunsKernelProfile) {
+  ScratchDir dir("body_plans");
+  auto session = Session::load(loop_model(dir), SessionOptions{});
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  for (int run = 0; run < 2; ++run)  // the second run's list is the second run's alone
+    ASSERT_TRUE(session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 2}, {10, 20})}}).is_ok());
+  const std::vector<KernelEvent>& kernels = session.value()->last_run_kernels();
+  const KernelEvent* loop = nullptr;
+  double bodies_ms = 0;
+  std::set<std::string> body_ops;
+  for (const KernelEvent& e : kernels) {
+    if (e.op_type == "Loop") {
+      loop = &e;
+      continue;
+    }
+    EXPECT_EQ(e.depth, 1) << e.node;
+    EXPECT_EQ(e.parent, "repeat") << e.node;
+    EXPECT_EQ(e.calls, 3) << e.node;
+    EXPECT_EQ(e.provider, "cpu") << e.node;
+    if (e.op_type != "Identity") {
+      EXPECT_FALSE(e.implementation.empty()) << e.node;  // from the body's own plan
+    }
+    EXPECT_GE(e.self_ms, 0) << e.node;
+    bodies_ms += e.duration_ms;
+    body_ops.insert(e.op_type);
+  }
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->depth, 0);
+  EXPECT_EQ(loop->calls, 1);
+  EXPECT_TRUE(body_ops.count("MatMul") || body_ops.count("Gemm") || body_ops.count("kiln.FusedMatMul")) << kernels.size();
+  EXPECT_NEAR(loop->self_ms, loop->duration_ms - bodies_ms, 1e-9);
+  EXPECT_GE(loop->self_ms, 0);
+  const nlohmann::json op_times = nlohmann::json::parse(session.value()->report_json())["run"]["op_times"];
+  int64_t loop_calls = 0, body_calls = 0;
+  for (const auto& t : op_times) (t["op"] == "Loop" ? loop_calls : body_calls) += t["calls"].get<int64_t>();
+  EXPECT_EQ(loop_calls, 2) << op_times;                                       // two runs
+  EXPECT_EQ(body_calls, 2 * 3 * static_cast<int64_t>(kernels.size() - 1)) << op_times;  // each body kernel 3 times a run
 }
 
 // y = If(c) then Conv(Relu(Conv(x, w1, pad 1)), w2) else Conv(x, w3): 1-D convolutions in both

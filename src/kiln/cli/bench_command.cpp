@@ -77,8 +77,8 @@ void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offse
     t.provider = e.provider;
     t.implementation = e.implementation;
     t.scalar_loop = e.scalar_loop();
-    t.calls += 1;
-    t.ms += e.duration_ms;
+    t.calls += e.calls;
+    t.ms += e.self_ms;  // a control-flow node's own time; its bodies' kernels are events of their own
     if (!trace) continue;
     trace->push_back({{"name", e.node.empty() ? e.op_type : e.node},
                      {"cat", e.provider},
@@ -86,8 +86,13 @@ void add_run_to_profile(const std::vector<KernelEvent>& events, double run_offse
                      {"ts", (run_offset_ms + e.start_ms) * 1000.0},
                      {"dur", e.duration_ms * 1000.0},
                      {"pid", 1},
-                     {"tid", 1},
-                     {"args", {{"op_type", e.op_type}, {"implementation", e.implementation}, {"onnx_nodes", e.source_nodes}}}});
+                     {"tid", 1 + e.depth},  // a body's kernels on a row of their own: summed over calls, they overlap
+                     {"args",
+                      {{"op_type", e.op_type},
+                       {"implementation", e.implementation},
+                       {"onnx_nodes", e.source_nodes},
+                       {"calls", e.calls},
+                       {"parent", e.parent}}}});
   }
 }
 

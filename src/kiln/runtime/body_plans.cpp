@@ -37,7 +37,7 @@ Result<BodyPlans::Compiled*> BodyPlans::compiled(const ir::Graph& body, const op
 }
 
 Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vector<Value>& inputs, const ops::ValueScope& scope) {
-  Planned* planned = nullptr;
+  std::shared_ptr<Planned> planned;  // held: a later run may evict it from plans_
   std::vector<Value> bound = inputs;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -60,11 +60,11 @@ Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vect
       build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, compiler_)));
       auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build), DeclaredInputs::kHints);
       if (!plan.is_ok()) return plan.status().with_context("subgraph '" + body.name() + "'");
-      auto entry = std::make_unique<Planned>();
+      auto entry = std::make_shared<Planned>();
       entry->plan = std::move(plan).value();
       it = plans_.emplace(std::move(key), std::move(entry)).first;
     }
-    planned = it->second.get();
+    planned = it->second;
   }
   return planned->executor.run(*planned->plan, bound);
 }

@@ -6,7 +6,8 @@
 // providers that hold its nodes) and planned per input-shape signature (the shapes its node hands
 // it: the body's declared input dims are hints, DeclaredInputs::kHints), so its convolutions and
 // products run on the same providers, in the same layouts, packed once, as the main graph's. Plans are kept per body and shapes (a bounded number); each has its own
-// executor, so nested bodies run while their enclosing one does.
+// executor, so nested bodies run while their enclosing one does. Run inside a timed step, a body's
+// steps are recorded into that run's timings (StepTiming).
 #pragma once
 
 #include <functional>
@@ -48,7 +49,7 @@ class BodyPlans {
     partition::PartitionMap placed;
   };
   struct Planned {
-    std::unique_ptr<ExecutionPlan> plan;
+    std::shared_ptr<ExecutionPlan> plan;  // shared: a timed run's steps keep it (StepTiming::plan)
     Executor executor;
   };
   static constexpr size_t kMaxPlansPerBody = 16;
@@ -61,7 +62,7 @@ class BodyPlans {
   BodyCompiler compiler_;
   std::mutex mutex_;
   std::map<const ir::Graph*, Compiled> bodies_;
-  std::map<std::pair<const ir::Graph*, std::vector<std::vector<int64_t>>>, std::unique_ptr<Planned>> plans_;
+  std::map<std::pair<const ir::Graph*, std::vector<std::vector<int64_t>>>, std::shared_ptr<Planned>> plans_;
 };
 
 }  // namespace kiln::runtime

@@ -50,7 +50,8 @@ struct Step {
   std::vector<std::pair<std::string, int>> captured;
 };
 
-struct ExecutionPlan {
+// Shared from itself so that a body's timed steps can keep their plan (StepTiming::plan).
+struct ExecutionPlan : std::enable_shared_from_this<ExecutionPlan> {
   std::unique_ptr<ir::Graph> graph;  // the specialised copy the steps point into
   std::vector<std::vector<int64_t>> input_shapes;  // empty for sequence and optional inputs
   std::vector<ValueSlot> slots;

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <new>
+#include <optional>
 
 #include "kiln/ir/buffer.h"
 #include "kiln/ir/memory_budget.h"
@@ -104,6 +106,60 @@ Status run_step(const Step& step, std::vector<Value>& values) {
   }
 }
 
+using Clock = std::chrono::steady_clock;
+using Ms = std::chrono::duration<double, std::milli>;
+
+// Where a timed run's steps go: the outermost timed run's timings, its start, and the entries of
+// body steps already made (by enclosing step and body step), which later calls add to.
+struct TimedRun {
+  std::vector<StepTiming>* timings;
+  Clock::time_point start;
+  std::map<std::pair<const ir::Node*, const ir::Node*>, size_t>* body_entries;
+};
+
+// The timed step whose kernel runs on this thread: the runs of its bodies record their steps here.
+struct BodySink {
+  TimedRun run;
+  int depth;               // of the body steps recorded here
+  const ir::Node* parent;  // the step running the bodies
+  double ms = 0;           // the recorded steps' time: the parent's body_ms
+};
+thread_local BodySink* current_body_sink = nullptr;
+
+// Makes `sink` current on this thread for its lifetime (null: none).
+class ScopedBodySink {
+ public:
+  explicit ScopedBodySink(BodySink* sink) : previous_(current_body_sink) { current_body_sink = sink; }
+  ~ScopedBodySink() { current_body_sink = previous_; }
+  ScopedBodySink(const ScopedBodySink&) = delete;
+  ScopedBodySink& operator=(const ScopedBodySink&) = delete;
+
+ private:
+  BodySink* previous_;
+};
+
+// Records a step that ran from `start` to `end`, its bodies' steps taking `body_ms` of it: an
+// entry of its own in a timed run, added to its entry under its enclosing step in a body's run.
+void record_step(const ExecutionPlan& plan, const Step& step, const TimedRun& run, BodySink* enclosing, Clock::time_point start,
+                 Clock::time_point end, double body_ms) {
+  const double ms = Ms(end - start).count();
+  if (!enclosing) {
+    run.timings->push_back({step.node, &step.provider, Ms(start - run.start).count(), ms, body_ms, 1, 0, nullptr, nullptr});
+    return;
+  }
+  enclosing->ms += ms;
+  const auto [entry, made] = run.body_entries->try_emplace({enclosing->parent, step.node}, run.timings->size());
+  if (made) {
+    run.timings->push_back({step.node, &step.provider, Ms(start - run.start).count(), ms, body_ms, 1, enclosing->depth,
+                            enclosing->parent, plan.weak_from_this().lock()});
+    return;
+  }
+  StepTiming& t = (*run.timings)[entry->second];
+  t.ms += ms;
+  t.body_ms += body_ms;
+  t.calls += 1;
+}
+
 }  // namespace
 
 Status Executor::reserve_arena(int64_t bytes) {
@@ -124,15 +180,21 @@ Result<std::vector<Value>> Executor::run(const ExecutionPlan& plan, const std::v
   KILN_RETURN_IF_ERROR(reserve_arena(plan.memory.arena_bytes));
   std::vector<Value> values;
   KILN_RETURN_IF_ERROR(bind_slots(plan, inputs, static_cast<std::byte*>(arena_.get()), output_targets, values));
-  using Ms = std::chrono::duration<double, std::milli>;
-  const auto run_start = std::chrono::steady_clock::now();
+  std::map<std::pair<const ir::Node*, const ir::Node*>, size_t> body_entries;
+  BodySink* const enclosing = timings ? nullptr : current_body_sink;
+  std::optional<TimedRun> timed;
+  if (timings) timed = TimedRun{timings, Clock::now(), &body_entries};
+  else if (enclosing) timed = enclosing->run;
   for (const Step& step : plan.steps) {
     KILN_RETURN_IF_ERROR(ops::check_run_limits(*step.node));
-    const auto start = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(run_step(step, values));
+    const auto start = Clock::now();
+    BodySink sink{timed ? *timed : TimedRun{}, enclosing ? enclosing->depth + 1 : 1, step.node};
+    {
+      const ScopedBodySink current(timed ? &sink : nullptr);
+      KILN_RETURN_IF_ERROR(run_step(step, values));
+    }
     if (observer) observer(step, values);
-    if (timings)
-      timings->push_back({step.node, &step.provider, Ms(start - run_start).count(), Ms(std::chrono::steady_clock::now() - start).count()});
+    if (timed) record_step(plan, step, *timed, enclosing, start, Clock::now(), sink.ms);
   }
   // Outputs that alias an input, a constant, the arena or another output are copied so the caller
   // owns each one (into its target, when it has one).

@@ -17,11 +17,24 @@
 
 namespace kiln::runtime {
 
+// One step of a timed run. The steps of the bodies a step runs (If, Loop and Scan through
+// BodyPlans, on the step's thread) are recorded beside it, a level deeper, one entry per body step
+// and enclosing step, summed over the calls (a Loop's iterations); the enclosing step's `body_ms`
+// is their share of its time, so self times (ms - body_ms) add up to the run without counting twice.
 struct StepTiming {
   const ir::Node* node = nullptr;
   const std::string* provider = nullptr;  // the plan's step provider
-  double start_ms = 0;  // from the start of the run
-  double ms = 0;
+  double start_ms = 0;  // from the start of the run (a body's step: its first call)
+  double ms = 0;        // wall time over all calls, bodies included
+  double body_ms = 0;   // of `ms`, the time of the steps of the bodies it ran
+  int64_t calls = 1;
+  int depth = 0;                     // 0: a step of the run's plan; n: of a body n levels down
+  const ir::Node* parent = nullptr;  // depth > 0: the step whose body this step is in
+  // depth > 0: the body's plan, which `node` and `provider` point into (a body's plans may be
+  // evicted while the timings are kept).
+  std::shared_ptr<const ExecutionPlan> plan;
+
+  double self_ms() const { return ms - body_ms; }
 };
 
 // Called after each step with the run's values, by slot (a step's outputs are at step.outputs).
@@ -30,7 +43,9 @@ using StepObserver = std::function<void(const Step& step, const std::vector<Valu
 class Executor {
  public:
   // `inputs` holds one value per graph input, in order, with the shapes the plan was built for.
-  // When `timings` is non-null it receives one entry per step; `observer`, when set, sees each
+  // When `timings` is non-null it receives one entry per step, and the steps of the bodies they run
+  // (StepTiming); a run without `timings` inside a timed step (a body's plan, run by that step's
+  // kernel on its thread) records its steps into the enclosing run's. `observer`, when set, sees each
   // step's outputs before a later step may reuse their memory. `limits`, when given, become the
   // current run limits (ops/run_limits.h) for the run; the current ones (this run's, or those of
   // the run whose Loop or Scan body this is) are checked before each step: a terminated run or a

@@ -13,8 +13,8 @@ void accumulate_op_times(const std::vector<StepTiming>& timings, std::vector<rep
       totals.push_back({t.node->op_type, 0, 0});
       it = totals.end() - 1;
     }
-    it->calls += 1;
-    it->ms += t.ms;
+    it->calls += t.calls;
+    it->ms += t.self_ms();
   }
   std::sort(totals.begin(), totals.end(), [](const report::OpTime& a, const report::OpTime& b) { return a.ms > b.ms; });
 }

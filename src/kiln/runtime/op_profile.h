@@ -8,7 +8,8 @@
 
 namespace kiln::runtime {
 
-// Adds `timings` into `totals` (one entry per op type) and keeps `totals` sorted slowest first.
+// Adds `timings` into `totals` (one entry per op type, a body's kernels included, each step's time
+// without its bodies') and keeps `totals` sorted slowest first.
 void accumulate_op_times(const std::vector<StepTiming>& timings, std::vector<report::OpTime>& totals);
 
 }  // namespace kiln::runtime

@@ -777,12 +777,13 @@ const std::vector<KernelEvent>& Session::last_run_kernels() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   if (!impl_->last_kernels) {
     std::vector<KernelEvent>& events = impl_->last_kernels.emplace();
-    const std::map<std::string, std::string>* implementations =
-        impl_->last_plan ? &impl_->last_plan->kernel_build.node_implementations() : nullptr;
     for (const runtime::StepTiming& t : impl_->last_timings) {
+      const runtime::ExecutionPlan* plan = t.plan ? t.plan.get() : impl_->last_plan.get();  // a body's, or the run's
+      const std::map<std::string, std::string>* implementations = plan ? &plan->kernel_build.node_implementations() : nullptr;
       const auto it = implementations ? implementations->find(t.node->name) : std::map<std::string, std::string>::const_iterator{};
       const std::string implementation = implementations && it != implementations->end() ? it->second : "";
-      events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, implementation, t.start_ms, t.ms});
+      events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, implementation, t.start_ms, t.ms,
+                        t.self_ms(), t.calls, t.depth, t.parent ? t.parent->name : ""});
     }
   }
   return *impl_->last_kernels;
