@@ -6,11 +6,12 @@
 // JIT picks the vector ISA from the CPU at run time). Every op is viewed at its smallest rank
 // (broadcast_view.h); an operand broadcast in a way oneDNN has only reference code for is
 // broadcast-copied into the run scratch first, so the primitive reads it whole. Clip with bounds
-// computed by the graph, Pow with an exponent tensor, x^3 and float32 Erf, Sin and Cos (vector_math.h) run Kiln's
-// own loops. The unary ops oneDNN's eltwise has no form for (Tan, Floor, IsNaN, Softsign...) run
-// the registry's element function (ops::OpDef::element_function, the reference's own math) in
-// chunks on OpenMP threads, recorded as `kiln:element-function` (a scalar loop: `kiln bench` warns
-// when one takes a share of the run).
+// computed by the graph, Pow with an exponent tensor, and x^3 run Kiln's own loops; the float32
+// unary ops oneDNN's eltwise has no form for (Erf, the trigonometric and hyperbolic functions and
+// their inverses, Sign, Floor, IsNaN, Softsign...) run vector_math.h's array functions. Other
+// dtypes take the registry's element function (ops::OpDef::element_function, the reference's own
+// math) in chunks on OpenMP threads, recorded as `kiln:element-function` (a scalar loop: `kiln
+// bench` warns when one takes a share of the run).
 #include <cmath>
 #include <limits>
 #include <map>
@@ -333,14 +334,14 @@ Result<ops::Kernel> build_clip(const ir::Node& node) {
   return kernel;
 }
 
-// A vector_math.h array function over a float32 tensor, in chunks on threads.
-using ArrayFunction = void (*)(const float* x, float* y, int64_t n);
-
-ops::Kernel array_function_kernel(ArrayFunction function) {
-  return ops::Kernel([function](ops::KernelContext& ctx) {
+// A vector_math.h array function over a float32 tensor (y: float32, or bool for the predicates),
+// in chunks on threads.
+template <class Y>
+ops::Kernel array_function_kernel(std::function<void(const float* x, Y* y, int64_t n)> function) {
+  return ops::Kernel([function = std::move(function)](ops::KernelContext& ctx) {
     constexpr int64_t kChunk = int64_t{1} << 13;
     const float* x = ctx.input(0)->data<float>();
-    float* y = ctx.output(0)->data<float>();
+    Y* y = ctx.output(0)->data<Y>();
     const int64_t n = ctx.output(0)->element_count(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
     for (int64_t c = 0; c < chunks; ++c) function(x + c * kChunk, y + c * kChunk, std::min(kChunk, n - c * kChunk));
@@ -348,13 +349,49 @@ ops::Kernel array_function_kernel(ArrayFunction function) {
   });
 }
 
-// float32 Erf, Sin and Cos (oneDNN has no eltwise form of them): vector_math.h's array functions.
-const std::map<std::string, ArrayFunction>& vector_functions() {
-  static const std::map<std::string, ArrayFunction> table = {{"Erf", erf_of}, {"Sin", sin_of}, {"Cos", cos_of}};
+using VectorFunction = std::function<ops::Kernel(const ir::Node& node)>;
+
+VectorFunction plain(void (*function)(const float*, float*, int64_t)) {
+  return [function](const ir::Node&) { return array_function_kernel<float>(function); };
+}
+
+// The float32 unary ops oneDNN has no eltwise form of: vector_math.h's array functions, made for a
+// node (its attributes read once).
+const std::map<std::string, VectorFunction>& vector_functions() {
+  static const std::map<std::string, VectorFunction> table = {
+      {"Erf", plain(erf_of)},     {"Sin", plain(sin_of)},       {"Cos", plain(cos_of)},           {"Tan", plain(tan_of)},
+      {"Asin", plain(asin_of)},   {"Acos", plain(acos_of)},     {"Atan", plain(atan_of)},         {"Sinh", plain(sinh_of)},
+      {"Cosh", plain(cosh_of)},   {"Asinh", plain(asinh_of)},   {"Acosh", plain(acosh_of)},       {"Atanh", plain(atanh_of)},
+      {"Sign", plain(sign_of)},   {"Floor", plain(floor_of)},   {"Ceil", plain(ceil_of)},         {"Softsign", plain(softsign_of)},
+      {"Shrink",
+       [](const ir::Node& node) {
+         const float lambd = node.attr_float("lambd", 0.5f), bias = node.attr_float("bias", 0.0f);
+         return array_function_kernel<float>([lambd, bias](const float* x, float* y, int64_t n) { shrink_of(x, y, n, lambd, bias); });
+       }},
+      {"ThresholdedRelu",
+       [](const ir::Node& node) {
+         const float alpha = node.attr_float("alpha", 1.0f);
+         return array_function_kernel<float>([alpha](const float* x, float* y, int64_t n) { thresholded_relu_of(x, y, n, alpha); });
+       }},
+      {"IsNaN", [](const ir::Node&) { return array_function_kernel<bool>(isnan_of); }},
+      {"IsInf",
+       [](const ir::Node& node) {
+         const bool negative = node.attr_int("detect_negative", 1) != 0, positive = node.attr_int("detect_positive", 1) != 0;
+         return array_function_kernel<bool>(
+             [negative, positive](const float* x, bool* y, int64_t n) { isinf_of(x, y, n, negative, positive); });
+       }},
+  };
   return table;
 }
 
-Result<ops::Kernel> build_vector_function(const ir::Node& node) { return array_function_kernel(vector_functions().at(node.op_type)); }
+// A float32 input (the output is float32, or bool for IsNaN and IsInf).
+Capability vector_function_supports(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.is_tensor() || x->type.dtype != DType::kFloat) return Capability::no(node.op_type + " of an input that is not float32");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_vector_function(const ir::Node& node) { return vector_functions().at(node.op_type)(node); }
 
 // float32 x^3 (GELU's tanh form reads 0.044715 x^3): a vector loop, where oneDNN's pow computes
 // exp(3 log x).
@@ -364,7 +401,7 @@ bool is_float_cube(const ir::Node& node) {
          e->initializer->data<float>()[0] == 3.0f && float_tensors(node, {0}).supported;
 }
 
-Result<ops::Kernel> build_cube(const ir::Node&) { return array_function_kernel(cube_of); }
+Result<ops::Kernel> build_cube(const ir::Node&) { return array_function_kernel<float>(cube_of); }
 
 // Pow whose exponent is not one float constant (a tensor, or computed inside a body): Kiln's own
 // loop over the broadcast, with the reference's element function for every base and exponent type.
@@ -451,7 +488,7 @@ void add_eltwise_kernels(CpuKernelTable& table) {
     table[op] = first_of(node_only(eltwise_supports, build_eltwise), element_function_kernel(other_dtype_supports));
   for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
   for (const auto& [op, function] : vector_functions())
-    table[op] = first_of(node_only([](const ir::Node& node) { return float_tensors(node, {0}); }, build_vector_function),
+    table[op] = first_of(node_only(vector_function_supports, build_vector_function),
                          element_function_kernel(element_function_supports));
   // Every other ai.onnx op with an element function (those above run on oneDNN instead).
   for (const auto& [key, versions] : ops::OpRegistry::global().listing()) {

@@ -1,12 +1,16 @@
-// exp, sigmoid, tanh and erf over float arrays in branch-free loops the compiler vectorises at the
-// build's baseline (no libm calls, which keep a loop scalar; the array forms in vector_math.cpp): for the kernels that apply them to
-// short rows many times a run (the recurrent cells' gates), where a library primitive's fixed cost
-// would dominate. exp: Cody-Waite range reduction by ln 2 and a degree-6 polynomial, within 2 ulp
-// of std::exp over [-87.3, 88.3] (arguments are clamped there); tanh: (1 - e^-2|x|) / (1 + e^-2|x|)
-// with its odd series below |x| = 0.1, where the difference would lose digits; erf: its Maclaurin
-// series below |x| = 0.5, Abramowitz and Stegun's 7.1.26 (absolute error 1.5e-7) above; sin and
-// cos: reduction by pi/2 in three parts (exact enough up to |x| of about 8192, the array forms
-// hand larger arguments to libm) and minimax polynomials on [-pi/4, pi/4].
+// Element-wise math over float arrays in branch-free loops the compiler vectorises at the build's
+// baseline (no libm calls, which keep a loop scalar; the array forms are in vector_math.cpp): for
+// the element-wise ops oneDNN has no eltwise form of, and for the kernels that apply exp, sigmoid
+// and tanh to short rows many times a run (the recurrent cells' gates), where a library
+// primitive's fixed cost would dominate. exp: Cody-Waite range reduction by ln 2 and a degree-6
+// polynomial, within 2 ulp of std::exp over [-87.3, 88.3] (arguments are clamped there); tanh:
+// (1 - e^-2|x|) / (1 + e^-2|x|) with its odd series below |x| = 0.1, where the difference would
+// lose digits; erf: its Maclaurin series below |x| = 0.5, Abramowitz and Stegun's 7.1.26 (absolute
+// error 1.5e-7) above; sin, cos and tan: reduction by pi/2 in three parts (exact enough up to |x|
+// of about 8192, the array forms hand larger arguments to libm) and minimax polynomials on
+// [-pi/4, pi/4]; the inverse trigonometric, hyperbolic and inverse hyperbolic functions: Cephes'
+// single-precision reductions and polynomials (log: frexp's split and a degree-9 polynomial;
+// log1p(y) as log(1 + y) scaled by y / ((1 + y) - 1), exact for small y), all within a few ulp.
 #pragma once
 
 #include <bit>
@@ -54,19 +58,31 @@ inline float erf_vectorisable(float x) {
   return x < 0 ? -v : v;
 }
 
-// sin(x) (cosine = false) or cos(x) for |x| below kTrigReductionLimit.
+// sin and cos of x reduced by pi/2 (r in [-pi/4, pi/4]), and x's quadrant (x = r + quadrant pi/2
+// mod 2 pi), for |x| below kTrigReductionLimit.
 constexpr float kTrigReductionLimit = 8192.0f;
-inline float sin_or_cos_vectorisable(float x, bool cosine) {
+struct ReducedTrig {
+  float sin_r, cos_r;
+  int32_t quadrant;
+};
+inline ReducedTrig reduce_trig(float x) {
   constexpr float kRound = 12582912.0f;
   const float shifted = x * 0.636619772367581343f + kRound;  // x / (pi / 2), rounded to the nearest integer
   const float q = shifted - kRound;
-  const int32_t quadrant = (std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(kRound) + (cosine ? 1 : 0)) & 3;
+  const int32_t quadrant = (std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(kRound)) & 3;
   const float r = ((x - q * 1.5703125f) - q * 4.837512969970703125e-4f) - q * 7.54978995489188216e-8f;
   const float r2 = r * r;
   const float s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
   const float c = 1.0f - 0.5f * r2 + r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  return {s, c, quadrant};
+}
+
+// sin(x) (cosine = false) or cos(x) for |x| below kTrigReductionLimit.
+inline float sin_or_cos_vectorisable(float x, bool cosine) {
+  const ReducedTrig t = reduce_trig(x);
   // sin(x) over the quadrants: s, c, -s, -c; cos(x) = sin(x + pi/2), one quadrant on.
-  const float v = (quadrant & 1) ? c : s;
+  const int32_t quadrant = (t.quadrant + (cosine ? 1 : 0)) & 3;
+  const float v = (quadrant & 1) ? t.cos_r : t.sin_r;
   return (quadrant & 2) ? -v : v;
 }
 
@@ -77,5 +93,23 @@ void erf_of(const float* x, float* y, int64_t n);
 void sin_of(const float* x, float* y, int64_t n);
 void cos_of(const float* x, float* y, int64_t n);
 void cube_of(const float* x, float* y, int64_t n);  // x^3
+void tan_of(const float* x, float* y, int64_t n);
+void asin_of(const float* x, float* y, int64_t n);
+void acos_of(const float* x, float* y, int64_t n);
+void atan_of(const float* x, float* y, int64_t n);
+void sinh_of(const float* x, float* y, int64_t n);
+void cosh_of(const float* x, float* y, int64_t n);
+void asinh_of(const float* x, float* y, int64_t n);
+void acosh_of(const float* x, float* y, int64_t n);
+void atanh_of(const float* x, float* y, int64_t n);
+void sign_of(const float* x, float* y, int64_t n);
+void floor_of(const float* x, float* y, int64_t n);
+void ceil_of(const float* x, float* y, int64_t n);
+void softsign_of(const float* x, float* y, int64_t n);
+// ONNX's Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+void shrink_of(const float* x, float* y, int64_t n, float lambd, float bias);
+void thresholded_relu_of(const float* x, float* y, int64_t n, float alpha);  // x above alpha, else 0
+void isnan_of(const float* x, bool* y, int64_t n);
+void isinf_of(const float* x, bool* y, int64_t n, bool detect_negative, bool detect_positive);
 
 }  // namespace kiln::providers::cpu
