@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "kiln/io/file.h"
@@ -123,6 +124,43 @@ TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
   // library's kernels).
   EXPECT_GE(generator->stats().kernels, 13);
   EXPECT_EQ(reductions, 7);
+}
+
+// Every unary step the generator emits gives the reference's value (ChainStep::apply) at extreme
+// inputs: +-100 (Softplus's overflow in the naive form), +-1e30, subnormals, zeros, inf and NaN.
+TEST(KernelGenerator, UnaryStepsMatchTheReferenceAtExtremeInputs) {
+  ScratchDir dir("codegen");
+  auto generator = generator_in(dir.file("cache"));
+  ASSERT_TRUE(generator);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {100.0f, -100.0f, 1e30f, -1e30f, 1e-40f, -1e-40f, 0.0f, -0.0f, 3.5f, -3.5f, inf, -inf, std::nanf("")};
+  const std::vector<ops::ChainStep> steps = {{"Relu"},         {"LeakyRelu", 0.1f}, {"Clip", -1.0f, 2.0f}, {"Sigmoid"}, {"Tanh"},
+                                             {"Elu", 0.7f},    {"HardSwish"},       {"Exp"},               {"Log"},     {"Sqrt"},
+                                             {"Abs"},          {"Neg"},             {"Softplus"}};
+  for (const ops::ChainStep& step : steps) {
+    ir::Node chain;
+    chain.name = "chain_" + step.op;
+    ops::set_chain_steps(chain, {step});
+    const std::vector<int64_t> dims = {static_cast<int64_t>(x.size())};
+    Result<LoopKernel> lowered = lower_elementwise_chain(chain, {dims}, dims);
+    ASSERT_TRUE(lowered.is_ok()) << step.op << ": " << lowered.status().to_string();
+    ModuleBuilder module(generator);
+    std::shared_ptr<const GeneratedKernel> kernel = module.add(lowered.value());
+    ASSERT_TRUE(module.build().is_ok()) << step.op;
+    std::vector<float> y(x.size());
+    const float* inputs[] = {x.data()};
+    kernel->function(inputs, y.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = static_cast<float>(step.apply(x[i], 0.0));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << step.op << "(" << x[i] << ") = " << y[i];
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(y[i], want) << step.op << "(" << x[i] << ")";
+      } else {
+        EXPECT_NEAR(y[i], want, 1e-6f + 1e-6f * std::fabs(want)) << step.op << "(" << x[i] << ")";
+      }
+    }
+  }
 }
 
 TEST(KernelGenerator, AnotherGeneratorFindsTheObjectInTheCache) {

@@ -32,7 +32,8 @@ std::string unary(const Instruction& in, const std::string& x) {
   if (in.op == "Sqrt") return "std::sqrt(" + x + ")";
   if (in.op == "Abs") return "std::fabs(" + x + ")";
   if (in.op == "Neg") return "(-" + x + ")";
-  return "std::log1p(std::exp(" + x + "))";  // Softplus
+  // Softplus in the reference's stable form: log1p(exp(x)) overflows to inf past x of about 88.7.
+  return "(" + x + " > 0.0f ? " + x + " + std::log1p(std::exp(-" + x + ")) : std::log1p(std::exp(" + x + ")))";
 }
 
 std::string binary(const std::string& op, const std::string& a, const std::string& b) {

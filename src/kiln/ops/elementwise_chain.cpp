@@ -40,7 +40,7 @@ double unary_math(const std::string& op, double x) {
   if (op == "Sqrt") return std::sqrt(x);
   if (op == "Abs") return std::abs(x);
   if (op == "Neg") return -x;
-  return std::log1p(std::exp(x));  // Softplus
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // Softplus, stable for large x
 }
 
 Status chain_infer(InferenceContext& ctx) {
