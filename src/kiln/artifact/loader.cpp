@@ -3,7 +3,6 @@
 #include "kiln/artifact/loader.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include "kiln/artifact/builder.h"
 #include "kiln/artifact/container.h"
@@ -11,6 +10,7 @@
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/signing.h"
 #include "kiln/artifact/tensor_section.h"
+#include "kiln/io/file.h"
 
 namespace kiln::artifact {
 namespace {
@@ -98,9 +98,8 @@ Result<std::map<std::string, std::string>> read_assets(const Decoded& d) {
 bool looks_like_artifact(std::string_view bytes) { return bytes.substr(0, 4) == "KILN"; }
 
 bool is_artifact_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(4, '\0');
-  return in.read(head.data(), 4) && looks_like_artifact(head);
+  const Result<std::string> head = io::read_file_head(path, 4);
+  return head.is_ok() && looks_like_artifact(head.value());
 }
 
 Status check_target(const nlohmann::json& manifest, const LoadPolicy& policy) {

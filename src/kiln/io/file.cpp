@@ -133,6 +133,19 @@ Result<std::string> read_file(const std::string& path, std::string* sha256_hex) 
   return bytes;
 }
 
+Result<std::string> read_file_head(const std::string& path, size_t count) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<HashingReader> reader, HashingReader::open(path, false));
+  std::string head(count, '\0');
+  size_t done = 0;
+  while (done < count) {
+    KILN_ASSIGN_OR_RETURN(const size_t n, reader->read(head.data() + done, count - done));
+    if (n == 0) break;
+    done += n;
+  }
+  head.resize(done);
+  return head;
+}
+
 Result<FileImage> read_file_image(const std::string& path) {
   FdCloser file{-1};
   KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));

@@ -15,6 +15,10 @@ namespace kiln::io {
 // chunk by chunk while reading.
 Result<std::string> read_file(const std::string& path, std::string* sha256_hex = nullptr);
 
+// The first `count` bytes of `path` (all of it when shorter): what a reader sniffs a format from.
+// Errors as read_file's.
+Result<std::string> read_file_head(const std::string& path, size_t count);
+
 // A file read front to back in chunks, hashing (SHA-256) what it reads when asked: for parsers
 // that pull their input (protobuf), so that a large file is never held whole in memory.
 class HashingReader {

@@ -1,7 +1,7 @@
 // inspect_model() and the model summaries it shares with the Session's report.
 #include "kiln/model_info.h"
 
-#include "kiln/frontend/onnx/importer.h"
+#include "kiln/frontend/model_formats.h"
 #include "kiln/ir/printer.h"
 #include "kiln/runtime/model_summary.h"
 
@@ -21,7 +21,7 @@ std::string type_text(const TensorInfo& info) {
 }
 
 Result<ModelInfo> inspect_model(const std::string& path, bool with_ir_text) {
-  KILN_ASSIGN_OR_RETURN(ir::Model model, frontend::import_onnx_file(path));
+  KILN_ASSIGN_OR_RETURN(ir::Model model, frontend::import_model_file(path));
   ModelInfo info = runtime::summarize_model(model, with_ir_text);
   info.path = path;
   return info;

@@ -17,7 +17,7 @@
 #include "kiln/artifact/builder.h"
 #include "kiln/artifact/loader.h"
 #include "kiln/autodiff/gradient_expansion.h"
-#include "kiln/frontend/onnx/importer.h"
+#include "kiln/frontend/model_formats.h"
 #include "kiln/io/file.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/partition/partitioner.h"
@@ -92,9 +92,9 @@ Status Session::Impl::import_model(const std::string& path, const std::string* b
     model.source_path = path;
     model.file_bytes = static_cast<int64_t>(file.bytes.size());
   } else if (bytes) {
-    KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_bytes(*bytes, "."));
+    KILN_ASSIGN_OR_RETURN(model, frontend::import_model_bytes(*bytes, "."));
   } else {
-    KILN_ASSIGN_OR_RETURN(model, frontend::import_onnx_file(path));
+    KILN_ASSIGN_OR_RETURN(model, frontend::import_model_file(path));
   }
   metadata = {model.producer_name, model.producer_version, model.domain, model.doc_string, model.graph->name(),
               model.model_version, model.metadata};

@@ -8,7 +8,7 @@
 #include "kiln/tensor.h"
 #include "kiln/value.h"
 
-namespace kiln::io {
+namespace kiln::frontend {
 
 // Reads one serialized TensorProto. NotFound when missing; InvalidArgument naming the file when it
 // is not a TensorProto or its data disagrees with its dims. External data is resolved in the
@@ -22,4 +22,4 @@ Result<Value> read_value_pb(const std::string& path, Value::Kind kind);
 // read_value_pb reads them back. InvalidArgument naming the file when it cannot be written.
 Status write_value_pb(const std::string& path, const Value& value);
 
-}  // namespace kiln::io
+}  // namespace kiln::frontend

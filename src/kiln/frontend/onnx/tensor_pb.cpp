@@ -1,5 +1,5 @@
 // .pb value reading and writing through the frontend's single TensorProto conversion.
-#include "kiln/io/tensor_pb.h"
+#include "kiln/frontend/onnx/tensor_pb.h"
 
 #include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
@@ -9,14 +9,14 @@
 #include "kiln/frontend/onnx/tensor_proto.h"
 #include "kiln/io/file.h"
 
-namespace kiln::io {
+namespace kiln::frontend {
 
 Result<Tensor> read_tensor_pb(const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path));
   onnx::TensorProto proto;
   if (bytes.size() > static_cast<size_t>(INT_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return invalid_argument(path + ": not a serialized ONNX TensorProto");
-  Result<Tensor> tensor = frontend::tensor_from_proto(proto, parent_folder(path));
+  Result<Tensor> tensor = tensor_from_proto(proto, io::parent_folder(path));
   if (!tensor.is_ok()) return invalid_argument(path + ": " + tensor.status().message());
   return tensor;
 }
@@ -28,7 +28,7 @@ Result<Value> value_from_sequence(const onnx::SequenceProto& proto, const std::s
     return invalid_argument(path + ": only sequences of tensors are supported");
   std::vector<Tensor> elements;
   for (const auto& t : proto.tensor_values()) {
-    Result<Tensor> tensor = frontend::tensor_from_proto(t, parent_folder(path));
+    Result<Tensor> tensor = tensor_from_proto(t, io::parent_folder(path));
     if (!tensor.is_ok()) return invalid_argument(path + ": " + tensor.status().message());
     elements.push_back(std::move(tensor).value());
   }
@@ -41,7 +41,7 @@ Result<Value> value_from_optional(const onnx::OptionalProto& proto, const std::s
   switch (proto.elem_type()) {
     case onnx::OptionalProto::UNDEFINED: return Value::empty_optional();
     case onnx::OptionalProto::TENSOR: {
-      Result<Tensor> tensor = frontend::tensor_from_proto(proto.tensor_value(), parent_folder(path));
+      Result<Tensor> tensor = tensor_from_proto(proto.tensor_value(), io::parent_folder(path));
       if (!tensor.is_ok()) return invalid_argument(path + ": " + tensor.status().message());
       return Value::optional_of(std::move(tensor).value());
     }
@@ -55,7 +55,7 @@ Result<Value> value_from_optional(const onnx::OptionalProto& proto, const std::s
 
 template <class Proto>
 Result<Proto> parse(const std::string& path, const char* what) {
-  KILN_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  KILN_ASSIGN_OR_RETURN(std::string bytes, io::read_file(path));
   Proto proto;
   if (bytes.size() > static_cast<size_t>(INT_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return invalid_argument(path + ": not a serialized ONNX " + what);
@@ -87,7 +87,7 @@ namespace {
 onnx::SequenceProto sequence_to_proto(const Value& sequence) {
   onnx::SequenceProto proto;
   proto.set_elem_type(onnx::SequenceProto::TENSOR);
-  for (const Tensor& t : sequence.elements()) *proto.add_tensor_values() = frontend::tensor_to_proto(t);
+  for (const Tensor& t : sequence.elements()) *proto.add_tensor_values() = tensor_to_proto(t);
   return proto;
 }
 
@@ -97,7 +97,7 @@ onnx::OptionalProto optional_to_proto(const Value& optional) {
     proto.set_elem_type(onnx::OptionalProto::UNDEFINED);
   } else if (optional.element().is_tensor()) {
     proto.set_elem_type(onnx::OptionalProto::TENSOR);
-    *proto.mutable_tensor_value() = frontend::tensor_to_proto(optional.element().tensor());
+    *proto.mutable_tensor_value() = tensor_to_proto(optional.element().tensor());
   } else {
     proto.set_elem_type(onnx::OptionalProto::SEQUENCE);
     *proto.mutable_sequence_value() = sequence_to_proto(optional.element());
@@ -107,7 +107,7 @@ onnx::OptionalProto optional_to_proto(const Value& optional) {
 
 std::string serialized_value(const Value& value) {
   switch (value.kind()) {
-    case Value::Kind::kTensor: return frontend::tensor_to_proto(value.tensor()).SerializeAsString();
+    case Value::Kind::kTensor: return tensor_to_proto(value.tensor()).SerializeAsString();
     case Value::Kind::kSequence: return sequence_to_proto(value).SerializeAsString();
     case Value::Kind::kOptional: return optional_to_proto(value).SerializeAsString();
   }
@@ -118,7 +118,7 @@ std::string serialized_value(const Value& value) {
 
 Status write_value_pb(const std::string& path, const Value& value) {
   if (value.is_tensor() && !value.tensor().defined()) return invalid_argument(path + ": no tensor to write");
-  return write_file_atomic(path, serialized_value(value));
+  return io::write_file_atomic(path, serialized_value(value));
 }
 
-}  // namespace kiln::io
+}  // namespace kiln::frontend

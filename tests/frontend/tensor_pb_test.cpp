@@ -1,6 +1,6 @@
 // .pb (TensorProto, SequenceProto, OptionalProto) files: ONNX's test data, files written here, and
 // refusals naming the file.
-#include "kiln/io/tensor_pb.h"
+#include "kiln/frontend/onnx/tensor_pb.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "frontend/onnx_model_builder.h"
 #include "kiln/tensor_io.h"
 
-namespace kiln::io {
+namespace kiln::frontend {
 namespace {
 
 using namespace kiln::frontend::testing;
@@ -119,4 +119,4 @@ TEST(TensorIo, ValuesRoundTripThroughPbAndBfloat16ThroughNpy) {
 }
 
 }  // namespace
-}  // namespace kiln::io
+}  // namespace kiln::frontend

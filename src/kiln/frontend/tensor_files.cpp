@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kiln/io/npy.h"
-#include "kiln/io/tensor_pb.h"
+#include "kiln/frontend/onnx/tensor_pb.h"
 
 namespace kiln {
 
@@ -57,7 +57,7 @@ const char* kind_name(Value::Kind kind) {
 
 Result<Tensor> read_tensor_file(const std::string& path) {
   if (ends_with(path, ".npy")) return io::read_npy(path);
-  if (ends_with(path, ".pb")) return io::read_tensor_pb(path);
+  if (ends_with(path, ".pb")) return frontend::read_tensor_pb(path);
   return invalid_argument("'" + path + "': tensor files must end in .npy or .pb");
 }
 
@@ -65,7 +65,7 @@ Status write_npy_file(const std::string& path, const Tensor& tensor) { return io
 
 Result<Value> read_value_file(const std::string& path, Value::Kind kind, DType declared_dtype) {
   if (ends_with(path, ".pb")) {
-    KILN_ASSIGN_OR_RETURN(Value value, io::read_value_pb(path, kind));
+    KILN_ASSIGN_OR_RETURN(Value value, frontend::read_value_pb(path, kind));
     return as_declared(value, declared_dtype);
   }
   if (!ends_with(path, ".npy")) return invalid_argument("'" + path + "': value files must end in .npy or .pb");
@@ -77,7 +77,7 @@ Result<Value> read_value_file(const std::string& path, Value::Kind kind, DType d
 }
 
 Status write_value_file(const std::string& path, const Value& value) {
-  if (ends_with(path, ".pb")) return io::write_value_pb(path, value);
+  if (ends_with(path, ".pb")) return frontend::write_value_pb(path, value);
   if (!ends_with(path, ".npy")) return invalid_argument("'" + path + "': value files must end in .npy or .pb");
   if (!value.is_tensor())
     return invalid_argument("'" + path + "': a .npy file holds a tensor, not a " + kind_name(value.kind()) +
