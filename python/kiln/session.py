@@ -11,8 +11,8 @@ from .errors import InvalidArgument
 from .options import SessionOptions
 from .stream import IOBinding, Stream
 
-# onnxruntime's provider names Kiln answers to, and Kiln's own.
-_PROVIDER_ALIASES = {"CPUExecutionProvider": "cpu", "cpu": "cpu", "cpu_ref": "cpu_ref"}
+# onnxruntime's provider names Kiln answers to, and Kiln's own (the build's provider registry).
+_PROVIDER_ALIASES = {"CPUExecutionProvider": "cpu", **{name: name for name in _kiln.available_providers()}}
 
 
 def get_available_providers():

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/providers/registry/provider_registry.h"
+
 #include "arrays.h"
 #include "artifact_functions.h"
 #include "session_options.h"
@@ -221,6 +223,7 @@ PYBIND11_MODULE(_kiln, m) {
       // The stream uses the session: it keeps it alive.
       .def("open_stream", &NativeSession::open_stream, py::keep_alive<0, 1>());
   m.def("input_address", &kiln::python::input_address, "array"_a);
+  m.def("available_providers", &kiln::providers::available_providers, "The providers this build has, from its registry");
   kiln::python::add_artifact_functions(m);
   kiln::python::add_stream_class(m);
 }

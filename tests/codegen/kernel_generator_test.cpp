@@ -20,6 +20,7 @@
 #include "kiln/ops/elementwise_chain.h"
 #include "kiln/target/target.h"
 #include "kiln/session.h"
+#include "kiln/providers/registry/provider_registry.h"
 #include "support/differential.h"
 #include "support/model_builder.h"
 #include "support/scoped_env.h"

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "kiln/partition/partitioner.h"
+#include "kiln/providers/registry/provider_registry.h"
 
 namespace kiln::partition {
 namespace {

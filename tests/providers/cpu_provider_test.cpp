@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/session.h"
+#include "kiln/providers/registry/provider_registry.h"
 #include "support/test_target.h"
 #include "support/differential.h"
 #include "support/model_builder.h"

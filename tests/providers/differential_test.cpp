@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
+#include "kiln/providers/registry/provider_registry.h"
 #include "support/test_target.h"
 #include "support/differential.h"
 #include "support/op_cases.h"

@@ -11,6 +11,7 @@
 #include "kiln/partition/partitioner.h"
 #include "kiln/providers/provider.h"
 #include "kiln/runtime/executor.h"
+#include "kiln/providers/registry/provider_registry.h"
 #include "support/test_target.h"
 
 namespace kiln::providers {

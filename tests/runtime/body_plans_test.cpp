@@ -14,6 +14,7 @@
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/runtime/lowering.h"
 #include "kiln/session.h"
+#include "kiln/providers/registry/provider_registry.h"
 #include "support/model_builder.h"
 #include "support/test_target.h"
 

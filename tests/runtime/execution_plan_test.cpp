@@ -8,6 +8,7 @@
 
 #include "kiln/partition/partitioner.h"
 #include "kiln/providers/provider.h"
+#include "kiln/providers/registry/provider_registry.h"
 
 namespace kiln::runtime {
 namespace {

@@ -7,6 +7,7 @@
 #include "kiln/cli/commands.h"
 #include "kiln/providers/provider.h"
 #include "kiln/target/target.h"
+#include "kiln/providers/registry/provider_registry.h"
 
 namespace kiln::cli {
 

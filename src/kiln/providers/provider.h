@@ -81,8 +81,4 @@ class Provider {
   virtual std::optional<codegen::CodegenStats> generated_stats() const { return std::nullopt; }
 };
 
-// The provider named `name` ("cpu_ref") made for `config`; UnsupportedTarget for unknown names.
-Result<std::shared_ptr<const Provider>> make_provider(const std::string& name, const ProviderConfig& config);
-std::vector<std::string> available_providers();
-
 }  // namespace kiln::providers

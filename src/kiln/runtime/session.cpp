@@ -24,7 +24,6 @@
 #include "kiln/passes/half_in_float.h"
 #include "kiln/passes/legacy_forms.h"
 #include "kiln/codegen/kernel_generator.h"
-#include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/providers/tuning.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/executor.h"
@@ -41,6 +40,7 @@
 #include "kiln/runtime/variant_cache.h"
 #include "kiln/runtime/session_impl.h"
 #include "kiln/runtime/warmup.h"
+#include "kiln/providers/registry/provider_registry.h"
 
 namespace kiln {
 

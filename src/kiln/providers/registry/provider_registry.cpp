@@ -1,10 +1,11 @@
-// The table of providers this build knows.
+// The table of providers this build knows (provider_registry.h).
+#include "kiln/providers/registry/provider_registry.h"
+
 #include <functional>
 #include <map>
 
 #include "kiln/providers/cpu/cpu_provider.h"
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
-#include "kiln/providers/provider.h"
 
 namespace kiln::providers {
 
