@@ -441,7 +441,11 @@ TEST(OnnxImporterExternalData, SymlinkInsideTheFolderIsAccepted) {
   write_floats_at(dir.file("w.bin"), 0, {1, 2, 3}, 12);
   std::filesystem::create_symlink("w.bin", dir.file("link.bin"));
   Result<ir::Model> r = import_model(dir, external_model("link.bin", 0));
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const ir::Value* w = r.value().graph->find_value("w");  // the bytes read through the link
+  ASSERT_TRUE(w && w->initializer);
+  ASSERT_EQ(w->initializer->element_count(), 3);
+  EXPECT_EQ(std::vector<float>(w->initializer->data<float>(), w->initializer->data<float>() + 3), (std::vector<float>{1, 2, 3}));
 }
 
 }  // namespace

@@ -57,7 +57,6 @@ TEST(PassManager, DefaultPipelineRunsUntilARoundChangesNothing) {
     const PassRun& run = (*log)[i];
     EXPECT_EQ(run.pass, stage[i % passes]);
     EXPECT_EQ(run.round, static_cast<int>(i / passes) + 1);
-    EXPECT_GE(run.wall_ms, 0.0);
     if (i > 0) {
       EXPECT_EQ(run.nodes_before, (*log)[i - 1].nodes_after);
     }

@@ -2,6 +2,8 @@
 // (the cases themselves are valid), and a provider with a wrong kernel must be caught.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kiln/providers/cpu_ref/cpu_ref_provider.h"
 #include "kiln/providers/registry/provider_registry.h"
 #include "support/test_target.h"
@@ -11,19 +13,28 @@
 namespace kiln::testing {
 namespace {
 
+// The share of the standard cases each provider must run (not decline): cpu_ref runs every op;
+// cpu declines the few dtypes and forms it leaves to cpu_ref (1164 of 1166 cases on Emerald Rapids,
+// also at the AVX2 cap). A provider of the registry missing here fails the test until its share is
+// stated.
+const std::map<std::string, double> kRunShare = {{"cpu_ref", 1.0}, {"cpu", 0.99}};
+
 TEST(Differential, EveryProviderMatchesTheReferenceOnTheStandardCases) {
   for (const std::string& name : providers::available_providers()) {
     auto provider = providers::make_provider(name, {kiln::testing::test_target()});
     ASSERT_TRUE(provider.is_ok());
-    int compared = 0;
+    int compared = 0, cases = 0;
     for (const OpCase& c : standard_op_cases()) {
       for (uint64_t seed : {1u, 2u}) {
         DifferentialResult r = check_against_reference(*provider.value(), c, seed);
         EXPECT_TRUE(r.verdict == Verdict::kMatch || r.verdict == Verdict::kDeclined) << name << " " << c.label() << ": " << r.detail;
         compared += r.verdict == Verdict::kMatch;
+        ++cases;
       }
     }
-    EXPECT_GT(compared, 0) << name << " declined every case";
+    const auto share = kRunShare.find(name);
+    ASSERT_NE(share, kRunShare.end()) << "state the share of the standard cases provider '" << name << "' runs";
+    EXPECT_GE(compared, share->second * cases) << name << " ran " << compared << " of " << cases << " cases";
   }
 }
 

@@ -1,6 +1,7 @@
-// Text printer for the IR.
+// Text printer for the IR (parser.h reads its form back).
 #include "kiln/ir/printer.h"
 
+#include <charconv>
 #include <sstream>
 
 namespace kiln::ir {
@@ -14,13 +15,25 @@ std::string typed(const Value* v) {
   return "%" + v->name + ": " + v->type.to_string();
 }
 
+// A float as the shortest text that reads back to it, always with a '.' or an exponent (or inf,
+// nan), so that the parser (parser.h) tells it from an integer.
+std::string float_text(float v) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  std::string s(buffer, ec == std::errc() ? end : buffer);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // "n": inf and nan
+  return s;
+}
+
+std::string item_text(int64_t v) { return std::to_string(v); }
+std::string item_text(float v) { return float_text(v); }
+std::string item_text(const std::string& v) { return "\"" + v + "\""; }
+
 template <class T>
 std::string join(const std::vector<T>& items) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < items.size(); ++i) s << (i ? "," : "") << items[i];
-  s << "]";
-  return s.str();
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? "," : "") + item_text(items[i]);
+  return s + "]";
 }
 
 std::string tensor_summary(const Tensor& t) {
@@ -40,11 +53,7 @@ std::string tensor_summary(const Tensor& t) {
 std::string print_attribute(const Attribute& attr, int indent) {
   switch (attr.kind) {
     case Attribute::Kind::kInt: return std::to_string(attr.i);
-    case Attribute::Kind::kFloat: {
-      std::ostringstream s;
-      s << attr.f;
-      return s.str();
-    }
+    case Attribute::Kind::kFloat: return float_text(attr.f);
     case Attribute::Kind::kString: return "\"" + attr.s + "\"";
     case Attribute::Kind::kTensor: return tensor_summary(attr.t);
     case Attribute::Kind::kGraph: return attr.g ? "\n" + print_graph(*attr.g, indent + 4) : "null";
