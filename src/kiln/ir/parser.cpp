@@ -17,6 +17,9 @@ std::optional<DType> dtype_named(std::string_view name) {
   return std::nullopt;
 }
 
+// The largest constant the text may declare (its values, or zeros): IR text is for small graphs.
+constexpr int64_t kMaxTextElements = int64_t{1} << 24;
+
 class Parser {
  public:
   Parser(std::string_view text, int opset) : text_(text), opset_(opset) {}
@@ -209,6 +212,11 @@ class Parser {
     KILN_ASSIGN_OR_RETURN(const TensorType t, type());
     if (!t.is_tensor() || !t.shape || !t.shape->is_static()) return error("a tensor type with static dims");
     const std::vector<int64_t> dims = t.shape->static_dims();
+    int64_t elements = 1;
+    for (int64_t d : dims) {
+      if (d > 0 && elements > kMaxTextElements / d) return error("a tensor of at most " + std::to_string(kMaxTextElements) + " elements");
+      elements *= d;
+    }
     Tensor tensor = Tensor::allocate(t.dtype, dims);
     if (tensor.byte_size() > 0) std::memset(tensor.raw_data(), 0, tensor.byte_size());
     skip_space();

@@ -7,8 +7,9 @@
 //   }
 // Beyond what the printer writes: a value's type may be left out (undefined), a constant without
 // values is zeros, and a constant's values are all given (the printer writes them for small
-// int64 and float constants only). A name no header, constant or node defines is a read of the
-// enclosing scope inside a subgraph (a value without producer), and an error at the top.
+// int64 and float constants only); a constant holds at most 2^24 elements. A name no header,
+// constant or node defines is a read of the enclosing scope inside a subgraph (a value without
+// producer), and an error at the top.
 #pragma once
 
 #include <memory>
