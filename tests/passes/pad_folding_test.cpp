@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/ir/parser.h"
+#include "kiln/ir/printer.h"
+#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/session.h"
+#include "passes/pass_test_util.h"
 #include "support/model_builder.h"
 
 namespace kiln::passes {
@@ -112,6 +116,34 @@ void check(const Form& f, bool folds) {
   ASSERT_EQ(plain.y.shape(), y_shape) << f.name;
   for (int64_t i = 0; i < plain.y.element_count(); ++i)
     EXPECT_NEAR(folded.y.data<float>()[i], plain.y.data<float>()[i], 1e-5) << f.name << " " << i;
+}
+
+// A Pad of `value` before a Conv with pads [1,1,1,1], as IR text.
+std::string padded_conv(const char* value) {
+  return std::string(R"(graph main (%x: float[1,2,5,5]) -> (%y) {
+    %pads = constant int64[8] [0,0,1,0,0,0,2,1]
+    %value = constant float[] [)") +
+         value + R"(]
+    %w = constant float[3,2,3,3]
+    %padded: float[1,2,8,6] = Pad 'pad'(%x, %pads, %value)
+    %y = Conv 'conv'(%padded, %w) {pads=[1,1,1,1], strides=[2,2]}
+  })";
+}
+
+// On IR text: the Pad's top, left, bottom and right add to the Conv's own pads; a Pad of ones stays.
+TEST(PadFolding, ThePadsAddToTheConvsOwnOnIrText) {
+  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(padded_conv("0.0"));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_TRUE(testing::changed_ok(fold_pads(*g.value(), testing::fake_context())));
+  ASSERT_TRUE(eliminate_dead_code(*g.value(), testing::fake_context()).is_ok());
+  EXPECT_EQ(ir::print_graph(*g.value()),
+            "graph main (%x: float[1,2,5,5]) -> (%y: undefined) {\n"
+            "  %w = constant float[3,2,3,3]\n"
+            "  %y: undefined = Conv 'conv'(%x, %w) {pads=[2,1,3,2], strides=[2,2]}\n"
+            "}");
+  Result<std::unique_ptr<ir::Graph>> ones = ir::parse_graph(padded_conv("1.0"));
+  ASSERT_TRUE(ones.is_ok()) << ones.status().to_string();
+  EXPECT_FALSE(testing::changed_ok(fold_pads(*ones.value(), testing::fake_context())));
 }
 
 TEST(PadFolding, ZeroPadsOfSpatialDimsJoinTheConvsPads) {
