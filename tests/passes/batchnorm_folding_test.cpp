@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/ir/parser.h"
+#include "kiln/ir/printer.h"
+#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/session.h"
+#include "passes/pass_test_util.h"
 #include "support/model_builder.h"
 
 namespace kiln::passes {
@@ -62,6 +66,30 @@ Ran run(const std::string& path, bool optimize, bool mean_as_input) {
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   return {out.is_ok() ? out.value().at("y") : Tensor{},
           nlohmann::json::parse(session.value()->report_json())["nodes_after_passes"].get<int>()};
+}
+
+// On IR text, with numbers to check by hand: s = gamma / sqrt(var + eps) = [0.5, 2],
+// W' = W s = [1, 6], b' = (b - mean) s + beta = [0.5, -4].
+TEST(BatchnormFolding, TheFoldedWeightsAndBiasOnIrText) {
+  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(R"(graph main (%x: float[1,2,3,3]) -> (%y) {
+    %w = constant float[2,1,1,1] [2.0,3.0]
+    %b = constant float[2] [1.0,-1.0]
+    %gamma = constant float[2] [1.0,2.0]
+    %beta = constant float[2] [0.5,0.0]
+    %mean = constant float[2] [1.0,1.0]
+    %var = constant float[2] [3.0,0.0]
+    %c: float[1,2,3,3] = Conv 'conv'(%x, %w, %b) {group=2}
+    %y = BatchNormalization 'norm'(%c, %gamma, %beta, %mean, %var) {epsilon=1.0}
+  })");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_TRUE(testing::changed_ok(fold_batchnorms(*g.value(), testing::fake_context())));
+  ASSERT_TRUE(eliminate_dead_code(*g.value(), testing::fake_context()).is_ok());
+  EXPECT_EQ(ir::print_graph(*g.value()),
+            "graph main (%x: float[1,2,3,3]) -> (%y: undefined) {\n"
+            "  %w_bn_folded = constant float[2,1,1,1] [1.0,6.0]\n"
+            "  %conv_bn_bias = constant float[2] [0.5,-4.0]\n"
+            "  %y: undefined = Conv 'conv'(%x, %w_bn_folded, %conv_bn_bias) {group=2}\n"
+            "}");
 }
 
 TEST(BatchnormFolding, ConvAndNormBecomeOneConvWithTheSameResults) {
