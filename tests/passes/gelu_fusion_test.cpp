@@ -5,9 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "kiln/ir/parser.h"
-#include "kiln/ir/printer.h"
-#include "kiln/passes/dead_code_elimination.h"
 #include "passes/pass_test_util.h"
 
 namespace kiln::passes {
@@ -17,12 +14,8 @@ using namespace testing;
 
 // `text` after gelu_fusion and dead-code elimination; whether gelu_fusion changed it.
 std::pair<bool, std::string> fused(std::string_view text) {
-  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(text);
-  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
-  if (!g.is_ok()) return {false, ""};
-  const bool changed = changed_ok(fuse_gelu(*g.value(), fake_context()));
-  EXPECT_TRUE(eliminate_dead_code(*g.value(), fake_context()).is_ok());
-  return {changed, ir::print_graph(*g.value())};
+  const Rewritten r = rewrite_ir(text, fuse_gelu);
+  return {r.changed, r.printed};
 }
 
 TEST(GeluFusion, TheErfFormIsOneGelu) {

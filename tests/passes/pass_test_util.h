@@ -6,10 +6,14 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/parser.h"
+#include "kiln/ir/printer.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/pass_context.h"
 
 namespace kiln::passes::testing {
@@ -157,5 +161,25 @@ inline const ops::OpRegistry& fake_registry() {
 }
 
 inline PassContext fake_context() { return PassContext{fake_registry()}; }
+
+// A pass run on a graph written as IR text (ir::parse_graph), then dead-code elimination: whether
+// the pass changed it, the graph, and the graph printed (empty when the text did not parse, which
+// fails the test).
+struct Rewritten {
+  bool changed = false;
+  std::unique_ptr<ir::Graph> graph;
+  std::string printed;
+};
+inline Rewritten rewrite_ir(std::string_view text, Result<bool> (*pass)(ir::Graph&, const PassContext&)) {
+  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(text);
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  if (!g.is_ok()) return {};
+  Rewritten r;
+  r.graph = std::move(g).value();
+  r.changed = changed_ok(pass(*r.graph, fake_context()));
+  EXPECT_TRUE(eliminate_dead_code(*r.graph, fake_context()).is_ok());
+  r.printed = ir::print_graph(*r.graph);
+  return r;
+}
 
 }  // namespace kiln::passes::testing
