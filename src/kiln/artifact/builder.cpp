@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -59,37 +58,22 @@ nlohmann::json toolchain() {
           {"onednn", std::to_string(onednn->major) + "." + std::to_string(onednn->minor) + "." + std::to_string(onednn->patch)}};
 }
 
-// The report's parts that do not depend on the machine's timing or the file's location.
-nlohmann::json deterministic_evidence(const nlohmann::json& report) {
-  nlohmann::json passes = nlohmann::json::array();
-  for (nlohmann::json run : report.value("passes", nlohmann::json::array())) {
-    run.erase("ms");
-    passes.push_back(run);
-  }
-  nlohmann::json model = report.value("model", nlohmann::json::object());
-  if (model.contains("path"))
-    model["name"] = std::filesystem::path(model["path"].get<std::string>()).filename().string();
-  model.erase("path");
-  // How the artifact runs: ahead-of-time compiled, for these input shapes, on these threads by default.
-  nlohmann::json execution = {{"mode", "aot"}, {"input_shapes", nlohmann::json::object()},
-                              {"threads", std::stoi(report["options"].value("threads", "0"))}};
-  const nlohmann::json inputs = report["model"].value("inputs", nlohmann::json::array());
-  const nlohmann::json shapes = report["memory"].value("input_shapes", nlohmann::json::array());
-  for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i) execution["input_shapes"][inputs[i].value("name", "")] = shapes[i];
-  nlohmann::json target = report.value("target", nlohmann::json::object());
-  // The compiling machine's, not the artifact's (its level, layouts and features needed stay).
-  for (const char* field : {"cpu_features", "cores", "cache_bytes", "cpu"}) target.erase(field);
-  return {{"model", model},
-          {"options", report.value("options", nlohmann::json::object())},
-          {"analysis", report.value("analysis", nlohmann::json::object())},
-          {"passes", passes},
-          {"nodes_after_passes", report.value("nodes_after_passes", 0)},
-          {"partition", report.value("partition", nlohmann::json::object())},
-          {"kernels", report.value("kernels", nlohmann::json::array())},
-          {"memory", report.value("memory", nlohmann::json::object())},
-          {"target", target},
-          {"tuning", report.value("tuning", nlohmann::json::object())},
-          {"execution", execution}};
+// The manifest's fields that say how the artifact runs (`execution`) and what it needs (`target`).
+nlohmann::json execution_and_target(const ir::Graph& graph, const CompileRecord& record, const ArtifactExtras& extras,
+                                    const providers::KernelBuild& kernels) {
+  nlohmann::json shapes = nlohmann::json::object();
+  for (size_t i = 0; i < graph.inputs.size() && i < extras.input_shapes.size(); ++i) shapes[graph.inputs[i]->name] = extras.input_shapes[i];
+  // The compiling machine's CPU is not the artifact's: its level, layouts and needed features are.
+  return {{"execution", {{"mode", "aot"}, {"input_shapes", shapes}, {"threads", record.threads}}},
+          {"target",
+           {{"isa", record.isa},
+            {"level", record.target.level},
+            {"vector_bits", record.target.vector_bits},
+            {"activation_layouts", record.activation_layouts},
+            {"winograd", record.winograd},
+            {"required_features", kernels.required_features()},
+            {"implementations", kernels.implementations()},
+            {"node_implementations", kernels.node_implementations()}}}};
 }
 
 Status check_asset_name(const std::string& name) {
@@ -105,13 +89,14 @@ Status check_asset_name(const std::string& name) {
 std::string asset_section_name(const std::string& name) { return "asset:" + name; }
 std::string warmup_section_name(const std::string& part) { return "warmup." + part; }
 
-Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report, const ArtifactExtras& extras) {
-  nlohmann::json manifest = deterministic_evidence(report);
-  manifest["kiln_version"] = report.value("kiln_version", "");
-  manifest["toolchain"] = toolchain();
-  manifest["source_sha256"] = model.sha256;
+Result<std::string> build_artifact(const ir::Model& model, const CompileRecord& record, const ArtifactExtras& extras) {
   const providers::KernelBuild no_kernels;
   const providers::KernelBuild& kernels = extras.kernels ? *extras.kernels : no_kernels;
+  nlohmann::json manifest = record.evidence;
+  manifest.update(execution_and_target(*model.graph, record, extras, kernels));
+  manifest["kiln_version"] = record.kiln_version;
+  manifest["toolchain"] = toolchain();
+  manifest["source_sha256"] = model.sha256;
   PackedSection packed = encode_packed(kernels);
   KILN_ASSIGN_OR_RETURN(TensorSection weights, weights_section(*model.graph, packed_only_values(*model.graph, kernels), packed.index));
   std::map<std::string, int> weight_ids;

@@ -1,5 +1,5 @@
-// Builds a .kiln artifact from a compiled model: the manifest (lineage, options, toolchain, the
-// pass log without times, partition map, memory plan, target CPU features), the optimised graph as
+// Builds a .kiln artifact from a compiled model: the manifest (lineage, toolchain, how it runs,
+// the CPU features its kernels need, and the compile's evidence), the optimised graph as
 // a FlatBuffers plan, its weights, each 64-byte aligned, plain in one section and in the kernels'
 // layouts in another (packed_weights.h), and the auxiliary assets
 // (tokenizer, labels, ...), one section each, and the warm-up fixtures (inputs, and the outputs
@@ -15,6 +15,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
+#include "kiln/target/target.h"
 #include "kiln/tensor.h"
 
 namespace kiln::artifact {
@@ -27,13 +28,31 @@ std::string warmup_section_name(const std::string& part);
 struct ArtifactExtras {
   std::map<std::string, std::string> assets;  // name (letters, digits, '.', '_', '-') -> bytes
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
-  // The compiled plan's kernel build: its packed constants are stored (packed_weights.h), and
-  // the object of its generated kernels, if any (section "code", manifest `generated_code`).
+  // The compiled plan's input shapes (one per graph input), and its kernel build: its packed
+  // constants are stored (packed_weights.h), and the object of its generated kernels, if any
+  // (section "code", manifest `generated_code`).
+  std::vector<std::vector<int64_t>> input_shapes;
   const providers::KernelBuild* kernels = nullptr;
 };
 
-// `report` is the session's evidence report as JSON (docs/REPORT.md); only its deterministic
-// parts are kept. Returns the file's bytes; InvalidArgument for a bad asset name.
-Result<std::string> build_artifact(const ir::Model& model, const nlohmann::json& report, const ArtifactExtras& extras);
+// How the model was compiled and how it runs, as values: the manifest's `kiln_version`,
+// `execution` and `target` fields, which the artifact owns (docs/ARTIFACT.md) and the loader reads.
+struct CompileRecord {
+  std::string kiln_version;
+  std::string isa;  // the --isa cap it was compiled under ("" for none)
+  target::Target target;
+  // What its first provider prefers: convolution-region layouts, best first; Winograd convolutions.
+  std::vector<std::string> activation_layouts;
+  bool winograd = false;
+  int threads = 0;  // the compile session's thread count (0: the runtime's default)
+  // The compile's evidence (report::reproducible_sections), kept at the manifest's top level for
+  // people and tools (`kiln inspect`, `kiln diff`); the loader never reads it.
+  nlohmann::json evidence = nlohmann::json::object();
+};
+
+// The artifact of `model` planned as `extras.kernels` (its input shapes, packed constants, generated
+// kernels and the CPU features they need). Returns the file's bytes; InvalidArgument for a bad
+// asset name.
+Result<std::string> build_artifact(const ir::Model& model, const CompileRecord& record, const ArtifactExtras& extras);
 
 }  // namespace kiln::artifact

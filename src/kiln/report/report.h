@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/analysis/type_inference.h"
 #include "kiln/model_info.h"
 #include "kiln/parity.h"
@@ -205,7 +207,13 @@ struct Report {
   RunSection run;
 };
 
+// The report as JSON (docs/REPORT.md): the value, and its text.
+nlohmann::json to_json_value(const Report& report);
 std::string to_json(const Report& report, int indent = 2);
+// The sections that depend neither on timing nor on where the model file was (the model's file
+// name instead of its path, the pass log without times): the compile's evidence that a
+// reproducible record such as a .kiln manifest keeps for people and tools to read.
+nlohmann::json reproducible_sections(const Report& report);
 std::string to_summary(const Report& report);
 
 // Median of a list of latencies (0 when empty).

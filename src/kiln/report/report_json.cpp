@@ -1,5 +1,6 @@
 // Report -> JSON (schema: docs/REPORT.md). Bump kSchemaVersion on any incompatible change.
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "kiln/report/report.h"
@@ -186,7 +187,7 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-std::string to_json(const Report& report, int indent) {
+nlohmann::json to_json_value(const Report& report) {
   json kernels = json::array();
   for (const auto& k : report.kernels)
     kernels.push_back({{"op", k.op_type}, {"provider", k.provider}, {"count", k.count}});
@@ -255,9 +256,25 @@ std::string to_json(const Report& report, int indent) {
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };
+  return doc;
+}
+
+std::string to_json(const Report& report, int indent) {
   // Names come from the model, which may hold bytes that are not UTF-8: they are replaced (U+FFFD)
   // rather than thrown about.
-  return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  return to_json_value(report).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json reproducible_sections(const Report& report) {
+  json doc = to_json_value(report);
+  for (json& run : doc["passes"]) run.erase("ms");
+  json& model = doc["model"];
+  model["name"] = std::filesystem::path(model["path"].get<std::string>()).filename().string();
+  model.erase("path");
+  json kept = json::object();
+  for (const char* section : {"model", "options", "analysis", "passes", "nodes_after_passes", "partition", "kernels", "memory", "tuning"})
+    kept[section] = std::move(doc[section]);
+  return kept;
 }
 
 }  // namespace kiln::report

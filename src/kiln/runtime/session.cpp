@@ -11,8 +11,6 @@
 #include <optional>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "kiln/analysis/type_inference.h"
 #include "kiln/artifact/builder.h"
 #include "kiln/artifact/loader.h"
@@ -829,12 +827,17 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     KILN_ASSIGN_OR_RETURN(plan, impl_->plan_for(impl_->load_shapes));
   }
+  extras.input_shapes = plan->input_shapes;
   extras.kernels = &plan->kernel_build;
   KILN_ASSIGN_OR_RETURN(extras.warmup_outputs, impl_->execute_tensors(extras.warmup_inputs, false, default_run_options()));
+  const providers::GraphPreferences preferred = impl_->providers.front()->graph_preferences();
+  artifact::CompileRecord record{KILN_VERSION, impl_->options.isa, impl_->target, {}, preferred.winograd, impl_->options.threads};
+  for (const ops::ActivationLayout& layout : preferred.activation_layouts) record.activation_layouts.push_back(layout.name());
   std::string bytes;
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
-    KILN_ASSIGN_OR_RETURN(bytes, artifact::build_artifact(impl_->model, nlohmann::json::parse(report::to_json(impl_->report, -1)), extras));
+    record.evidence = report::reproducible_sections(impl_->report);
+    KILN_ASSIGN_OR_RETURN(bytes, artifact::build_artifact(impl_->model, record, extras));
   }
   return io::write_file_atomic(path, bytes);
 }
