@@ -29,6 +29,10 @@
 
 namespace kiln {
 
+namespace runtime {
+class Engine;
+}  // namespace runtime
+
 struct RunOptions;
 class Session;
 
@@ -72,6 +76,8 @@ class Stream {
   friend class Session;
   struct Impl;
   explicit Stream(std::unique_ptr<Impl> impl);
+  // A stream over a session's engine (Session::open_stream).
+  static Result<std::unique_ptr<Stream>> open(runtime::Engine& engine);
   std::unique_ptr<Impl> impl_;
 };
 

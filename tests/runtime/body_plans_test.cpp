@@ -12,7 +12,7 @@
 
 #include "kiln/analysis/type_inference.h"
 #include "kiln/frontend/onnx/importer.h"
-#include "kiln/runtime/lowering.h"
+#include "kiln/compiler/lowering.h"
 #include "kiln/session.h"
 #include "kiln/providers/registry/provider_registry.h"
 #include "support/model_builder.h"
@@ -398,8 +398,8 @@ TEST(BodyPlans, BodiesAreLoweredForTheProviderThatRunsThem) {
   std::vector<std::string> lowered;
   runtime::BodyPlans plans(policy, providers, ops::OpRegistry::global(), [&](ir::Graph& body) -> Result<partition::PartitionMap> {
     KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, partition::partition_graph(body, policy, providers));
-    KILN_ASSIGN_OR_RETURN(auto runs, runtime::lower_for_providers(body, placed, providers, 1, {}));
-    EXPECT_TRUE(runtime::any_changed(runs));
+    KILN_ASSIGN_OR_RETURN(auto runs, compiler::lower_for_providers(body, placed, providers, 1, {}));
+    EXPECT_TRUE(compiler::any_changed(runs));
     for (const auto& n : body.nodes())
       if (n->op_type == "FusedConv") lowered.push_back(n->attr_string("layout"));
     return partition::partition_graph(body, policy, providers);

@@ -59,18 +59,22 @@ nlohmann::json toolchain() {
 }
 
 // The manifest's fields that say how the artifact runs (`execution`) and what it needs (`target`).
-nlohmann::json execution_and_target(const ir::Graph& graph, const CompileRecord& record, const ArtifactExtras& extras,
-                                    const providers::KernelBuild& kernels) {
+nlohmann::json execution_and_target(const compiler::CompiledModel& compiled, const CompileRecord& record,
+                                    const ArtifactExtras& extras, const providers::KernelBuild& kernels) {
+  const ir::Graph& graph = *compiled.model.graph;
   nlohmann::json shapes = nlohmann::json::object();
   for (size_t i = 0; i < graph.inputs.size() && i < extras.input_shapes.size(); ++i) shapes[graph.inputs[i]->name] = extras.input_shapes[i];
+  const providers::GraphPreferences preferred = compiled.providers.front()->graph_preferences();
+  std::vector<std::string> layouts;
+  for (const ops::ActivationLayout& layout : preferred.activation_layouts) layouts.push_back(layout.name());
   // The compiling machine's CPU is not the artifact's: its level, layouts and needed features are.
   return {{"execution", {{"mode", "aot"}, {"input_shapes", shapes}, {"threads", record.threads}}},
           {"target",
            {{"isa", record.isa},
-            {"level", record.target.level},
-            {"vector_bits", record.target.vector_bits},
-            {"activation_layouts", record.activation_layouts},
-            {"winograd", record.winograd},
+            {"level", compiled.target.level},
+            {"vector_bits", compiled.target.vector_bits},
+            {"activation_layouts", layouts},
+            {"winograd", preferred.winograd},
             {"required_features", kernels.required_features()},
             {"implementations", kernels.implementations()},
             {"node_implementations", kernels.node_implementations()}}}};
@@ -89,11 +93,12 @@ Status check_asset_name(const std::string& name) {
 std::string asset_section_name(const std::string& name) { return "asset:" + name; }
 std::string warmup_section_name(const std::string& part) { return "warmup." + part; }
 
-Result<std::string> build_artifact(const ir::Model& model, const CompileRecord& record, const ArtifactExtras& extras) {
+Result<std::string> build_artifact(const compiler::CompiledModel& compiled, const CompileRecord& record, const ArtifactExtras& extras) {
+  const ir::Model& model = compiled.model;
   const providers::KernelBuild no_kernels;
   const providers::KernelBuild& kernels = extras.kernels ? *extras.kernels : no_kernels;
   nlohmann::json manifest = record.evidence;
-  manifest.update(execution_and_target(*model.graph, record, extras, kernels));
+  manifest.update(execution_and_target(compiled, record, extras, kernels));
   manifest["kiln_version"] = record.kiln_version;
   manifest["toolchain"] = toolchain();
   manifest["source_sha256"] = model.sha256;

@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/compiler/compiled_model.h"
 #include "kiln/ir/graph.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
-#include "kiln/target/target.h"
 #include "kiln/tensor.h"
 
 namespace kiln::artifact {
@@ -35,24 +35,21 @@ struct ArtifactExtras {
   const providers::KernelBuild* kernels = nullptr;
 };
 
-// How the model was compiled and how it runs, as values: the manifest's `kiln_version`,
-// `execution` and `target` fields, which the artifact owns (docs/ARTIFACT.md) and the loader reads.
+// What the manifest states besides the compiled model: the Kiln that built it, the --isa cap and
+// the thread count it was compiled under (the manifest's `target.isa` and `execution.threads`,
+// fields the artifact owns and the loader reads), and the compile's evidence
+// (report::reproducible_sections), kept at the manifest's top level for people and tools
+// (`kiln inspect`, `kiln diff`) and never read back.
 struct CompileRecord {
   std::string kiln_version;
-  std::string isa;  // the --isa cap it was compiled under ("" for none)
-  target::Target target;
-  // What its first provider prefers: convolution-region layouts, best first; Winograd convolutions.
-  std::vector<std::string> activation_layouts;
-  bool winograd = false;
-  int threads = 0;  // the compile session's thread count (0: the runtime's default)
-  // The compile's evidence (report::reproducible_sections), kept at the manifest's top level for
-  // people and tools (`kiln inspect`, `kiln diff`); the loader never reads it.
+  std::string isa;  // "" for none
+  int threads = 0;  // 0: the runtime's default
   nlohmann::json evidence = nlohmann::json::object();
 };
 
-// The artifact of `model` planned as `extras.kernels` (its input shapes, packed constants, generated
-// kernels and the CPU features they need). Returns the file's bytes; InvalidArgument for a bad
-// asset name.
-Result<std::string> build_artifact(const ir::Model& model, const CompileRecord& record, const ArtifactExtras& extras);
+// The artifact of `compiled` planned as `extras.kernels` (its input shapes, packed constants,
+// generated kernels and the CPU features they need). Returns the file's bytes; InvalidArgument for
+// a bad asset name.
+Result<std::string> build_artifact(const compiler::CompiledModel& compiled, const CompileRecord& record, const ArtifactExtras& extras);
 
 }  // namespace kiln::artifact

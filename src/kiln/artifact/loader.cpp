@@ -127,8 +127,8 @@ Result<LoadedArtifact> load_artifact(const io::FileImage& file, const LoadPolicy
   const SectionView* plan = find_section(d, "plan");
   if (!plan) return integrity_failure("artifact: no plan section");
   LoadedArtifact loaded;
-  KILN_ASSIGN_OR_RETURN(loaded.prepacked, read_packed(d, file.owner));
-  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d, file.owner, loaded.prepacked, loaded.packed_only));
+  KILN_ASSIGN_OR_RETURN(loaded.precompiled.packed, read_packed(d, file.owner));
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d, file.owner, loaded.precompiled.packed, loaded.precompiled.packed_only));
   KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
   loaded.model.sha256 = d.manifest.value("source_sha256", "");
   KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
@@ -137,8 +137,8 @@ Result<LoadedArtifact> load_artifact(const io::FileImage& file, const LoadPolicy
       execution["threads"].get<int64_t>() > 4096)
     return integrity_failure("artifact manifest: execution.threads is missing");
   loaded.default_threads = execution["threads"].get<int>();
-  KILN_ASSIGN_OR_RETURN(loaded.generated_code, read_generated_code(d));
-  loaded.file_owner = file.owner;
+  KILN_ASSIGN_OR_RETURN(loaded.precompiled.generated_code, read_generated_code(d));
+  loaded.precompiled.file = file.owner;
   KILN_ASSIGN_OR_RETURN(loaded.warmup_inputs, read_fixtures(d, file.owner, "inputs"));
   KILN_ASSIGN_OR_RETURN(loaded.warmup_outputs, read_fixtures(d, file.owner, "outputs"));
   return loaded;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/compiler/compiled_model.h"
 #include "kiln/io/file.h"
 #include "kiln/ir/graph.h"
 #include "kiln/providers/kernel_build.h"
@@ -42,14 +43,11 @@ struct LoadedArtifact {
   std::map<std::string, std::string> assets;  // name -> bytes
   // Warm-up fixtures: inputs, and the outputs the model gave for them when it was compiled.
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
-  // Weights in the compiled kernels' layouts (views into the file), and the weights stored only
-  // that way (their initializers view the packed bytes).
-  std::vector<providers::PackedConstant> prepacked;
-  std::set<std::string> packed_only;
+  // Weights in the compiled kernels' layouts and the generated kernels' object (views into the
+  // file, which it keeps alive); the weights stored only packed have initializers that view the
+  // packed bytes.
+  compiler::Precompiled precompiled;
   int default_threads = 0;  // the threads it was compiled for (0: the runtime's default)
-  // Generated kernels compiled ahead: the module's source key -> its object (a view into the file).
-  std::map<std::string, std::string_view> generated_code;
-  std::shared_ptr<const char> file_owner;  // keeps the views alive
 };
 
 // The model, assets and fixtures of the artifact read into `file`; weights and fixtures are views

@@ -14,7 +14,7 @@
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/cli/model_io.h"
-#include "kiln/runtime/elapsed.h"
+#include "kiln/ir/elapsed.h"
 
 namespace kiln::cli {
 

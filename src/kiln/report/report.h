@@ -15,6 +15,8 @@
 #include "kiln/parity.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
+#include "kiln/session.h"
+#include "kiln/target/target.h"
 
 namespace kiln::report {
 
@@ -206,6 +208,11 @@ struct Report {
   GuardSection guards;
   RunSection run;
 };
+
+// The options section: each option a load was given, as text.
+std::map<std::string, std::string> options_section(const SessionOptions& options);
+// The target section's machine part (what `target` is and may use; `isa`: the --isa cap, "" for none).
+TargetSection target_section(const target::Target& target, const std::string& isa);
 
 // The report as JSON (docs/REPORT.md): the value, and its text.
 nlohmann::json to_json_value(const Report& report);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/compiler/compile.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/partition/partitioner.h"
@@ -25,9 +26,9 @@
 
 namespace kiln::runtime {
 
-// Compiles a body as a graph of its own and places its nodes; none: placement under the policy
-// only, the body left as it is.
-using BodyCompiler = std::function<Result<partition::PartitionMap>(ir::Graph& body)>;
+// Compiles a body as a graph of its own and places its nodes (compiler::body_compiler); none:
+// placement under the policy only, the body left as it is.
+using BodyCompiler = compiler::GraphCompiler;
 
 class BodyPlans {
  public:

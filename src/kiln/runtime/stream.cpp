@@ -8,9 +8,9 @@
 #include <chrono>
 
 #include "kiln/ir/buffer.h"
-#include "kiln/runtime/elapsed.h"
+#include "kiln/ir/elapsed.h"
 #include "kiln/runtime/input_binding.h"
-#include "kiln/runtime/session_impl.h"
+#include "kiln/runtime/engine.h"
 
 namespace kiln {
 
@@ -26,16 +26,16 @@ bool overlap(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 struct Stream::Impl {
-  explicit Impl(Session::Impl& s)
-      : session(s),
-        bound(s.inputs.size()),
-        next_inputs(s.inputs.size()),
-        carried_from(s.inputs.size(), -1),
-        bound_outputs(s.outputs.size()),
-        carried_into(s.outputs.size(), -1),
-        buffers(s.outputs.size()),
-        targets(s.outputs.size()),
-        last(s.outputs.size()) {}
+  explicit Impl(runtime::Engine& e)
+      : engine(e),
+        bound(e.inputs().size()),
+        next_inputs(e.inputs().size()),
+        carried_from(e.inputs().size(), -1),
+        bound_outputs(e.outputs().size()),
+        carried_into(e.outputs().size(), -1),
+        buffers(e.outputs().size()),
+        targets(e.outputs().size()),
+        last(e.outputs().size()) {}
 
   // The stream's buffers for one output. A call writes into a buffer that nothing outside holds (not
   // the one a carried input is reading, not one whose tensor the caller kept), so a kept output is
@@ -67,7 +67,7 @@ struct Stream::Impl {
     std::vector<Buffer> buffers_;
   };
 
-  Session::Impl& session;
+  runtime::Engine& engine;
   std::vector<Tensor> bound;         // per model input: the caller's tensor (a carried one's initial state)
   std::vector<Value> next_inputs;    // per model input: what the next call reads
   std::vector<int> carried_from;     // per model input: the output carried into it, or -1
@@ -84,8 +84,8 @@ struct Stream::Impl {
   std::vector<runtime::StepTiming> timings;
   int64_t calls = 0;
 
-  Result<size_t> input_index(const std::string& name) const { return index_of(session.inputs, name, "input"); }
-  Result<size_t> output_index(const std::string& name) const { return index_of(session.outputs, name, "output"); }
+  Result<size_t> input_index(const std::string& name) const { return index_of(engine.inputs(), name, "input"); }
+  Result<size_t> output_index(const std::string& name) const { return index_of(engine.outputs(), name, "output"); }
 
   static Result<size_t> index_of(const std::vector<TensorInfo>& infos, const std::string& name, const char* what) {
     std::string known;
@@ -100,22 +100,19 @@ struct Stream::Impl {
   // their shapes when it has none for them.
   Status prepare(const runtime::ShapeSignature& shapes) {
     std::map<std::string, Value> named;
-    for (size_t j = 0; j < next_inputs.size(); ++j) named[session.inputs[j].name] = next_inputs[j];
-    KILN_RETURN_IF_ERROR(runtime::bind_inputs(*session.model.graph, named).status());
+    for (size_t j = 0; j < next_inputs.size(); ++j) named[engine.inputs()[j].name] = next_inputs[j];
+    KILN_RETURN_IF_ERROR(runtime::bind_inputs(engine.graph(), named).status());
     for (size_t i = 0; i < bound_outputs.size(); ++i)
       for (size_t j = 0; j < bound.size(); ++j)
         if (bound_outputs[i].defined() && bound[j].defined() && overlap(bound_outputs[i], bound[j]))
-          return invalid_argument("the buffer bound to output '" + session.outputs[i].name +
-                                  "' shares memory with the tensor bound to input '" + session.inputs[j].name +
+          return invalid_argument("the buffer bound to output '" + engine.outputs()[i].name +
+                                  "' shares memory with the tensor bound to input '" + engine.inputs()[j].name +
                                   "' (carry the output into the input instead)");
-    const std::lock_guard<std::mutex> lock(session.mutex);
-    KILN_RETURN_IF_ERROR(runtime::check_specialized_shapes(session.specialized, named));
-    if (!session.options.shape_profile.empty()) KILN_RETURN_IF_ERROR(session.guard_profile(named));
+    KILN_RETURN_IF_ERROR(engine.check_stream_inputs(named));
     if (!plan || shapes != planned) {
-      KILN_ASSIGN_OR_RETURN(plan, session.new_plan(shapes));
+      KILN_ASSIGN_OR_RETURN(plan, engine.stream_plan(shapes));
       planned = shapes;
-      session.report.execution.stream_plans_built += 1;
-      in_place.assign(session.outputs.size(), false);
+      in_place.assign(engine.outputs().size(), false);
       for (size_t i = 0; i < plan->output_slots.size(); ++i) {
         const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
         in_place[i] = slot.kind == runtime::ValueSlot::Kind::kOutput && slot.io_index == i &&
@@ -127,12 +124,12 @@ struct Stream::Impl {
   }
 
   Status call(const RunOptions& options) {
-    KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, session.begin_run(options));
-    const MemoryBudgetScope budget_scope(session.memory);
+    KILN_ASSIGN_OR_RETURN(const ops::RunLimits limits, engine.begin_run(options));
+    const MemoryBudgetScope budget_scope(engine.memory());
     bool shapes_changed = bindings_changed || !plan;
     for (size_t j = 0; j < next_inputs.size(); ++j) {
       if (!next_inputs[j].is_tensor() || !next_inputs[j].tensor().defined())
-        return invalid_argument("input '" + session.inputs[j].name + "' is neither bound nor carried into" +
+        return invalid_argument("input '" + engine.inputs()[j].name + "' is neither bound nor carried into" +
                                 (carried_from[j] >= 0 ? " with an initial state bound" : "") +
                                 " (Stream::bind_input, Stream::carry)");
       shapes_changed = shapes_changed || next_inputs[j].tensor().shape() != planned[j];
@@ -150,7 +147,7 @@ struct Stream::Impl {
         const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
         targets[i] = buffers[i].take(slot.dtype, slot.shape);
         if (!targets[i].defined())
-          return allocation_failure("cannot allocate output '" + session.outputs[i].name + "' of shape " +
+          return allocation_failure("cannot allocate output '" + engine.outputs()[i].name + "' of shape " +
                                     shape_to_string(slot.shape));
       } else {
         targets[i] = Tensor();
@@ -162,28 +159,26 @@ struct Stream::Impl {
     const double ms = ms_since(start);
     if (!results.is_ok()) {
       const std::string context = "stream call " + std::to_string(calls + 1) + (options.tag.empty() ? "" : " '" + options.tag + "'");
-      return annotate_allocation_failure(results.status(), *session.memory).with_context(context);
+      return annotate_allocation_failure(results.status(), *engine.memory()).with_context(context);
     }
     for (size_t i = 0; i < last.size(); ++i) {
       last[i] = std::move(results.value()[i].tensor());
       if (carried_into[i] >= 0) next_inputs[static_cast<size_t>(carried_into[i])] = last[i];
     }
     ++calls;
-    const std::lock_guard<std::mutex> lock(session.mutex);
-    session.record_run(true, ms, timings, plan);
+    engine.record_run(true, ms, timings, plan);
     return Status::ok();
   }
 };
 
-Result<std::unique_ptr<Stream>> Session::open_stream() {
-  for (const auto* infos : {&impl_->inputs, &impl_->outputs})
+Result<std::unique_ptr<Stream>> Stream::open(runtime::Engine& engine) {
+  for (const auto* infos : {&engine.inputs(), &engine.outputs()})
     for (const TensorInfo& info : *infos)
       if (info.kind != Value::Kind::kTensor)
         return invalid_argument("'" + info.name + "' is a sequence or optional; a stream binds tensors only (use run_values)");
   return catching_bad_alloc("opening a stream", [&]() -> Result<std::unique_ptr<Stream>> {
-    auto stream = std::unique_ptr<Stream>(new Stream(std::make_unique<Stream::Impl>(*impl_)));
-    const std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->report.execution.streams += 1;
+    auto stream = std::unique_ptr<Stream>(new Stream(std::make_unique<Stream::Impl>(engine)));
+    engine.count_stream();
     return stream;
   });
 }
@@ -193,7 +188,7 @@ Stream::~Stream() = default;
 
 Status Stream::bind_input(const std::string& name, Tensor tensor) {
   KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(name));
-  const TensorInfo& info = impl_->session.inputs[j];
+  const TensorInfo& info = impl_->engine.inputs()[j];
   if (tensor.defined() && tensor.dtype() != info.dtype)
     return invalid_argument("input '" + name + "' is " + dtype_name(info.dtype) + ", the tensor to bind " + dtype_name(tensor.dtype()));
   return catching_bad_alloc("binding an input", [&] {
@@ -207,10 +202,10 @@ Status Stream::bind_input(const std::string& name, Tensor tensor) {
 
 Status Stream::bind_output(const std::string& name, Tensor buffer) {
   KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(name));
-  const TensorInfo& info = impl_->session.outputs[i];
+  const TensorInfo& info = impl_->engine.outputs()[i];
   if (impl_->carried_into[i] >= 0)
     return invalid_argument("output '" + name + "' is carried into input '" +
-                            impl_->session.inputs[static_cast<size_t>(impl_->carried_into[i])].name +
+                            impl_->engine.inputs()[static_cast<size_t>(impl_->carried_into[i])].name +
                             "': the stream keeps its buffers (read it with output())");
   if (buffer.defined() && (buffer.dtype() != info.dtype || buffer.dtype() == DType::kString))
     return invalid_argument("output '" + name + "' is " + dtype_name(info.dtype) + ", the buffer to bind " +
@@ -223,17 +218,17 @@ Status Stream::bind_output(const std::string& name, Tensor buffer) {
 Status Stream::carry(const std::string& output, const std::string& input) {
   KILN_ASSIGN_OR_RETURN(const size_t i, impl_->output_index(output));
   KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(input));
-  const TensorInfo& out = impl_->session.outputs[i];
-  const TensorInfo& in = impl_->session.inputs[j];
+  const TensorInfo& out = impl_->engine.outputs()[i];
+  const TensorInfo& in = impl_->engine.inputs()[j];
   if (out.dtype != in.dtype)
     return invalid_argument("cannot carry output '" + output + "' (" + dtype_name(out.dtype) + ") into input '" + input +
                             "' (" + dtype_name(in.dtype) + ")");
   if (impl_->carried_from[j] >= 0 && impl_->carried_from[j] != static_cast<int>(i))
     return invalid_argument("input '" + input + "' is carried into from output '" +
-                            impl_->session.outputs[static_cast<size_t>(impl_->carried_from[j])].name + "' already");
+                            impl_->engine.outputs()[static_cast<size_t>(impl_->carried_from[j])].name + "' already");
   if (impl_->carried_into[i] >= 0 && impl_->carried_into[i] != static_cast<int>(j))
     return invalid_argument("output '" + output + "' is carried into input '" +
-                            impl_->session.inputs[static_cast<size_t>(impl_->carried_into[i])].name + "' already");
+                            impl_->engine.inputs()[static_cast<size_t>(impl_->carried_into[i])].name + "' already");
   if (impl_->bound_outputs[i].defined())
     return invalid_argument("output '" + output + "' is bound to a buffer; unbind it (bind_output with an undefined tensor) to carry it");
   impl_->carried_into[i] = static_cast<int>(j);

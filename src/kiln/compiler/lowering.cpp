@@ -1,12 +1,12 @@
 // Lowering for the providers that hold a graph's nodes (see lowering.h).
-#include "kiln/runtime/lowering.h"
+#include "kiln/compiler/lowering.h"
 
 #include <set>
 
 #include "kiln/ops/op_registry.h"
 #include "kiln/passes/pass_context.h"
 
-namespace kiln::runtime {
+namespace kiln::compiler {
 
 Result<std::vector<passes::PassRun>> lower_for_providers(ir::Graph& graph, const partition::PartitionMap& placed,
                                                          const partition::ProviderList& providers, size_t policy_providers,
@@ -40,4 +40,4 @@ bool any_changed(const std::vector<passes::PassRun>& runs) {
   return false;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::compiler

@@ -1,4 +1,4 @@
-// Milliseconds since a steady-clock instant: how the runtime and the CLI time stages and runs.
+// Milliseconds since a steady-clock instant: how the compiler, the runtime and the CLI time stages and runs.
 #pragma once
 
 #include <chrono>

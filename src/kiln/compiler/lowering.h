@@ -1,7 +1,7 @@
 // Lowering: after partition, each of the policy's providers rewrites the nodes it holds into the
 // forms its kernels run fastest (the lowering stage of the pass table: activation layouts,
 // Winograd, element-wise chains); nodes placed on other providers stay as they are. The same
-// step for the main graph (Session) and for control-flow bodies compiled as graphs of their own
+// step for the main graph (compile.h) and for control-flow bodies compiled as graphs of their own
 // (BodyPlans), so an If branch or Loop body runs its convolutions in the layouts the main graph's do.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include "kiln/passes/pass_manager.h"
 #include "kiln/status.h"
 
-namespace kiln::runtime {
+namespace kiln::compiler {
 
 // Lowers `graph` as placed by `placed` for the first `policy_providers` of `providers` (the
 // policy's own, in order). Returns one PassRun per pass invocation, each naming its provider; a
@@ -25,4 +25,4 @@ Result<std::vector<passes::PassRun>> lower_for_providers(ir::Graph& graph, const
 // Whether any of `runs` changed the graph.
 bool any_changed(const std::vector<passes::PassRun>& runs);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::compiler
