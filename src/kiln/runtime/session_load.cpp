@@ -1,0 +1,147 @@
+// The stages of a session's load (see session_load.h).
+#include "kiln/runtime/session_load.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <optional>
+
+#include "kiln/compiler/compile.h"
+#include "kiln/ir/elapsed.h"
+#include "kiln/runtime/input_binding.h"
+#include "kiln/runtime/model_source.h"
+#include "kiln/runtime/model_summary.h"
+#include "kiln/runtime/shape_specialization.h"
+
+namespace kiln::runtime {
+namespace {
+
+// One load: its stages and what they hand each other on the way to the engine.
+struct Load {
+  Load(const SessionOptions& options, std::shared_ptr<MemoryBudget> memory) : options(options), memory(std::move(memory)) {}
+
+  SessionOptions options;
+  std::shared_ptr<MemoryBudget> memory;
+  target::Target target;
+  std::shared_ptr<providers::Tuner> tuner;
+  ExecutionMode mode = ExecutionMode::kGraph;
+  SourceModel source;
+  EngineStart engine;  // its report is the load's until the engine takes it
+  // What the session keeps besides the source's assets: the model's metadata as imported, the engine.
+  ModelMetadata metadata;
+  std::unique_ptr<Engine> started;
+
+  Status run(const std::string& path, const std::string* bytes) {
+    engine.report.memory.limit_bytes = options.memory_limit;
+    record_options();
+    KILN_RETURN_IF_ERROR(choose_target());
+    engine.load_start = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(import_model(path, bytes));
+    KILN_RETURN_IF_ERROR(choose_mode());
+    if (options.threads == 0 && source.default_threads > 0) {  // the artifact's default
+      options.threads = source.default_threads;
+      omp_set_num_threads(options.threads);
+      record_options();
+    }
+    // An artifact's graph was specialised and optimised when it was compiled.
+    if (options.specialize && !source.from_artifact) {
+      KILN_ASSIGN_OR_RETURN(auto shapes, load_time_shapes(*source.model.graph, options.input_shapes));
+      engine.pinned = pin_input_shapes(*source.model.graph, shapes);
+    }
+    const compiler::CompileOptions compile = compile_options();
+    KILN_ASSIGN_OR_RETURN(partition::ProviderList providers,
+                          compiler::make_providers(compile.policy, target, generates_kernels(), source.precompiled.generated_code));
+    // The passes run once here (an artifact's graph was optimised when it was compiled); jit runs
+    // them again on each variant's copy, specialised to its shapes, and places that copy.
+    KILN_ASSIGN_OR_RETURN(compiler::CompiledModel compiled,
+                          compiler::compile(std::move(source.model), compile, target, std::move(providers), std::move(source.precompiled)));
+    engine.warmup_inputs = std::move(source.warmup_inputs);
+    engine.warmup_outputs = std::move(source.warmup_outputs);
+    engine.options = options;
+    engine.mode = mode;
+    engine.memory = memory;
+    engine.tuner = tuner;
+    KILN_ASSIGN_OR_RETURN(started, Engine::start(std::move(compiled), std::move(engine)));
+    return Status::ok();
+  }
+
+  // The model at `path` (or in `bytes`): imported, or read back from an artifact under the
+  // options' signature policy and the target's CPU features.
+  Status import_model(const std::string& path, const std::string* bytes) {
+    const auto start = std::chrono::steady_clock::now();
+    const artifact::LoadPolicy policy{
+        options.artifact_public_key.empty() ? std::nullopt : std::optional(options.artifact_public_key),
+        options.require_signature, target.features, options.isa};
+    KILN_ASSIGN_OR_RETURN(source, read_model(path, bytes, policy));
+    const ir::Model& model = source.model;
+    metadata = {model.producer_name, model.producer_version, model.domain, model.doc_string, model.graph->name(),
+                model.model_version, model.metadata};
+    engine.report.model = summarize_model(model, false);
+    engine.report.model.path = bytes ? "<bytes>" : path;
+    engine.report.stages.import_ms = ms_since(start);
+    return Status::ok();
+  }
+
+  Status choose_mode() {
+    mode = options.mode;
+    if (source.from_artifact && (mode == ExecutionMode::kGraph || mode == ExecutionMode::kAot)) {
+      mode = ExecutionMode::kAot;  // a compiled graph, planned as it was compiled
+    } else if (source.from_artifact) {
+      return invalid_argument(std::string("a .kiln artifact runs in aot mode, not ") + execution_mode_name(mode) +
+                              "; give the ONNX model for that mode");
+    } else if (mode == ExecutionMode::kAot) {
+      return invalid_argument("aot mode runs a .kiln artifact; compile the model first (kiln compile MODEL -o model.kiln)");
+    }
+    if (mode == ExecutionMode::kJit && options.specialize)
+      return invalid_argument("jit mode specialises each call's shapes itself; drop specialize (--specialize)");
+    engine.report.execution.mode = execution_mode_name(mode);
+    engine.report.execution.max_variants = options.max_variants;
+    engine.report.execution.max_concurrent_runs = options.max_concurrent_runs;
+    return Status::ok();
+  }
+  compiler::CompileOptions compile_options() const {
+    compiler::CompileOptions o;
+    o.policy = {options.providers, options.allow_fallback};
+    o.pipeline.disabled_passes = options.disabled_passes;
+    o.rewrite = options.optimize && mode != ExecutionMode::kEager;
+    o.optimised = source.from_artifact;            // optimised when it was compiled
+    o.place = mode != ExecutionMode::kJit;  // jit places each variant for its shapes
+    return o;
+  }
+
+  // Whether kernels are generated from loop IR: jit, graph with generate_kernels, and an artifact
+  // that embeds generated kernels (the providers that can generate them do).
+  bool generates_kernels() const {
+    return (mode == ExecutionMode::kAot && !source.precompiled.generated_code.empty()) || mode == ExecutionMode::kJit ||
+           (mode == ExecutionMode::kGraph && options.generate_kernels);
+  }
+
+  void record_options() {
+    engine.report.kiln_version = KILN_VERSION;
+    engine.report.options = report::options_section(options);
+  }
+  Status choose_target() {
+    KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
+    if (options.tune && !(options.tune_budget_ms >= 0))
+      return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
+    tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)
+                         : std::make_shared<providers::Tuner>();
+    engine.report.target = report::target_section(target, options.isa);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+Result<LoadedModel> load_model(const std::string& path, const std::string* bytes, const SessionOptions& options,
+                               std::shared_ptr<MemoryBudget> memory) {
+  Load load(options, std::move(memory));
+  KILN_RETURN_IF_ERROR(load.run(path, bytes));
+  LoadedModel loaded;
+  loaded.engine = std::move(load.started);
+  loaded.metadata = std::move(load.metadata);
+  loaded.assets = std::move(load.source.assets);
+  return loaded;
+}
+
+}  // namespace kiln::runtime

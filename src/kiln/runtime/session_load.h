@@ -1,0 +1,35 @@
+// The load behind Session::load, one stage after another (Load::run in session_load.cpp):
+//
+//   record the options; choose the target (and the tuner)
+//   read the model (model_source: imported through the format table, or an artifact read back)
+//   choose the execution mode; the artifact's default thread count
+//   pin the input shapes (specialize)
+//   make the providers (compiler::make_providers)
+//   compile (compiler::compile: analysis, passes, placement, lowering)
+//   start the engine over the compiled model (engine.h: its load-time plan)
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kiln/ir/memory_budget.h"
+#include "kiln/runtime/engine.h"
+#include "kiln/session.h"
+#include "kiln/status.h"
+
+namespace kiln::runtime {
+
+// What a session keeps of its load.
+struct LoadedModel {
+  std::unique_ptr<Engine> engine;
+  ModelMetadata metadata;                     // as imported, before any pass
+  std::map<std::string, std::string> assets;  // an artifact's, by name
+};
+
+// The model at `path`, or in `bytes` when given, loaded under `options` (checked already) with
+// `memory` (current on the calling thread) as its budget.
+Result<LoadedModel> load_model(const std::string& path, const std::string* bytes, const SessionOptions& options,
+                               std::shared_ptr<MemoryBudget> memory);
+
+}  // namespace kiln::runtime
