@@ -34,7 +34,9 @@ TEST(OnednnTarget, ReferenceImplementationsAreRecognised) {
 }
 
 TEST(OnednnTarget, PreferredLayoutsAreOnesOneDnnRunsWithVectorKernels) {
-  const std::vector<ops::ActivationLayout> layouts = preferred_activation_layouts();
+  const CpuConfig config = make_cpu_config(target::host_target()).value();
+  EXPECT_EQ(config.target.level, target::host_target().level);
+  const std::vector<ops::ActivationLayout>& layouts = config.activation_layouts;
   ASSERT_FALSE(layouts.empty());
   const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
   const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
@@ -51,7 +53,7 @@ TEST(OnednnTarget, PreferredLayoutsAreOnesOneDnnRunsWithVectorKernels) {
   if (wide) {
     EXPECT_EQ(nhwc - layouts.begin(), 1);
   }
-  EXPECT_EQ(has_winograd_convolutions(), wide);
+  EXPECT_EQ(config.winograd, wide);
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ Capability CpuProvider::runs_layouts_fast(const ir::Node& node) const {
   for (const std::string& name : layouts) {
     const std::optional<ops::ActivationLayout> layout = ops::ActivationLayout::parse(name);
     if (!layout || *layout == ops::ActivationLayout::channels_first()) continue;
-    const auto& preferred = preferences_.activation_layouts;
+    const auto& preferred = config_.activation_layouts;
     if (std::find(preferred.begin(), preferred.end(), *layout) == preferred.end())
       return Capability::no(name + " activations on this target (oneDNN has no vector kernel for them here; the cpu provider "
                                    "computes in " + preferred_names() + ")");
@@ -184,7 +184,7 @@ Capability CpuProvider::runs_layouts_fast(const ir::Node& node) const {
 
 std::string CpuProvider::preferred_names() const {
   std::string names = "NCHW";
-  for (const ops::ActivationLayout& layout : preferences_.activation_layouts) names += ", " + layout.name();
+  for (const ops::ActivationLayout& layout : config_.activation_layouts) names += ", " + layout.name();
   return names;
 }
 
@@ -306,19 +306,23 @@ Capability fixed_size_tensor(const ir::Node& node, size_t input) {
 }  // namespace cpu
 
 Result<std::shared_ptr<const Provider>> CpuProvider::create(const ProviderConfig& config) {
-  KILN_RETURN_IF_ERROR(cpu::cap_onednn(config.target));
-  GraphPreferences preferences;
-  preferences.activation_layouts = cpu::preferred_activation_layouts();
-  preferences.winograd = cpu::has_winograd_convolutions();
-  preferences.elementwise_chains = true;
-  preferences.half_in_float = true;
+  KILN_ASSIGN_OR_RETURN(cpu::CpuConfig cpu, cpu::make_cpu_config(config.target));
   std::shared_ptr<codegen::KernelGenerator> generator;
   if (!config.embedded_code.empty()) {
     generator = codegen::KernelGenerator::for_embedded(config.target.features, config.embedded_code);
   } else if (config.generate_kernels) {
     KILN_ASSIGN_OR_RETURN(generator, codegen::KernelGenerator::create(config.target.features));
   }
-  return std::shared_ptr<const Provider>(new CpuProvider(std::move(preferences), std::move(generator)));
+  return std::shared_ptr<const Provider>(new CpuProvider(std::move(cpu), std::move(generator)));
+}
+
+GraphPreferences CpuProvider::graph_preferences() const {
+  GraphPreferences preferences;
+  preferences.activation_layouts = config_.activation_layouts;
+  preferences.winograd = config_.winograd;
+  preferences.elementwise_chains = true;
+  preferences.half_in_float = true;
+  return preferences;
 }
 
 void CpuProvider::begin_plan(KernelBuild& build) const {

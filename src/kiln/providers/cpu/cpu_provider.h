@@ -5,6 +5,7 @@
 // one Target: it caps oneDNN at the target's level and asks oneDNN what it wants there.
 #pragma once
 
+#include "kiln/providers/cpu/cpu_config.h"
 #include "kiln/providers/provider.h"
 
 namespace kiln::providers {
@@ -17,7 +18,7 @@ class CpuProvider final : public Provider {
 
   std::string name() const override { return "cpu"; }
   std::vector<std::string> op_types() const override;
-  GraphPreferences graph_preferences() const override { return preferences_; }
+  GraphPreferences graph_preferences() const override;
 
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
@@ -26,14 +27,15 @@ class CpuProvider final : public Provider {
   std::optional<codegen::CodegenStats> generated_stats() const override;
 
  private:
-  CpuProvider(GraphPreferences preferences, std::shared_ptr<codegen::KernelGenerator> generator)
-      : preferences_(std::move(preferences)), generator_(std::move(generator)) {}
+  CpuProvider(cpu::CpuConfig config, std::shared_ptr<codegen::KernelGenerator> generator)
+      : config_(std::move(config)), generator_(std::move(generator)) {}
   // Declines a layout-aware node (kiln.FusedConv, kiln.InLayout) that computes in a layout the
   // target has no vector kernel for (an NCHW16c artifact on an AVX2 machine), or converts between
   // two non-plain layouts.
   Capability runs_layouts_fast(const ir::Node& node) const;
   std::string preferred_names() const;
-  GraphPreferences preferences_;
+  // Its target and what oneDNN wants there (cpu_config.h), made once when it is made.
+  cpu::CpuConfig config_;
   // Generates kernels from loop IR (generated_kernels.cpp), for the target's features; null when
   // the session does not generate kernels.
   std::shared_ptr<codegen::KernelGenerator> generator_;

@@ -55,8 +55,8 @@ std::optional<tag> blocked_tag(int64_t block) {
   return std::nullopt;
 }
 
-}  // namespace
-
+// Caps oneDNN's kernels at `target`'s level when the target is capped (nothing otherwise).
+// InvalidArgument when kernels above it were already built in this process.
 Status cap_onednn(const target::Target& target) {
   if (!target.capped) return Status::ok();
   const std::optional<dnnl::cpu_isa> cap = onednn_isa(target.level);
@@ -69,25 +69,22 @@ Status cap_onednn(const target::Target& target) {
                           "' only before this process builds its first kernel at a higher level");
 }
 
-std::vector<ops::ActivationLayout> preferred_activation_layouts() {
-  static const std::vector<ops::ActivationLayout> preferred = [] {
-    // Blocked layouts widest first, then channels-last; then those whose kernels use the widest
-    // vectors first (on AVX-512 oneDNN runs NCHW8c with its AVX2 kernels, NHWC with AVX-512 ones).
-    std::vector<std::pair<ops::ActivationLayout, int>> candidates;
-    for (int64_t block : ops::channel_blocks()) candidates.emplace_back(ops::ActivationLayout::blocked(block), kernel_width(*blocked_tag(block)));
-    candidates.emplace_back(ops::ActivationLayout::channels_last(), kernel_width(tag::nhwc));
-    std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::vector<ops::ActivationLayout> layouts;
-    for (const auto& [layout, width] : candidates)
-      if (width > 0) layouts.push_back(layout);
-    return layouts;
-  }();
-  return preferred;
-}
+}  // namespace
 
-bool has_winograd_convolutions() {
-  static const bool winograd = runs_fast(tag::nChw16c, dnnl::algorithm::convolution_winograd);
-  return winograd;
+Result<CpuConfig> make_cpu_config(const target::Target& target) {
+  KILN_RETURN_IF_ERROR(cap_onednn(target));
+  CpuConfig config;
+  config.target = target;
+  // Blocked layouts widest first, then channels-last; then those whose kernels use the widest
+  // vectors first (on AVX-512 oneDNN runs NCHW8c with its AVX2 kernels, NHWC with AVX-512 ones).
+  std::vector<std::pair<ops::ActivationLayout, int>> candidates;
+  for (int64_t block : ops::channel_blocks()) candidates.emplace_back(ops::ActivationLayout::blocked(block), kernel_width(*blocked_tag(block)));
+  candidates.emplace_back(ops::ActivationLayout::channels_last(), kernel_width(tag::nhwc));
+  std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [layout, width] : candidates)
+    if (width > 0) config.activation_layouts.push_back(layout);
+  config.winograd = runs_fast(tag::nChw16c, dnnl::algorithm::convolution_winograd);
+  return config;
 }
 
 std::vector<std::string> implementation_features(const std::string& impl) {

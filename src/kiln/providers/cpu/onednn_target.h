@@ -1,7 +1,7 @@
-// The cpu provider's Target as oneDNN sees it: the cap on oneDNN's instruction set (set once per
-// process, before its first kernel), what oneDNN wants on that target (the activation layouts its
-// convolutions run fastest in, whether it has Winograd convolutions: asked of oneDNN, not
-// assumed), and what a chosen implementation ("brg:avx512_core", "ref:any") needs and is.
+// The cpu provider's Target as oneDNN sees it (CpuConfig): the cap on oneDNN's instruction set (set
+// once per process, before its first kernel), what oneDNN wants on that target (the activation
+// layouts its convolutions run fastest in, whether it has Winograd convolutions: asked of oneDNN,
+// not assumed), and what a chosen implementation ("brg:avx512_core", "ref:any") needs and is.
 #pragma once
 
 #include <dnnl.hpp>
@@ -10,28 +10,12 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/providers/cpu/cpu_config.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/status.h"
 #include "kiln/target/target.h"
 
 namespace kiln::providers::cpu {
-
-// Caps oneDNN's kernels at `target`'s level when the target is capped (nothing otherwise).
-// InvalidArgument when kernels above it were already built in this process.
-Status cap_onednn(const target::Target& target);
-
-// The activation layouts oneDNN runs a representative convolution in with a vector kernel on
-// this process's (capped) instruction set, best first: those whose kernel uses the widest vectors
-// first, and among equals the blocked layouts widest first, then channels-last. AVX-512: NCHW16c,
-// NHWC, NCHW8c (oneDNN runs 8-channel blocks with its AVX2 kernels); AVX2: NCHW8c, NHWC (oneDNN
-// 2.6 runs 16-channel blocks with its reference code). Blocked before channels-last, though
-// oneDNN's own pick for format_tag::any is channels-last on AVX-512 (its brgemm kernels): the
-// blocked kernels measured faster on Kiln's convolution regions (MobileNetV2 b8: 71.9 -> 52.7 ms
-// at 1 thread).
-std::vector<ops::ActivationLayout> preferred_activation_layouts();
-
-// Whether oneDNN runs Winograd convolutions here (it has them for AVX-512 only).
-bool has_winograd_convolutions();
 
 // The features implementation `impl` (oneDNN's impl_info_str) needs: those of the level it names;
 // none for ISA-neutral ones ("gemm:jit", "ref:any").
