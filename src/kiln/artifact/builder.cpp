@@ -10,7 +10,6 @@
 
 #include "kiln/artifact/container.h"
 #include "kiln/artifact/packed_weights.h"
-#include "kiln/codegen/kernel_generator.h"
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
@@ -120,10 +119,10 @@ Result<std::string> build_artifact(const compiler::CompiledModel& compiled, cons
     sections.push_back({warmup_section_name(part), std::move(section.bytes)});
   }
   manifest["generated_code"] = nullptr;
-  if (const codegen::ModuleBuilder* module = kernels.generated_module(); module && !module->object_bytes().empty()) {
-    KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(module->object_bytes()));
-    manifest["generated_code"] = {{"source_key", module->source_key()}, {"bytes", module->object_bytes().size()}, {"sha256", sha256}};
-    sections.push_back({"code", module->object_bytes()});
+  if (const std::optional<providers::CodeObject>& code = kernels.code_object()) {
+    KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(code->bytes));
+    manifest["generated_code"] = {{"source_key", code->key}, {"bytes", code->bytes.size()}, {"sha256", sha256}};
+    sections.push_back({"code", std::string(code->bytes)});
   }
   for (const auto& [name, bytes] : extras.assets) {
     KILN_RETURN_IF_ERROR(check_asset_name(name));

@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/graph.h"
@@ -35,6 +37,13 @@ class ModuleBuilder;
 namespace kiln::providers {
 
 class Tuner;
+
+// Code a provider generated and compiled for a plan: its key (what it was built from) and its
+// object's bytes, which an artifact stores so that a load needs no compiler.
+struct CodeObject {
+  std::string key;
+  std::string_view bytes;  // valid while the build lives (it holds the provider's module)
+};
 
 // A constant's bytes in a kernel's layout.
 struct PackedConstant {
@@ -107,6 +116,9 @@ class KernelBuild {
   // The module generated kernels join (null: providers use their library kernels).
   void set_generated_module(std::shared_ptr<codegen::ModuleBuilder> module) { generated_ = std::move(module); }
   codegen::ModuleBuilder* generated_module() const { return generated_.get(); }
+  // The plan's generated code, once built (finish_plan); none when it generated nothing.
+  void record_code_object(CodeObject object) { code_ = std::move(object); }
+  const std::optional<CodeObject>& code_object() const { return code_; }
 
   // Implementation name -> kernels using it.
   const std::map<std::string, int64_t>& implementations() const { return implementations_; }
@@ -129,6 +141,7 @@ class KernelBuild {
   std::set<std::string> in_place_candidates_;
   std::shared_ptr<InPlaceLedger> ledger_;
   std::shared_ptr<codegen::ModuleBuilder> generated_;
+  std::optional<CodeObject> code_;
   ops::SubgraphRunner body_runner_;
   std::shared_ptr<Tuner> tuner_;
   bool generated_allowed_ = true;

@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/op_registry.h"
@@ -59,6 +58,19 @@ struct GraphPreferences {
   bool half_in_float = false;
 };
 
+// What a provider that generates kernels at run time did over a session (the report's
+// execution.generated section): its compiler, its object cache, the modules and kernels it made.
+struct GeneratedCodeEvidence {
+  std::string compiler;  // the compiler's identity
+  std::string cache_folder;
+  bool cache_writable = true;  // false once an insert failed
+  int64_t modules = 0, kernels = 0;
+  int64_t cache_hits = 0, cache_misses = 0, corrupted_entries = 0;
+  int64_t embedded_hits = 0;  // modules whose object came from the artifact
+  double compile_ms = 0;     // in the compiler, misses only
+  int64_t source_bytes = 0;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -78,7 +90,7 @@ class Provider {
   // finds in the cache or the artifact, its module of generated kernels).
   virtual Status finish_plan(KernelBuild& build) const { return Status::ok(); }
   // Evidence of the kernels it generated over the session, if it generates any.
-  virtual std::optional<codegen::CodegenStats> generated_stats() const { return std::nullopt; }
+  virtual std::optional<GeneratedCodeEvidence> generated_code() const { return std::nullopt; }
 };
 
 }  // namespace kiln::providers

@@ -193,7 +193,7 @@ Result<std::shared_ptr<const ExecutionPlan>> Engine::plan_for(const ShapeSignatu
 Result<std::unique_ptr<ExecutionPlan>> Engine::plan_compiled_graph(const ShapeSignature& shapes) {
   const ir::Graph& g = graph();
   auto plan = build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(g));
-  if (plan.is_ok() || mode_ != ExecutionMode::kAot || !generated_stats() || plan.status().code() != StatusCode::kUnsupportedTarget)
+  if (plan.is_ok() || mode_ != ExecutionMode::kAot || !generated_code() || plan.status().code() != StatusCode::kUnsupportedTarget)
     return plan;
   return build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(g, false));
 }
@@ -220,8 +220,8 @@ providers::KernelBuild Engine::kernel_build(const ir::Graph& graph, bool generat
 
 void Engine::record_variants() {
   report::ExecutionSection& e = report_.execution;
-  if (const std::optional<codegen::CodegenStats> generated = generated_stats()) {
-    const codegen::CodegenStats& g = *generated;
+  if (const std::optional<providers::GeneratedCodeEvidence> generated = generated_code()) {
+    const providers::GeneratedCodeEvidence& g = *generated;
     e.generated = report::ExecutionSection::Generated{g.compiler,     g.cache_folder,      g.cache_writable, g.modules,
                                                       g.kernels,      g.cache_hits,        g.cache_misses,   g.corrupted_entries,
                                                       g.embedded_hits, g.compile_ms,        g.source_bytes};
@@ -241,9 +241,9 @@ void Engine::record_variants() {
       if (counted.insert(constant.data.get()).second) e.packed_weight_bytes += static_cast<int64_t>(constant.bytes);
 }
 
-std::optional<codegen::CodegenStats> Engine::generated_stats() const {
+std::optional<providers::GeneratedCodeEvidence> Engine::generated_code() const {
   for (const auto& provider : compiled_.providers)
-    if (std::optional<codegen::CodegenStats> stats = provider->generated_stats()) return stats;
+    if (std::optional<providers::GeneratedCodeEvidence> stats = provider->generated_code()) return stats;
   return std::nullopt;
 }
 

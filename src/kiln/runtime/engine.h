@@ -128,7 +128,7 @@ class Engine {
   // comparison); the engine is ready.
   void record_warmup(const char* fixtures, int runs, const std::optional<WarmupCheck>& check, double ms);
   // The providers' evidence of generated kernels, if any generates.
-  std::optional<codegen::CodegenStats> generated_stats() const;
+  std::optional<providers::GeneratedCodeEvidence> generated_code() const;
 
   const compiler::CompiledModel compiled_;
   const SessionOptions options_;

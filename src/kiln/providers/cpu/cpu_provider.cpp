@@ -335,12 +335,15 @@ Status CpuProvider::finish_plan(KernelBuild& build) const {
   if (!module || module->size() == 0) return Status::ok();
   KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
   build.require_features(module->required_features());
+  if (!module->object_bytes().empty()) build.record_code_object({module->source_key(), module->object_bytes()});
   return Status::ok();
 }
 
-std::optional<codegen::CodegenStats> CpuProvider::generated_stats() const {
+std::optional<GeneratedCodeEvidence> CpuProvider::generated_code() const {
   if (!generator_) return std::nullopt;
-  return generator_->stats();
+  const codegen::CodegenStats g = generator_->stats();
+  return GeneratedCodeEvidence{g.compiler,   g.cache_folder, g.cache_writable,    g.modules,       g.kernels,     g.cache_hits,
+                               g.cache_misses, g.corrupted_entries, g.embedded_hits, g.compile_ms, g.source_bytes};
 }
 
 }  // namespace kiln::providers

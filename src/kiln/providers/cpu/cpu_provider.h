@@ -5,6 +5,7 @@
 // one Target: it caps oneDNN at the target's level and asks oneDNN what it wants there.
 #pragma once
 
+#include "kiln/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_config.h"
 #include "kiln/providers/provider.h"
 
@@ -24,7 +25,7 @@ class CpuProvider final : public Provider {
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
   void begin_plan(KernelBuild& build) const override;
   Status finish_plan(KernelBuild& build) const override;
-  std::optional<codegen::CodegenStats> generated_stats() const override;
+  std::optional<GeneratedCodeEvidence> generated_code() const override;
 
  private:
   CpuProvider(cpu::CpuConfig config, std::shared_ptr<codegen::KernelGenerator> generator)
