@@ -101,7 +101,7 @@ void mask_scores(const AttentionState& s, float* scores, const Tensor* mask, con
   }
 }
 
-Result<ops::Kernel> build_attention(const ir::Node& node) {
+Result<ops::Kernel> build_attention(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> out = output_dims(node, 0);
   const size_t rank = out.size();
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, ops::attention_perm(node, ops::kAttentionOutputPerm, rank));
@@ -121,13 +121,13 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
   if (node.input(kBiasInput)) state->bias = row_map(input_dims(node, kBiasInput), scores_dims);
   dnnl::primitive_attr scaled;  // the scale as output scales: a post-op slows the brgemm kernel
   if (const float scale = node.attr_float("scale", 1.0f); scale != 1.0f) scaled.set_output_scales(0, {scale});
-  state->scores_product = checked(dnnl::matmul(
+  state->scores_product = checked({node, build}, dnnl::matmul(
       dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->q, state->kt, state->scores_desc), scaled, cpu_engine())));
   state->output_product =
-      checked(dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->scores_desc, state->v, state->y), cpu_engine())));
+      checked({node, build}, dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(state->scores_desc, state->v, state->y), cpu_engine())));
   const dnnl::softmax_v2_forward::desc softmax(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate,
                                                state->scores_desc, state->scores_desc, static_cast<int>(rank - 1));
-  state->softmax = checked(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine())));
+  state->softmax = checked({node, build}, dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, cpu_engine())));
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       float* scores = run_scratch_floats(static_cast<size_t>(shape_element_count(state->scores_dims)));
@@ -153,7 +153,7 @@ Result<ops::Kernel> build_attention(const ir::Node& node) {
 }  // namespace
 
 void add_attention_kernels(CpuKernelTable& table) {
-  CpuKernel attention = node_only(attention_supports, build_attention);
+  CpuKernel attention = CpuKernel{attention_supports, build_attention};
   // Q, Kt and V are the matmuls' operands: no keys (T of 0) leave the scores empty but not Y.
   attention.data_inputs = {0, 1, 2};
   table["kiln.Attention"] = std::move(attention);

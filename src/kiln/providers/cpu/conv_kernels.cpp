@@ -274,7 +274,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   const dnnl::convolution_forward::primitive_desc pd = chosen_algorithm(node, g, x, w, y, *state, build);
   state->set_primitive(pd);
   if (state->src_blocked) build.record_activation_reorders(2);
-  check_implementation(state->primitive);
+  check_implementation({node, build}, state->primitive);
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {

@@ -113,7 +113,7 @@ Result<ops::Kernel> build_conv_transpose(const ir::Node& node, KernelBuild& buil
                                     : dnnl::deconvolution_forward::desc(kind, alg, state->src, weights_any, state->dst, strides,
                                                                         dilations, pad_left, pad_right);
   const dnnl::deconvolution_forward::primitive_desc pd(desc, cpu_engine());
-  state->primitive = checked(dnnl::deconvolution_forward(pd));
+  state->primitive = checked({node, build}, dnnl::deconvolution_forward(pd));
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {

@@ -215,7 +215,6 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
     return cpu::reference_kernel(node);
   }
   Result<ops::Kernel> kernel = internal_error("unset");
-  const cpu::ImplementationRecorder recorder(node, build);
   const bool calling_thread = runs_on_calling_thread(node) && omp_get_max_threads() > 1;
   KILN_RETURN_IF_ERROR(cpu::guard(node, [&] {
     std::optional<cpu::ScopedThreads> one;

@@ -91,7 +91,7 @@ int64_t plain_loop_limit(const std::string& op) {
   return cheap.count(op) ? 16384 : 256;
 }
 
-Result<ops::Kernel> build_eltwise(const ir::Node& node) {
+Result<ops::Kernel> build_eltwise(const ir::Node& node, KernelBuild& build) {
   if (node.domain.empty() && element_function_of(node) && shape_element_count(output_dims(node, 0)) <= plain_loop_limit(node.op_type) &&
       (*element_function_of(node))(node, node.input(0)->type.dtype))
     return build_element_function(node);
@@ -101,7 +101,7 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node) {
   const memory::desc data = row_major_desc(dims);
   if (spec.size() == 1) {
     const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec[0].algorithm, data, spec[0].alpha, spec[0].beta);
-    return primitive_kernel(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
+    return primitive_kernel({node, build}, dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())),
                             [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
                               args.set(DNNL_ARG_SRC, data, *ctx.input(0));
                               args.set(DNNL_ARG_DST, data, *ctx.output(0));
@@ -117,7 +117,7 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node) {
   const memory zero(one, cpu_engine());  // owns its float
   *static_cast<float*>(zero.get_data_handle()) = 0.0f;
   const dnnl::binary::desc desc(algorithm::binary_add, data, one, data);
-  return primitive_kernel(dnnl::binary(dnnl::binary::primitive_desc(desc, attr, cpu_engine())),
+  return primitive_kernel({node, build}, dnnl::binary(dnnl::binary::primitive_desc(desc, attr, cpu_engine())),
                           [data, zero](ops::KernelContext& ctx, PrimitiveArgs& args) {
                             args.set(DNNL_ARG_SRC_0, data, *ctx.input(0));
                             args.set(DNNL_ARG_SRC_1, zero);
@@ -172,7 +172,7 @@ Tensor expanded(const Tensor& operand, const std::vector<int64_t>& dims, float* 
 
 // When neither operand has the output's dims, the first is broadcast into the output and the
 // primitive runs in place on it.
-Result<ops::Kernel> build_binary(const ir::Node& node) {
+Result<ops::Kernel> build_binary(const ir::Node& node, KernelBuild& build) {
   const int full = full_operand(node);
   const size_t a = full < 0 ? 0 : static_cast<size_t>(full), b = 1 - a;
   const BroadcastView view = collapse_broadcast(output_dims(node, 0), {input_dims(node, b)});
@@ -189,7 +189,7 @@ Result<ops::Kernel> build_binary(const ir::Node& node) {
   }
   const std::vector<int64_t> y = output_dims(node, 0);
   const bool in_place = full < 0;
-  ops::Kernel run = primitive_kernel(dnnl::binary(pd), [src0, src1, a, b, in_place, expand, y](ops::KernelContext& ctx, PrimitiveArgs& args) {
+  ops::Kernel run = primitive_kernel({node, build}, dnnl::binary(pd), [src0, src1, a, b, in_place, expand, y](ops::KernelContext& ctx, PrimitiveArgs& args) {
     args.set(DNNL_ARG_SRC_0, src0, in_place ? *ctx.output(0) : *ctx.input(a));
     args.set(DNNL_ARG_SRC_1, src1, expand ? expanded(*ctx.input(b), y, run_scratch_floats(static_cast<size_t>(shape_element_count(y)))) : *ctx.input(b));
     args.set(DNNL_ARG_DST, src0, *ctx.output(0));
@@ -235,7 +235,7 @@ Capability chain_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_chain(const ir::Node& node) {
+Result<ops::Kernel> build_chain(const ir::Node& node, KernelBuild& build) {
   std::vector<ChainOp> chain;
   for (const ops::ChainStep& step : ops::chain_steps(node)) chain.push_back(*chain_op(node, step));
   // The op viewed at its smallest rank (broadcast_view.h); the binary steps' operands in order.
@@ -290,7 +290,7 @@ Result<ops::Kernel> build_chain(const ir::Node& node) {
   const memory zero(row_major_desc(std::vector<int64_t>(view.output.size(), 1)), cpu_engine());  // owns its float
   *static_cast<float*>(zero.get_data_handle()) = 0.0f;
   const auto elements = static_cast<size_t>(shape_element_count(y));
-  return primitive_kernel(dnnl::binary(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
+  return primitive_kernel({node, build}, dnnl::binary(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
     float* scratch = slots > 0 ? run_scratch_floats(elements * slots) : nullptr;  // one request: it may move when grown
     auto bind = [&](int arg, const Operand& o) {
       args.set(arg, o.desc, o.slot ? expanded(*ctx.input(o.input), y, scratch + elements * *o.slot) : *ctx.input(o.input));
@@ -318,8 +318,8 @@ Capability clip_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_clip(const ir::Node& node) {
-  if (clip_by_primitive(node)) return build_eltwise(node);
+Result<ops::Kernel> build_clip(const ir::Node& node, KernelBuild& build) {
+  if (clip_by_primitive(node)) return build_eltwise(node, build);
   ops::Kernel kernel;
   ops::dispatch<ops::NumericTypes>(node.input(0)->type.dtype, [&]<class T>() {
     kernel = [](ops::KernelContext& ctx) -> Status {
@@ -416,9 +416,9 @@ Capability pow_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_pow(const ir::Node& node) {
+Result<ops::Kernel> build_pow(const ir::Node& node, KernelBuild& build) {
   if (is_float_cube(node)) return build_cube(node);
-  if (!eltwise_spec(node).empty()) return build_eltwise(node);
+  if (!eltwise_spec(node).empty()) return build_eltwise(node, build);
   ops::Kernel kernel;
   ops::dispatch<ops::PowBaseTypes>(node.input(0)->type.dtype, [&]<class X>() {
     ops::dispatch<ops::NumericTypes>(node.input(1)->type.dtype, [&]<class Y>() {
@@ -478,15 +478,15 @@ CpuKernel element_function_kernel(std::function<Capability(const ir::Node&)> sup
 }  // namespace
 
 void add_eltwise_kernels(CpuKernelTable& table) {
-  table["kiln.ElementwiseChain"] = generated_or(node_only(chain_supports, build_chain));
-  table["Clip"] = node_only(clip_supports, build_clip);
-  table["Pow"] = node_only(pow_supports, build_pow);
+  table["kiln.ElementwiseChain"] = generated_or(CpuKernel{chain_supports, build_chain});
+  table["Clip"] = CpuKernel{clip_supports, build_clip};
+  table["Pow"] = CpuKernel{pow_supports, build_pow};
   // oneDNN's eltwise for float32; other dtypes (float64, float16, integers) take the registry's
   // element function, a loop over chunks on threads.
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSigmoid", "HardSwish", "Selu", "Celu", "Exp", "Log",
                          "Sqrt", "Reciprocal", "Round", "Abs", "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
-    table[op] = first_of(node_only(eltwise_supports, build_eltwise), element_function_kernel(other_dtype_supports));
-  for (const auto& [op, alg] : binary_algorithms()) table[op] = node_only(binary_supports, build_binary);
+    table[op] = first_of(CpuKernel{eltwise_supports, build_eltwise}, element_function_kernel(other_dtype_supports));
+  for (const auto& [op, alg] : binary_algorithms()) table[op] = CpuKernel{binary_supports, build_binary};
   for (const auto& [op, function] : vector_functions())
     table[op] = first_of(node_only(vector_function_supports, build_vector_function),
                          element_function_kernel(element_function_supports));

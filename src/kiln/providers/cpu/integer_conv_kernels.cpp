@@ -85,7 +85,7 @@ void window_sums(const X* x, int32_t x_zero, const ops::ConvProblem& p, int32_t*
 // window_sum_count()) for the weights' zero points.
 class IntegerConvolution {
  public:
-  static Result<IntegerConvolution> build(const ir::Node& node, const ConvOperands& at);
+  static Result<IntegerConvolution> build(const ir::Node& node, KernelBuild& build, const ConvOperands& at);
   int64_t window_sum_count() const { return needs_sums_ ? y_[0] * groups_ * y_[2] * y_[3] : 0; }
   Status accumulate(const ops::KernelContext& ctx, int32_t* out, int32_t* sums) const;
 
@@ -106,7 +106,7 @@ class IntegerConvolution {
   std::shared_ptr<dnnl::stream> stream_;
 };
 
-Result<IntegerConvolution> IntegerConvolution::build(const ir::Node& node, const ConvOperands& at) {
+Result<IntegerConvolution> IntegerConvolution::build(const ir::Node& node, KernelBuild& build, const ConvOperands& at) {
   IntegerConvolution c;
   c.at_ = at;
   const std::vector<int64_t> x = input_dims(node, at.x), w = input_dims(node, at.w);
@@ -140,7 +140,7 @@ Result<IntegerConvolution> IntegerConvolution::build(const ir::Node& node, const
   c.src_in_ = reorder(c.src_, main_pd.src_desc());
   c.dst_out_ = reorder(main_pd.dst_desc(), c.dst_);
   c.main_ = dnnl::convolution_forward(main_pd);
-  check_implementation(c.main_);
+  check_implementation({node, build}, c.main_);
   // Weights as int8 (uint8 shifted by 128) and their zero point shifted alike, per output channel.
   const Tensor& weights = *constant_input(node, at.w);
   const bool unsigned_weights = weights.dtype() == DType::kUInt8;
@@ -218,8 +218,8 @@ Status IntegerConvolution::accumulate(const ops::KernelContext& ctx, int32_t* ou
   });
 }
 
-Result<ops::Kernel> build_conv_integer(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(IntegerConvolution conv, IntegerConvolution::build(node, kConvInteger));
+Result<ops::Kernel> build_conv_integer(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(IntegerConvolution conv, IntegerConvolution::build(node, build, kConvInteger));
   return ops::Kernel([conv = std::move(conv)](ops::KernelContext& ctx) -> Status {
     // The window sums go in the run scratch (as many floats as int32s).
     auto* sums = reinterpret_cast<int32_t*>(run_scratch_floats(static_cast<size_t>(conv.window_sum_count())));
@@ -237,8 +237,8 @@ Capability qlinear_conv_supports(const ir::Node& node) {
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B. The
 // accumulators (with B) requantize per output channel: saturate(round(acc * x_scale * w_scale[k] /
 // y_scale) + y_zero_point).
-Result<ops::Kernel> build_qlinear_conv(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(IntegerConvolution conv, IntegerConvolution::build(node, kQLinearConv));
+Result<ops::Kernel> build_qlinear_conv(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(IntegerConvolution conv, IntegerConvolution::build(node, build, kQLinearConv));
   const std::vector<int64_t> y = output_dims(node, 0);
   return ops::Kernel([conv = std::move(conv), y](ops::KernelContext& ctx) -> Status {
     const int64_t channels = y[1], positions = shape_element_count(y) / std::max<int64_t>(y[0] * channels, 1);
@@ -280,8 +280,8 @@ Result<ops::Kernel> build_qlinear_conv(const ir::Node& node) {
 }  // namespace
 
 void add_integer_conv_kernels(CpuKernelTable& table) {
-  table["ConvInteger"] = node_only([](const ir::Node& n) { return integer_conv_supports(n, kConvInteger); }, build_conv_integer);
-  table["QLinearConv"] = node_only(qlinear_conv_supports, build_qlinear_conv);
+  table["ConvInteger"] = CpuKernel{[](const ir::Node& n) { return integer_conv_supports(n, kConvInteger); }, build_conv_integer};
+  table["QLinearConv"] = CpuKernel{qlinear_conv_supports, build_qlinear_conv};
 }
 
 }  // namespace kiln::providers::cpu

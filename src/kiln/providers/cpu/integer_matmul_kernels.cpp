@@ -93,7 +93,7 @@ Result<PreparedB> prepare_b(const ir::Node& node, const Tensor& b, const Tensor*
 // (A - za)(B - zb) for one run, into `out` (rows x N int32), using `row_sums` (rows int32s).
 class IntegerProduct {
  public:
-  static Result<IntegerProduct> build(const ir::Node& node, const ProductOperands& at);
+  static Result<IntegerProduct> build(const ir::Node& node, KernelBuild& build, const ProductOperands& at);
   int64_t rows() const { return rows_; }
   int64_t columns() const { return n_; }
   // A's rows per matrix (its second-to-last dim; 1 for a vector): the count of a per-row parameter.
@@ -111,7 +111,7 @@ class IntegerProduct {
   std::shared_ptr<dnnl::stream> stream_;
 };
 
-Result<IntegerProduct> IntegerProduct::build(const ir::Node& node, const ProductOperands& at) {
+Result<IntegerProduct> IntegerProduct::build(const ir::Node& node, KernelBuild& build, const ProductOperands& at) {
   IntegerProduct p;
   p.at_ = at;
   const std::vector<int64_t> a = input_dims(node, at.a), b = input_dims(node, at.b);
@@ -126,7 +126,7 @@ Result<IntegerProduct> IntegerProduct::build(const ir::Node& node, const Product
   const memory::desc any_b({p.k_, p.n_}, memory::data_type::s8, memory::format_tag::any);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a_desc_, any_b, p.y_desc_), cpu_engine());
   p.main_ = dnnl::matmul(pd);
-  check_implementation(p.main_);
+  check_implementation({node, build}, p.main_);
   p.b_wanted_ = pd.weights_desc();
   p.split_ = !runs_int8_with_vnni(p.main_);
   if (p.split_) p.low_part_ = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(p.rows_ * p.n_));
@@ -194,8 +194,8 @@ Status IntegerProduct::accumulate(const ops::KernelContext& ctx, int32_t* out, i
   return Status::ok();
 }
 
-Result<ops::Kernel> build_matmul_integer(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(IntegerProduct product, IntegerProduct::build(node, kMatMulInteger));
+Result<ops::Kernel> build_matmul_integer(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(IntegerProduct product, IntegerProduct::build(node, build, kMatMulInteger));
   return ops::Kernel([product = std::move(product)](ops::KernelContext& ctx) -> Status {
     auto* row_sums = reinterpret_cast<int32_t*>(run_scratch_floats(static_cast<size_t>(product.rows())));
     return product.accumulate(ctx, ctx.output(0)->data<int32_t>(), row_sums);
@@ -211,8 +211,8 @@ Capability qlinear_matmul_supports(const ir::Node& node) {
 
 // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point. Each
 // accumulator requantizes with a_scale (per tensor or row) * b_scale (per tensor or column) / y_scale.
-Result<ops::Kernel> build_qlinear_matmul(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(IntegerProduct product, IntegerProduct::build(node, kQLinearMatMul));
+Result<ops::Kernel> build_qlinear_matmul(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(IntegerProduct product, IntegerProduct::build(node, build, kQLinearMatMul));
   return ops::Kernel([product = std::move(product)](ops::KernelContext& ctx) -> Status {
     const int64_t rows = product.rows(), n = product.columns(), m = product.rows_per_matrix();
     KILN_ASSIGN_OR_RETURN(const std::vector<float> a_scale, ops::read_floats(*ctx.input(1), "a_scale"));
@@ -245,8 +245,8 @@ Result<ops::Kernel> build_qlinear_matmul(const ir::Node& node) {
 }  // namespace
 
 void add_integer_matmul_kernels(CpuKernelTable& table) {
-  table["MatMulInteger"] = node_only([](const ir::Node& n) { return integer_matmul_supports(n, kMatMulInteger); }, build_matmul_integer);
-  table["QLinearMatMul"] = node_only(qlinear_matmul_supports, build_qlinear_matmul);
+  table["MatMulInteger"] = CpuKernel{[](const ir::Node& n) { return integer_matmul_supports(n, kMatMulInteger); }, build_matmul_integer};
+  table["QLinearMatMul"] = CpuKernel{qlinear_matmul_supports, build_qlinear_matmul};
 }
 
 }  // namespace kiln::providers::cpu

@@ -40,7 +40,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   const memory::desc weights = constant_input(node, b) ? any_layout(weights_view) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  state->primitive = checked(dnnl::matmul(pd));
+  state->primitive = checked({node, build}, dnnl::matmul(pd));
   state->weights = PrimitiveWeights(node, b, weights_view, pd, build);
   return state;
 }

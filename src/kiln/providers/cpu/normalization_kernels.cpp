@@ -50,7 +50,7 @@ Capability softmax_supports(const ir::Node& node) {
 // Softmax along a middle axis ([outer, count, inner], inner > 1): oneDNN runs that only in its
 // reference implementation, so the rows are gathered innermost ([outer, inner, count]) into the
 // run scratch by a reorder, normalised there, and put back by another.
-Result<ops::Kernel> softmax_across_rows(const ir::Node& node, const std::vector<int64_t>& view, dnnl::algorithm alg) {
+Result<ops::Kernel> softmax_across_rows(const KernelSite& site, const std::vector<int64_t>& view, dnnl::algorithm alg) {
   const int64_t outer = view[0], count = view[1], inner = view[2];
   struct State {
     memory::desc given, rows;
@@ -62,10 +62,10 @@ Result<ops::Kernel> softmax_across_rows(const ir::Node& node, const std::vector<
   auto s = std::make_shared<State>();
   s->given = strided_desc({outer, inner, count}, {count * inner, 1, inner});  // the tensor, rows along the last dim
   s->rows = row_major_desc({outer, inner, count});
-  s->gather = checked(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->given, cpu_engine(), s->rows)));
-  s->scatter = checked(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->rows, cpu_engine(), s->given)));
+  s->gather = checked(site, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->given, cpu_engine(), s->rows)));
+  s->scatter = checked(site, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), s->rows, cpu_engine(), s->given)));
   const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s->rows, s->rows, 2);
-  s->softmax = checked(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())));
+  s->softmax = checked(site, dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())));
   const size_t elements = static_cast<size_t>(outer * inner * count);
   return ops::Kernel([s, elements](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
@@ -94,7 +94,7 @@ constexpr int64_t kShortRow = 16;
 // exponentiates the whole tensor with vector code, and a last pass divides each row by its sum.
 // LogSoftmax: x - max - log(sum), the exponentials in the run scratch, the logs of the sums by a
 // second eltwise primitive.
-Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
+Result<ops::Kernel> softmax_short_rows(const KernelSite& site, int64_t rows, int64_t count, bool log) {
   struct State {
     dnnl::eltwise_forward exp, log_sums;
     memory::desc values, sums;
@@ -104,9 +104,9 @@ Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
   auto s = std::make_shared<State>();
   s->values = row_major_desc({rows * count});
   s->sums = row_major_desc({rows});
-  const auto eltwise = [](dnnl::algorithm alg, const memory::desc& d) {
+  const auto eltwise = [&site](dnnl::algorithm alg, const memory::desc& d) {
     const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, d, 0.f, 0.f);
-    return checked(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())));
+    return checked(site, dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine())));
   };
   s->exp = eltwise(dnnl::algorithm::eltwise_exp, s->values);
   if (log) s->log_sums = eltwise(dnnl::algorithm::eltwise_log, s->sums);
@@ -151,7 +151,7 @@ Result<ops::Kernel> softmax_short_rows(int64_t rows, int64_t count, bool log) {
   });
 }
 
-Result<ops::Kernel> build_softmax(const ir::Node& node) {
+Result<ops::Kernel> build_softmax(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
   // Opset 13+: softmax along one axis, [outer, axis, inner]; before: over the flattened tail.
@@ -159,17 +159,17 @@ Result<ops::Kernel> build_softmax(const ir::Node& node) {
   if (node.opset_version < 13) view = {product(x, 0, axis), product(x, axis, x.size()), 1};
   const dnnl::algorithm alg = node.op_type == "LogSoftmax" ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
   if (view[2] == 1 && view[1] <= kShortRow && view[0] > 1)
-    return softmax_short_rows(view[0], view[1], node.op_type == "LogSoftmax");
+    return softmax_short_rows({node, build}, view[0], view[1], node.op_type == "LogSoftmax");
   if (view[2] == 1) {
     const memory::desc data = row_major_desc(view);
     const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, data, data, 1);
-    return primitive_kernel(dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
+    return primitive_kernel({node, build}, dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, cpu_engine())),
                             [data](ops::KernelContext& ctx, PrimitiveArgs& args) {
                               args.set(DNNL_ARG_SRC, data, *ctx.input(0));
                               args.set(DNNL_ARG_DST, data, *ctx.output(0));
                             });
   }
-  return softmax_across_rows(node, view, alg);
+  return softmax_across_rows({node, build}, view, alg);
 }
 
 Capability layer_norm_supports(const ir::Node& node) {
@@ -183,7 +183,7 @@ Capability layer_norm_supports(const ir::Node& node) {
 }
 
 // LayerNormalization whose scale and bias hold one value per element of the normalised dims.
-Result<ops::Kernel> layer_norm_of_whole_rows(const ir::Node& node) {
+Result<ops::Kernel> layer_norm_of_whole_rows(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
   const int64_t inner = product(x, axis, x.size());
@@ -222,7 +222,7 @@ Result<ops::Kernel> layer_norm_of_whole_rows(const ir::Node& node) {
   if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
   const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data, static_cast<float>(epsilon), flags);
   return primitive_kernel(
-      dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(desc, cpu_engine())),
+      {node, build}, dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(desc, cpu_engine())),
       [data, channel, has_bias](ops::KernelContext& ctx, PrimitiveArgs& args) {
         args.set(DNNL_ARG_SRC, data, *ctx.input(0));
         args.set(DNNL_ARG_SCALE, channel, *ctx.input(1));
@@ -242,7 +242,7 @@ Tensor whole_row(const Tensor& operand, const std::vector<int64_t>& row) {
 // or [1, 7] over [3, 7]); the kernels read one value per element of those dims. Such an operand is
 // expanded to the whole row: once here when it is a constant (as exporters give them), else on
 // each run.
-Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
+Result<ops::Kernel> build_layer_norm(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const size_t axis, axis_of(node, x.size()));
   const std::vector<int64_t> row(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
@@ -258,7 +258,7 @@ Result<ops::Kernel> build_layer_norm(const ir::Node& node) {
     const Tensor* constant = constant_input(node, i);
     expanded[i] = constant ? std::make_shared<const Tensor>(whole_row(*constant, row)) : nullptr;
   }
-  KILN_ASSIGN_OR_RETURN(ops::Kernel kernel, layer_norm_of_whole_rows(node));
+  KILN_ASSIGN_OR_RETURN(ops::Kernel kernel, layer_norm_of_whole_rows(node, build));
   if (expanded.empty()) return kernel;
   return ops::Kernel([kernel = std::move(kernel), expanded, row](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
@@ -303,7 +303,7 @@ Capability batch_norm_supports(const ir::Node& node) {
   return Capability::yes();
 }
 
-Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
+Result<ops::Kernel> build_batch_norm(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout layout, is_wrapped_batch_norm(node) ? ops::layout_attribute(node, "layout")
                                                                                       : ops::ActivationLayout::channels_first());
   const std::vector<int64_t> stored = input_dims(node, 0);
@@ -316,7 +316,7 @@ Result<ops::Kernel> build_batch_norm(const ir::Node& node) {
   const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
                                                      node.attr_float("epsilon", 1e-5f), flags);
   return primitive_kernel(
-      dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(desc, cpu_engine())),
+      {node, build}, dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(desc, cpu_engine())),
       [data, channel](ops::KernelContext& ctx, PrimitiveArgs& args) {
         args.set(DNNL_ARG_SRC, data, *ctx.input(0));
         args.set(DNNL_ARG_SCALE, channel, *ctx.input(1));
@@ -422,12 +422,12 @@ void add_normalization_kernels(CpuKernelTable& table) {
                                                      return ops::mean_variance_normalization(ctx, run_on_threads);
                                                    });
                                                  });
-  table["Softmax"] = generated_or(node_only(softmax_supports, build_softmax));
-  table["LogSoftmax"] = generated_or(node_only(softmax_supports, build_softmax));
-  table["LayerNormalization"] = generated_or(node_only(layer_norm_supports, build_layer_norm));
-  table["BatchNormalization"] = node_only(batch_norm_supports, build_batch_norm);
+  table["Softmax"] = generated_or(CpuKernel{softmax_supports, build_softmax});
+  table["LogSoftmax"] = generated_or(CpuKernel{softmax_supports, build_softmax});
+  table["LayerNormalization"] = generated_or(CpuKernel{layer_norm_supports, build_layer_norm});
+  table["BatchNormalization"] = CpuKernel{batch_norm_supports, build_batch_norm};
   // kiln.InLayout wraps pools (pool_kernels.cpp, added before) and BatchNormalization.
-  table["kiln.InLayout"] = first_of(table.at("kiln.InLayout"), node_only(batch_norm_supports, build_batch_norm));
+  table["kiln.InLayout"] = first_of(table.at("kiln.InLayout"), CpuKernel{batch_norm_supports, build_batch_norm});
 }
 
 }  // namespace kiln::providers::cpu

@@ -230,20 +230,7 @@ const Tensor* constant_input(const ir::Node& node, size_t i) {
 std::vector<int64_t> input_dims(const ir::Node& node, size_t i) { return node.inputs[i]->type.shape->static_dims(); }
 std::vector<int64_t> output_dims(const ir::Node& node, size_t i) { return node.outputs[i]->type.shape->static_dims(); }
 
-namespace {
-
-struct Recording {
-  const ir::Node* node = nullptr;
-  KernelBuild* build = nullptr;
-};
-thread_local Recording recording;
-
-}  // namespace
-
-ImplementationRecorder::ImplementationRecorder(const ir::Node& node, KernelBuild& build) { recording = {&node, &build}; }
-ImplementationRecorder::~ImplementationRecorder() { recording = {}; }
-
-void check_implementation(const dnnl::primitive& primitive) {
+void check_implementation(const KernelSite& site, const dnnl::primitive& primitive) {
   const std::string impl = implementation_of(primitive);
   // Data movement (reorders, concatenations) has no vector kernel to prefer over its reference one.
   const dnnl::primitive::kind kind = primitive.get_kind();
@@ -251,7 +238,7 @@ void check_implementation(const dnnl::primitive& primitive) {
   if (!moves_data && is_reference_implementation(impl))
     throw ReferenceImplementation("oneDNN offers only its reference implementation '" + impl +
                                   "' here (scalar code, far slower than a vector kernel); the cpu provider does not plan it");
-  if (recording.build) recording.build->record_implementation(recording.node->name, impl);
+  site.build.record_implementation(site.node.name, impl);
 }
 
 Status guard(const ir::Node& node, const std::function<Status()>& fn) {
@@ -266,8 +253,8 @@ Status guard(const ir::Node& node, const std::function<Status()>& fn) {
   }
 }
 
-ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind) {
-  check_implementation(primitive);
+ops::Kernel primitive_kernel(const KernelSite& site, dnnl::primitive primitive, ArgBinder bind) {
+  check_implementation(site, primitive);
   auto stream = std::make_shared<dnnl::stream>(cpu_engine());
   auto args = std::make_shared<PrimitiveArgs>();
   return [primitive, bind = std::move(bind), stream, args](ops::KernelContext& ctx) {

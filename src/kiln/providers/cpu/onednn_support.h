@@ -111,14 +111,11 @@ int64_t right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, i
 std::vector<int64_t> input_dims(const ir::Node& node, size_t i);
 std::vector<int64_t> output_dims(const ir::Node& node, size_t i);
 
-// While one lives on this thread (CpuProvider::kernel_for makes one per kernel it builds), the
-// primitives the kernel creates through checked() are recorded in `build` under the node's name.
-class ImplementationRecorder {
- public:
-  ImplementationRecorder(const ir::Node& node, KernelBuild& build);
-  ~ImplementationRecorder();
-  ImplementationRecorder(const ImplementationRecorder&) = delete;
-  ImplementationRecorder& operator=(const ImplementationRecorder&) = delete;
+// The node a kernel is made for and the plan's build it is made in: the implementation of each
+// primitive the kernel creates (checked, primitive_kernel) is recorded there under the node's name.
+struct KernelSite {
+  const ir::Node& node;
+  KernelBuild& build;
 };
 
 // What checked() throws for a reference implementation.
@@ -126,13 +123,13 @@ struct ReferenceImplementation : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Records `primitive`'s implementation (ImplementationRecorder); throws ReferenceImplementation
-// for one of oneDNN's reference implementations of a computing primitive (not a reorder or
-// concatenation), which the cpu provider never plans.
-void check_implementation(const dnnl::primitive& primitive);
+// Records `primitive`'s implementation at `site`; throws ReferenceImplementation for one of
+// oneDNN's reference implementations of a computing primitive (not a reorder or concatenation),
+// which the cpu provider never plans.
+void check_implementation(const KernelSite& site, const dnnl::primitive& primitive);
 template <class Primitive>
-Primitive checked(Primitive primitive) {
-  check_implementation(primitive);
+Primitive checked(const KernelSite& site, Primitive primitive) {
+  check_implementation(site, primitive);
   return primitive;
 }
 
@@ -143,8 +140,8 @@ Status guard(const ir::Node& node, const std::function<Status()>& fn);
 // Points a primitive's arguments at the kernel's inputs and outputs of this run.
 using ArgBinder = std::function<void(ops::KernelContext&, PrimitiveArgs&)>;
 
-// A kernel that runs one prepared primitive (check_implementation'd) on the arguments `bind` gives
-// (on this kernel's own stream, waiting for completion).
-ops::Kernel primitive_kernel(dnnl::primitive primitive, ArgBinder bind);
+// A kernel that runs one prepared primitive (check_implementation'd at `site`) on the arguments
+// `bind` gives (on this kernel's own stream, waiting for completion).
+ops::Kernel primitive_kernel(const KernelSite& site, dnnl::primitive primitive, ArgBinder bind);
 
 }  // namespace kiln::providers::cpu

@@ -98,7 +98,7 @@ dnnl::algorithm algorithm_for(const ir::Node& node) {
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-Result<ops::Kernel> build_pool(const ir::Node& node) {
+Result<ops::Kernel> build_pool(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout layout,
                         is_wrapped(node) ? ops::layout_attribute(node, "layout") : ops::ActivationLayout::channels_first());
   KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), layout));
@@ -129,7 +129,7 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_for(node), src, dst,
                                             strides, memory::dims(kernel.begin(), kernel.end()), dilations, pad_left,
                                             pad_right);
-  return primitive_kernel(dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine())),
+  return primitive_kernel({node, build}, dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine())),
                           [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
                             args.set(DNNL_ARG_SRC, src, *ctx.input(0));
                             args.set(DNNL_ARG_DST, dst, *ctx.output(0));
@@ -140,7 +140,7 @@ Result<ops::Kernel> build_pool(const ir::Node& node) {
 
 void add_pool_kernels(CpuKernelTable& table) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.InLayout"})
-    table[op] = node_only(pool_supports, build_pool);
+    table[op] = CpuKernel{pool_supports, build_pool};
 }
 
 }  // namespace kiln::providers::cpu

@@ -58,7 +58,7 @@ std::vector<float> gates_last(const Tensor& w, int64_t dirs, int64_t hidden) {
   return out;
 }
 
-Result<ops::Kernel> build_lstm(const ir::Node& node) {
+Result<ops::Kernel> build_lstm(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0), w = input_dims(node, 1);
   const int64_t steps = x[0], batch = x[1], in = x[2], dirs = w[0], hidden = w[1] / 4;
   const std::string direction = node.attr_string("direction", "forward");
@@ -103,7 +103,7 @@ Result<ops::Kernel> build_lstm(const ir::Node& node) {
   const int64_t layer_out = steps * batch * dirs * hidden, state_size = dirs * batch * hidden;
   // Scratch: zero initial states, the bidirectional output before regrouping, omitted outputs.
   const auto scratch_floats = static_cast<size_t>(4 * state_size + layer_out);
-  ops::Kernel run = primitive_kernel(dnnl::lstm_forward(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
+  ops::Kernel run = primitive_kernel({node, build}, dnnl::lstm_forward(pd), [=](ops::KernelContext& ctx, PrimitiveArgs& args) {
     float* zeros = run_scratch_floats(scratch_floats);
     std::memset(zeros, 0, static_cast<size_t>(2 * state_size) * sizeof(float));
     float* layer_scratch = zeros + 2 * state_size;
@@ -137,11 +137,11 @@ Result<ops::Kernel> build_lstm(const ir::Node& node) {
 }
 
 // oneDNN's LSTM where it runs the node with a vector kernel; the loop otherwise.
-Result<ops::Kernel> build_lstm_or_loop(const ir::Node& node) {
+Result<ops::Kernel> build_lstm_or_loop(const ir::Node& node, KernelBuild& build) {
   if (!lstm_supports(node).supported) return build_recurrent_loop(node);
   Result<ops::Kernel> primitive = internal_error("unset");
   const Status built = guard(node, [&] {
-    primitive = build_lstm(node);
+    primitive = build_lstm(node, build);
     return Status::ok();
   });
   if (built.code() == StatusCode::kUnsupportedTarget) return build_recurrent_loop(node);
@@ -152,7 +152,7 @@ Result<ops::Kernel> build_lstm_or_loop(const ir::Node& node) {
 }  // namespace
 
 void add_recurrent_kernels(CpuKernelTable& table) {
-  table["LSTM"] = node_only(recurrent_loop_supports, build_lstm_or_loop);
+  table["LSTM"] = CpuKernel{recurrent_loop_supports, build_lstm_or_loop};
   for (const char* op : {"GRU", "RNN"}) table[op] = node_only(recurrent_loop_supports, build_recurrent_loop);
 }
 

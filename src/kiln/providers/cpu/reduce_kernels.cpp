@@ -116,23 +116,23 @@ void plan_relayout(ReduceState& s, const std::vector<int64_t>& x, const std::vec
   s.view = {r.fold, r.finish, shape_element_count(x) / count, count, 1};
 }
 
-void plan_library_fold(ReduceState& s, const ir::Node& node, const Reduction& r) {
+void plan_library_fold(ReduceState& s, const KernelSite& site, const Reduction& r) {
   s.rows = row_major_desc({s.view.outer, s.view.count});
   s.sums = row_major_desc({s.view.outer, 1});
   dnnl::primitive_attr attr;
-  if (node.op_type == "ReduceLogSum") {
+  if (site.node.op_type == "ReduceLogSum") {
     dnnl::post_ops log;
     log.append_eltwise(1.0f, dnnl::algorithm::eltwise_log, 0.0f, 0.0f);
     attr.set_post_ops(log);
   }
   const dnnl::reduction::desc desc(*r.library, s.rows, s.sums, 0.0f, 0.0f);
-  s.library = checked(dnnl::reduction(dnnl::reduction::primitive_desc(desc, attr, cpu_engine())));
+  s.library = checked(site, dnnl::reduction(dnnl::reduction::primitive_desc(desc, attr, cpu_engine())));
 }
 
-Result<ops::Kernel> build_reduce(const ir::Node& node) {
+Result<ops::Kernel> build_reduce(const ir::Node& node, KernelBuild& build) {
   // Axes the graph computes: the kernel is built on each run for its axes (run_time_shapes.h).
   if (ops::reduction_axes_from_input(node) && node.input(1) && !constant_input(node, 1))
-    return run_time_shaped_kernel(node, [](const ir::Node& typed, KernelBuild&) { return build_reduce(typed); });
+    return run_time_shaped_kernel(node, [](const ir::Node& typed, KernelBuild& run_build) { return build_reduce(typed, run_build); });
   const std::vector<int64_t> x = input_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(ops::ReductionAxes spec,
                         ops::reduction_axes(node, node.input(1) != nullptr, constant_input(node, 1)));
@@ -147,7 +147,7 @@ Result<ops::Kernel> build_reduce(const ir::Node& node) {
   else plan_relayout(*state, x, reduced.value(), r);
   // oneDNN 2.6's reduction is slow on many short rows (a global average over 7x7 maps of 1024
   // channels: 150 us, against 5 in Kiln's loop): it folds only rows of kLibraryRowLength or more.
-  if (state->view.inner == 1 && r.library && state->view.count >= kLibraryRowLength) plan_library_fold(*state, node, r);
+  if (state->view.inner == 1 && r.library && state->view.count >= kLibraryRowLength) plan_library_fold(*state, {node, build}, r);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] { return run_reduce(*state, ctx); });
   });
@@ -179,7 +179,7 @@ Result<ops::Kernel> build_arg(const ir::Node& node) {
 }  // namespace
 
 void add_reduce_kernels(CpuKernelTable& table) {
-  for (const auto& entry : reductions()) table[entry.first] = generated_or(node_only(reduce_supports, build_reduce));
+  for (const auto& entry : reductions()) table[entry.first] = generated_or(CpuKernel{reduce_supports, build_reduce});
   for (const char* op : {"ArgMax", "ArgMin"}) table[op] = node_only(arg_supports, build_arg);
 }
 

@@ -8,13 +8,13 @@ namespace {
 
 using dnnl::memory;
 
-Result<ops::Kernel> build_relayout(const ir::Node& node) {
+Result<ops::Kernel> build_relayout(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout from, ops::layout_attribute(node, "from"));
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout to, ops::layout_attribute(node, "to"));
   KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), from));
   KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), to));
   const dnnl::reorder::primitive_desc pd(cpu_engine(), src, cpu_engine(), dst);
-  return primitive_kernel(dnnl::reorder(pd), [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
+  return primitive_kernel({node, build}, dnnl::reorder(pd), [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
     args.set(DNNL_ARG_FROM, src, *ctx.input(0));
     args.set(DNNL_ARG_TO, dst, *ctx.output(0));
   });
@@ -23,7 +23,7 @@ Result<ops::Kernel> build_relayout(const ir::Node& node) {
 }  // namespace
 
 void add_relayout_kernels(CpuKernelTable& table) {
-  table["kiln.Relayout"] = node_only([](const ir::Node& node) { return float_tensor_of_rank(node, 3, 6); }, build_relayout);
+  table["kiln.Relayout"] = CpuKernel{[](const ir::Node& node) { return float_tensor_of_rank(node, 3, 6); }, build_relayout};
 }
 
 }  // namespace kiln::providers::cpu

@@ -80,13 +80,13 @@ Result<ops::Kernel> build_strided_slice() {
   });
 }
 
-Result<ops::Kernel> build_slice(const ir::Node& node) {
+Result<ops::Kernel> build_slice(const ir::Node& node, KernelBuild& build) {
   if (!slice_by_reorder(node)) return build_strided_slice();
   KILN_ASSIGN_OR_RETURN(const ops::StridedView view, ops::slice_view(node, input_dims(node, 0), slice_arguments(node)));
   const std::vector<int64_t> y = output_dims(node, 0);
   const memory::desc src = strided_desc(y, view.strides), dst = row_major_desc(y);
   const int64_t base = view.base;
-  return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
+  return primitive_kernel({node, build}, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
                           [src, dst, base](ops::KernelContext& ctx, PrimitiveArgs& args) {
                             args.set(DNNL_ARG_FROM, src, ctx.input(0)->data<float>() + base);
                             args.set(DNNL_ARG_TO, dst, *ctx.output(0));
@@ -166,7 +166,7 @@ Result<ops::Kernel> build_copied_concat(const ir::Node& node) {
   });
 }
 
-Result<ops::Kernel> build_concat(const ir::Node& node) {
+Result<ops::Kernel> build_concat(const ir::Node& node, KernelBuild& build) {
   if (!concat_by_primitive(node)) return build_copied_concat(node);
   const std::vector<int64_t> y = output_dims(node, 0);
   KILN_ASSIGN_OR_RETURN(const int64_t axis, ops::normalize_axis(node.attr_int("axis", 0), static_cast<int64_t>(y.size())));
@@ -180,7 +180,7 @@ Result<ops::Kernel> build_concat(const ir::Node& node) {
   }
   const memory::desc dst = row_major_desc(y);
   if (sources.empty()) return ops::Kernel([](ops::KernelContext&) { return Status::ok(); });
-  return primitive_kernel(dnnl::concat(dnnl::concat::primitive_desc(dst, static_cast<int>(axis), sources, cpu_engine())),
+  return primitive_kernel({node, build}, dnnl::concat(dnnl::concat::primitive_desc(dst, static_cast<int>(axis), sources, cpu_engine())),
                           [sources, present, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
                             args.set(DNNL_ARG_DST, dst, *ctx.output(0));
                             for (size_t k = 0; k < present.size(); ++k)
@@ -231,8 +231,8 @@ Result<ops::Kernel> build_split(const ir::Node& node) {
 }  // namespace
 
 void add_slice_concat_kernels(CpuKernelTable& table) {
-  table["Slice"] = node_only(slice_supports, build_slice);
-  table["Concat"] = node_only(concat_supports, build_concat);
+  table["Slice"] = CpuKernel{slice_supports, build_slice};
+  table["Concat"] = CpuKernel{concat_supports, build_concat};
   table["Split"] = node_only(split_supports, build_split);
 }
 

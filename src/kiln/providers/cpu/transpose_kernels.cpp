@@ -58,7 +58,7 @@ Capability supports_transpose(const ir::Node& node) {
 }
 
 // The input, of dims `x` (a view of it), copied in the order of its axes permuted by `perm`.
-Result<ops::Kernel> permuted_copy(DType dtype, const std::vector<int64_t>& x, const std::vector<int64_t>& perm) {
+Result<ops::Kernel> permuted_copy(const KernelSite& site, DType dtype, const std::vector<int64_t>& x, const std::vector<int64_t>& perm) {
   std::vector<int64_t> y;
   for (int64_t p : perm) y.push_back(x[static_cast<size_t>(p)]);
   const std::vector<int64_t> x_strides = row_major_strides(x);
@@ -67,24 +67,24 @@ Result<ops::Kernel> permuted_copy(DType dtype, const std::vector<int64_t>& x, co
   const ElementWords words = words_of(dtype);
   const dnnl::memory::desc src = words_desc(y, read_strides, words);  // the input, seen in the output's axis order
   const dnnl::memory::desc dst = words_desc(y, row_major_strides(y), words);
-  return primitive_kernel(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
+  return primitive_kernel(site, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src, cpu_engine(), dst)),
                           [src, dst](ops::KernelContext& ctx, PrimitiveArgs& args) {
                             args.set(DNNL_ARG_FROM, src, *ctx.input(0));
                             args.set(DNNL_ARG_TO, dst, *ctx.output(0));
                           });
 }
 
-Result<ops::Kernel> build_transpose(const ir::Node& node) {
+Result<ops::Kernel> build_transpose(const ir::Node& node, KernelBuild& build) {
   const std::vector<int64_t> x = input_dims(node, 0);
   std::vector<int64_t> perm = node.attr_ints("perm");
   if (perm.empty())
     for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  return permuted_copy(node.inputs[0]->type.dtype, x, perm);
+  return permuted_copy({node, build}, node.inputs[0]->type.dtype, x, perm);
 }
 
-Result<ops::Kernel> build_block_rearrange(const ir::Node& node) {
+Result<ops::Kernel> build_block_rearrange(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::BlockRearrange r, ops::block_rearrange(node, input_dims(node, 0), node.op_type == "DepthToSpace"));
-  return permuted_copy(node.inputs[0]->type.dtype, r.view, r.perm);
+  return permuted_copy({node, build}, node.inputs[0]->type.dtype, r.view, r.perm);
 }
 
 Capability block_rearrange_supports(const ir::Node& node) {
@@ -117,8 +117,8 @@ Capability channel_shuffle_supports(const ir::Node& node) {
 
 void add_transpose_kernels(CpuKernelTable& table) {
   table["kiln.ChannelShuffle"] = node_only(channel_shuffle_supports, build_channel_shuffle);
-  table["Transpose"] = node_only(supports_transpose, build_transpose);
-  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) table[op] = node_only(block_rearrange_supports, build_block_rearrange);
+  table["Transpose"] = CpuKernel{supports_transpose, build_transpose};
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) table[op] = CpuKernel{block_rearrange_supports, build_block_rearrange};
 }
 
 }  // namespace kiln::providers::cpu
