@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "kiln/io/file.h"
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/target/target.h"
 #include "kiln/session.h"
 #include "kiln/providers/registry/provider_registry.h"
@@ -127,41 +129,51 @@ TEST(KernelGenerator, GeneratedKernelsMatchTheReferenceOnTheStandardCases) {
   EXPECT_EQ(reductions, 7);
 }
 
-// Every unary step the generator emits gives the reference's value (ChainStep::apply) at extreme
-// inputs: +-100 (Softplus's overflow in the naive form), +-1e30, subnormals, zeros, inf and NaN.
-TEST(KernelGenerator, UnaryStepsMatchTheReferenceAtExtremeInputs) {
+// Every chain step of the element-wise table (ops/elementwise_functions.h), unary and binary, gives
+// in generated code the reference's value (ChainStep::apply, in double) at extreme inputs: +-100
+// (Softplus's overflow in the naive form), +-1e30, subnormals, zeros, inf and NaN, against
+// operands as extreme.
+TEST(KernelGenerator, EveryChainStepOfTheTableMatchesTheReferenceAtExtremeInputs) {
   ScratchDir dir("codegen");
   auto generator = generator_in(dir.file("cache"));
   ASSERT_TRUE(generator);
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x = {100.0f, -100.0f, 1e30f, -1e30f, 1e-40f, -1e-40f, 0.0f, -0.0f, 3.5f, -3.5f, inf, -inf, std::nanf("")};
-  const std::vector<ops::ChainStep> steps = {{"Relu"},         {"LeakyRelu", 0.1f}, {"Clip", -1.0f, 2.0f}, {"Sigmoid"}, {"Tanh"},
-                                             {"Elu", 0.7f},    {"HardSwish"},       {"Exp"},               {"Log"},     {"Sqrt"},
-                                             {"Abs"},          {"Neg"},             {"Softplus"}};
-  for (const ops::ChainStep& step : steps) {
+  std::vector<float> b = x;
+  std::rotate(b.begin(), b.begin() + 3, b.end());  // each x against another extreme
+  int steps = 0;
+  for (const ops::ElementwiseFunction& f : ops::elementwise_functions()) {
+    if (!f.allows(ops::kChainStep)) continue;
+    ++steps;
+    const bool binary = f.operands == 2;
+    // Parameters where the function has them (LeakyRelu and Elu alpha; Clip's bounds).
+    const ops::ChainStep step{std::string(f.name), f.function == ops::Elementwise::kClip ? -1.0f : 0.7f,
+                              f.function == ops::Elementwise::kClip ? 2.0f : 0.0f, binary ? 1 : -1};
     ir::Node chain;
     chain.name = "chain_" + step.op;
     ops::set_chain_steps(chain, {step});
     const std::vector<int64_t> dims = {static_cast<int64_t>(x.size())};
-    Result<LoopKernel> lowered = lower_elementwise_chain(chain, {dims}, dims);
+    Result<LoopKernel> lowered = binary ? lower_elementwise_chain(chain, {dims, dims}, dims) : lower_elementwise_chain(chain, {dims}, dims);
     ASSERT_TRUE(lowered.is_ok()) << step.op << ": " << lowered.status().to_string();
     ModuleBuilder module(generator);
     std::shared_ptr<const GeneratedKernel> kernel = module.add(lowered.value());
     ASSERT_TRUE(module.build().is_ok()) << step.op;
     std::vector<float> y(x.size());
-    const float* inputs[] = {x.data()};
+    const float* inputs[] = {x.data(), b.data()};
     kernel->function(inputs, y.data());
     for (size_t i = 0; i < x.size(); ++i) {
-      const float want = static_cast<float>(step.apply(x[i], 0.0));
+      const float want = static_cast<float>(step.apply(f, x[i], binary ? b[i] : 0.0));
+      const std::string at = step.op + "(" + std::to_string(x[i]) + (binary ? ", " + std::to_string(b[i]) : "") + ")";
       if (std::isnan(want)) {
-        EXPECT_TRUE(std::isnan(y[i])) << step.op << "(" << x[i] << ") = " << y[i];
+        EXPECT_TRUE(std::isnan(y[i])) << at << " = " << y[i];
       } else if (std::isinf(want)) {
-        EXPECT_EQ(y[i], want) << step.op << "(" << x[i] << ")";
+        EXPECT_EQ(y[i], want) << at;
       } else {
-        EXPECT_NEAR(y[i], want, 1e-6f + 1e-6f * std::fabs(want)) << step.op << "(" << x[i] << ")";
+        EXPECT_NEAR(y[i], want, 1e-6f + 1e-6f * std::fabs(want)) << at;
       }
     }
   }
+  EXPECT_EQ(steps, 20);  // 7 activations, 6 unary math, 7 binary
 }
 
 TEST(KernelGenerator, AnotherGeneratorFindsTheObjectInTheCache) {

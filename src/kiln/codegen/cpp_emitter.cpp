@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "kiln/ops/elementwise_functions.h"
 
 namespace kiln::codegen {
 namespace {
@@ -18,32 +22,15 @@ std::string literal(float v) {
   return buffer;
 }
 
-std::string unary(const Instruction& in, const std::string& x) {
-  const std::string a = literal(in.alpha), b = literal(in.beta);
-  if (in.op == "Relu") return "(" + x + " < 0.0f ? 0.0f : " + x + ")";
-  if (in.op == "LeakyRelu") return "(" + x + " < 0.0f ? " + a + " * " + x + " : " + x + ")";
-  if (in.op == "Clip") return "std::min(std::max(" + x + ", " + a + "), " + b + ")";
-  if (in.op == "Sigmoid") return "(1.0f / (1.0f + std::exp(-" + x + ")))";
-  if (in.op == "Tanh") return "std::tanh(" + x + ")";
-  if (in.op == "Elu") return "(" + x + " < 0.0f ? " + a + " * (std::exp(" + x + ") - 1.0f) : " + x + ")";
-  if (in.op == "HardSwish") return "(" + x + " * std::min(std::max(" + x + " / 6.0f + 0.5f, 0.0f), 1.0f))";
-  if (in.op == "Exp") return "std::exp(" + x + ")";
-  if (in.op == "Log") return "std::log(" + x + ")";
-  if (in.op == "Sqrt") return "std::sqrt(" + x + ")";
-  if (in.op == "Abs") return "std::fabs(" + x + ")";
-  if (in.op == "Neg") return "(-" + x + ")";
-  // Softplus in the reference's stable form: log1p(exp(x)) overflows to inf past x of about 88.7.
-  return "(" + x + " > 0.0f ? " + x + " + std::log1p(std::exp(-" + x + ")) : std::log1p(std::exp(" + x + ")))";
-}
-
-std::string binary(const std::string& op, const std::string& a, const std::string& b) {
-  if (op == "Add") return "(" + a + " + " + b + ")";
-  if (op == "Sub") return "(" + a + " - " + b + ")";
-  if (op == "Mul") return "(" + a + " * " + b + ")";
-  if (op == "Div") return "(" + a + " / " + b + ")";
-  if (op == "Max") return "std::max(" + a + ", " + b + ")";
-  if (op == "Min") return "std::min(" + a + ", " + b + ")";
-  return "std::pow(" + a + ", " + b + ")";
+// The table's generated form of `op` (elementwise_functions.h) with its placeholders filled.
+std::string elementwise(const std::string& op, const std::string& x, const std::string& b, float alpha, float beta) {
+  const ops::ElementwiseFunction* f = ops::find_elementwise(op);
+  std::string code(f ? f->generated : std::string_view("{x}"));
+  const std::pair<std::string, std::string> fills[] = {{"{x}", x}, {"{b}", b}, {"{alpha}", literal(alpha)}, {"{beta}", literal(beta)}};
+  for (const auto& [placeholder, value] : fills)
+    for (size_t at = code.find(placeholder); at != std::string::npos; at = code.find(placeholder, at + value.size()))
+      code.replace(at, placeholder.size(), value);
+  return code;
 }
 
 // The offset of input `i` at the current loop indices: sum of index * stride, zero strides left out.
@@ -63,8 +50,8 @@ std::string value_of(const LoopKernel& k, const Instruction& in) {
   switch (in.kind) {
     case Instruction::Kind::kLoad: return "in" + std::to_string(in.input) + "[" + offset(k, static_cast<size_t>(in.input)) + "]";
     case Instruction::Kind::kConstant: return literal(in.value);
-    case Instruction::Kind::kUnary: return unary(in, v(in.lhs));
-    case Instruction::Kind::kBinary: return binary(in.op, v(in.lhs), v(in.rhs));
+    case Instruction::Kind::kUnary: return elementwise(in.op, v(in.lhs), "", in.alpha, in.beta);
+    case Instruction::Kind::kBinary: return elementwise(in.op, v(in.lhs), v(in.rhs), 0.0f, 0.0f);
     case Instruction::Kind::kReduce: break;
   }
   return v(in.lhs);

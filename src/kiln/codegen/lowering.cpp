@@ -7,15 +7,18 @@
 #include <set>
 
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/reduction_axes.h"
 
 namespace kiln::codegen {
 namespace {
 
-const std::set<std::string> kUnary = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish",
-                                      "Exp",  "Log",       "Sqrt", "Abs",     "Neg",  "Softplus"};
-const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+// The table's function of a chain step `op` with `operands` operands that generated code computes.
+bool generates(const std::string& op, int operands) {
+  const ops::ElementwiseFunction* f = ops::find_elementwise(op);
+  return f && f->allows(ops::kChainStep) && f->operands == operands && !f->generated.empty();
+}
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
@@ -42,11 +45,11 @@ Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::vec
   int value = k.add(Instruction::load(0));
   for (const ops::ChainStep& step : ops::chain_steps(chain)) {
     if (!step.is_binary()) {
-      if (!kUnary.count(step.op)) return unsupported(chain, "chain step " + step.op);
+      if (!generates(step.op, 1)) return unsupported(chain, "chain step " + step.op);
       value = k.add(Instruction::unary(step.op, value, step.alpha, step.beta));
       continue;
     }
-    if (!kBinary.count(step.op)) return unsupported(chain, "chain step " + step.op);
+    if (!generates(step.op, 2)) return unsupported(chain, "chain step " + step.op);
     if (step.operand <= 0 || static_cast<size_t>(step.operand) >= input_dims.size())
       return invalid_model(chain.describe() + ": step " + step.op + " names input " + std::to_string(step.operand));
     const int operand = k.add(Instruction::load(step.operand));

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "kiln/ops/activation.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/elementwise_broadcast.h"
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -17,30 +17,10 @@
 namespace kiln::ops {
 namespace {
 
-const std::set<std::string> kUnaryMath = {"Exp", "Log", "Sqrt", "Abs", "Neg", "Softplus"};
-const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
-const std::set<std::string> kActivations = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Elu", "HardSwish"};
-const std::set<std::string> kCommutative = {"Add", "Mul", "Max", "Min"};
-
-bool known_step(const std::string& op) { return kUnaryMath.count(op) || kBinary.count(op) || kActivations.count(op); }
-
-double binary(const std::string& op, double a, double b) {
-  if (op == "Add") return a + b;
-  if (op == "Sub") return a - b;
-  if (op == "Mul") return a * b;
-  if (op == "Div") return a / b;
-  if (op == "Max") return std::max(a, b);
-  if (op == "Min") return std::min(a, b);
-  return std::pow(a, b);
-}
-
-double unary_math(const std::string& op, double x) {
-  if (op == "Exp") return std::exp(x);
-  if (op == "Log") return std::log(x);
-  if (op == "Sqrt") return std::sqrt(x);
-  if (op == "Abs") return std::abs(x);
-  if (op == "Neg") return -x;
-  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // Softplus, stable for large x
+// The table's function of a chain step `op`, or nullptr when a chain cannot hold it.
+const ElementwiseFunction* step_function(const std::string& op) {
+  const ElementwiseFunction* f = find_elementwise(op);
+  return f && f->allows(kChainStep) ? f : nullptr;
 }
 
 Status chain_infer(InferenceContext& ctx) {
@@ -49,8 +29,9 @@ Status chain_infer(InferenceContext& ctx) {
   if (steps.empty()) return ctx.error("a chain needs at least one step");
   const ir::TensorType& x = ctx.input_type(0);
   for (const ChainStep& s : steps) {
-    if (!known_step(s.op)) return ctx.error("unknown step " + s.op);
-    if (kBinary.count(s.op) != static_cast<size_t>(s.is_binary()))
+    const ElementwiseFunction* f = step_function(s.op);
+    if (!f) return ctx.error("unknown step " + s.op);
+    if ((f->operands == 2) != s.is_binary())
       return ctx.error("step " + s.op + (s.is_binary() ? " takes no operand" : " needs an operand"));
     if (!s.is_binary()) continue;
     if (static_cast<size_t>(s.operand) >= ctx.input_count() || s.operand == 0 || !ctx.has_input(static_cast<size_t>(s.operand)))
@@ -86,14 +67,20 @@ Result<std::vector<std::vector<double>>> expanded_operands(KernelContext& ctx, c
 
 Status chain_kernel(KernelContext& ctx) {
   const std::vector<ChainStep> steps = chain_steps(ctx.node());
+  std::vector<const ElementwiseFunction*> functions;
+  for (const ChainStep& s : steps) {
+    functions.push_back(step_function(s.op));
+    if (!functions.back()) return ctx.error("unknown step " + s.op);
+  }
   KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<double>> operands, expanded_operands(ctx, steps));
   const Tensor& x = *ctx.input(0);
   Tensor& y = *ctx.output(0);
   for (int64_t i = 0; i < x.element_count(); ++i) {
     store_double(y, i, element_as_double(x, i));
-    for (const ChainStep& s : steps) {
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const ChainStep& s = steps[k];
       const double b = s.is_binary() ? operands[static_cast<size_t>(s.operand)][static_cast<size_t>(i)] : 0.0;
-      store_double(y, i, s.apply(element_as_double(y, i), b));  // rounded to Y's type, step by step
+      store_double(y, i, s.apply(*functions[k], element_as_double(y, i), b));  // rounded to Y's type, step by step
     }
   }
   return Status::ok();
@@ -101,10 +88,14 @@ Status chain_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+double ChainStep::apply(const ElementwiseFunction& f, double x, double b) const {
+  return operand_first ? f(b, x, static_cast<double>(alpha), static_cast<double>(beta))
+                       : f(x, b, static_cast<double>(alpha), static_cast<double>(beta));
+}
+
 double ChainStep::apply(double x, double b) const {
-  if (is_binary()) return operand_first ? binary(op, b, x) : binary(op, x, b);
-  if (kUnaryMath.count(op)) return unary_math(op, x);
-  return Activation{op, alpha, beta}.apply(x);
+  const ElementwiseFunction* f = step_function(op);
+  return f ? apply(*f, x, b) : x;
 }
 
 std::vector<ChainStep> chain_steps(const ir::Node& chain) {
@@ -146,20 +137,22 @@ void set_chain_steps(ir::Node& chain, const std::vector<ChainStep>& steps) {
 std::optional<ChainStep> chain_step_of(const ir::Node& node, const ir::Value* chain_input) {
   if (!node.domain.empty() || node.outputs.size() != 1 || !node.outputs[0] || !chain_input) return std::nullopt;
   if (!(node.outputs[0]->type == chain_input->type) || node.input(0) == nullptr) return std::nullopt;
-  if (kBinary.count(node.op_type)) {
+  const ElementwiseFunction* f = step_function(node.op_type);
+  if (f && f->operands == 2) {
     if (node.inputs.size() != 2 || node.inputs[0] == node.inputs[1] || !node.inputs[1]) return std::nullopt;
     if (node.opset_version < 7 && node.has_attr("broadcast")) return std::nullopt;  // legacy broadcast
     const bool first = node.inputs[1] == chain_input;
     if (!first && node.inputs[0] != chain_input) return std::nullopt;
-    if (first && !kCommutative.count(node.op_type)) return std::nullopt;  // c - x, c / x, c ^ x
+    if (first && !f->commutative) return std::nullopt;  // c - x, c / x, c ^ x
     const ir::Value* exponent = node.inputs[1];
-    if (node.op_type == "Pow" && !(exponent->initializer && exponent->initializer->element_count() == 1)) return std::nullopt;
+    if (f->function == Elementwise::kPow && !(exponent->initializer && exponent->initializer->element_count() == 1)) return std::nullopt;
     return ChainStep{node.op_type, 0, 0, first ? 0 : 1, first};
   }
   if (node.inputs[0] != chain_input) return std::nullopt;
-  if (kUnaryMath.count(node.op_type) && node.inputs.size() == 1) return ChainStep{node.op_type};
+  // A parameterised step takes its parameters as the fused activation does; the others have none.
   const std::optional<Activation> a = activation_of(node);
-  if (a && kActivations.count(a->op)) return ChainStep{a->op, a->alpha, a->beta};
+  if (a && step_function(a->op)) return ChainStep{a->op, a->alpha, a->beta};
+  if (f && !a && node.inputs.size() == 1) return ChainStep{node.op_type};
   return std::nullopt;
 }
 

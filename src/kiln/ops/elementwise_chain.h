@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/elementwise_functions.h"
 
 namespace kiln::ops {
 
@@ -25,7 +26,10 @@ struct ChainStep {
   bool operand_first = false;   // binary: the operand is the left-hand side
 
   bool is_binary() const { return operand >= 0; }
-  // The step on x and (binary steps) the operand's value b, in double.
+  // The step, whose table entry is `f` (elementwise_functions.h), on x and (binary steps) the
+  // operand's value b, in double.
+  double apply(const ElementwiseFunction& f, double x, double b) const;
+  // The same, the entry looked up by name (x itself for a step the table does not have).
   double apply(double x, double b) const;
 };
 

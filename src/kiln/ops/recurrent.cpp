@@ -17,17 +17,11 @@ namespace kiln::ops {
 namespace {
 
 using Cell = RecurrentCell;
-using Kind = RecurrentActivation::Kind;
 
 Result<RecurrentActivation> activation(const std::string& name, double alpha, double beta) {
-  static const std::map<std::string, Kind> kinds = {
-      {"Sigmoid", Kind::kSigmoid},         {"Tanh", Kind::kTanh},           {"Relu", Kind::kRelu},
-      {"Affine", Kind::kAffine},           {"LeakyRelu", Kind::kLeakyRelu}, {"ThresholdedRelu", Kind::kThresholdedRelu},
-      {"ScaledTanh", Kind::kScaledTanh},   {"HardSigmoid", Kind::kHardSigmoid}, {"Elu", Kind::kElu},
-      {"Softsign", Kind::kSoftsign},       {"Softplus", Kind::kSoftplus}};
-  const auto it = kinds.find(name);
-  if (it == kinds.end()) return invalid_model("unknown recurrent activation '" + name + "'");
-  return RecurrentActivation{it->second, alpha, beta};
+  const ElementwiseFunction* f = find_elementwise(name);
+  if (!f || !f->allows(kRecurrentActivation)) return invalid_model("unknown recurrent activation '" + name + "'");
+  return RecurrentActivation{f, alpha, beta};
 }
 
 // The activations of each direction: f (and g, h) from the attribute, or the op's defaults.

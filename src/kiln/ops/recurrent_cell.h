@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -22,31 +23,17 @@ enum class RecurrentCell { kRnn, kGru, kLstm };
 // Gate rows per direction in W and R: RNN 1; GRU 3 (z, r, h); LSTM 4 (i, o, f, c).
 inline int gates_of(RecurrentCell cell) { return cell == RecurrentCell::kRnn ? 1 : cell == RecurrentCell::kGru ? 3 : 4; }
 
+// One of ONNX's recurrent activations (f, g, h) with its alpha and beta: a function of the
+// element-wise table (elementwise_functions.h) that a recurrent cell may use.
 struct RecurrentActivation {
-  enum class Kind { kSigmoid, kTanh, kRelu, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu, kSoftsign, kSoftplus };
-  Kind kind = Kind::kTanh;
+  const ElementwiseFunction* function = &elementwise_function(Elementwise::kTanh);
   double alpha = 0, beta = 0;
 
   template <class S>
   S operator()(S x) const {
-    const S a = static_cast<S>(alpha), b = static_cast<S>(beta);
-    switch (kind) {
-      case Kind::kSigmoid: return S(1) / (S(1) + std::exp(-x));
-      case Kind::kTanh: return std::tanh(x);
-      case Kind::kRelu: return std::max(S(0), x);
-      case Kind::kAffine: return a * x + b;
-      case Kind::kLeakyRelu: return x >= 0 ? x : a * x;
-      case Kind::kThresholdedRelu: return x > a ? x : S(0);
-      case Kind::kScaledTanh: return a * std::tanh(b * x);
-      case Kind::kHardSigmoid: return std::clamp(a * x + b, S(0), S(1));
-      case Kind::kElu: return x >= 0 ? x : a * (std::exp(x) - S(1));
-      case Kind::kSoftsign: return x / (S(1) + std::fabs(x));
-      case Kind::kSoftplus: return std::log1p(std::exp(x));
-    }
-    return x;
+    return (*function)(x, S(0), static_cast<S>(alpha), static_cast<S>(beta));
   }
 };
-
 // A node's attributes, checked.
 struct RecurrentAttrs {
   RecurrentCell cell = RecurrentCell::kLstm;

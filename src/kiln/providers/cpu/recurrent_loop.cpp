@@ -49,9 +49,8 @@ void activate(const ops::RecurrentActivation& f, float* x, int64_t n, double cli
     const float bound = static_cast<float>(clip);
     for (int64_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], -bound, bound);
   }
-  using Kind = ops::RecurrentActivation::Kind;
-  if (f.kind == Kind::kSigmoid) return sigmoid_in_place(x, n);
-  if (f.kind == Kind::kTanh) return tanh_in_place(x, n);
+  if (f.function->function == ops::Elementwise::kSigmoid) return sigmoid_in_place(x, n);
+  if (f.function->function == ops::Elementwise::kTanh) return tanh_in_place(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] = f(x[i]);
 }
 

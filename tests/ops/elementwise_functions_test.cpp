@@ -1,0 +1,132 @@
+// The element-wise table (ops/elementwise_functions.h): its order and names, each function's float
+// and double forms at extreme inputs, and every consumer that reads it (fused activations, chain
+// steps, recurrent activations) giving the table's value. Generated code is checked against the
+// same table in tests/codegen/kernel_generator_test.cpp.
+#include "kiln/ops/elementwise_functions.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/ops/activation.h"
+#include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/recurrent_cell.h"
+
+namespace kiln::ops {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const std::vector<double> kExtremes = {100.0, -100.0, 1e30, -1e30, 1e-40, -1e-40, 0.0, -0.0, 0.5, -3.5, kInf, -kInf, std::nan("")};
+
+// Parameters that exercise each function's (LeakyRelu and Elu alpha, Clip bounds, ...).
+double alpha_of(Elementwise f) { return f == Elementwise::kClip ? -1.0 : f == Elementwise::kThresholdedRelu ? 1.0 : 0.7; }
+double beta_of(Elementwise f) { return f == Elementwise::kClip ? 2.0 : 0.5; }
+
+// `got` is `want` (a double result rounded to float) for input x: NaN for NaN, the same infinity,
+// else within a few float ulps of it, or of x where the result cancels (1 + erf(x) for x < -3).
+void expect_same(double want, double got, double x, const std::string& at) {
+  const float w = static_cast<float>(want);
+  if (std::isnan(w)) {
+    EXPECT_TRUE(std::isnan(got)) << at << " = " << got;
+  } else if (std::isinf(w)) {
+    EXPECT_EQ(static_cast<float>(got), w) << at;
+  } else {
+    EXPECT_NEAR(got, w, 1e-30 + 4e-7 * std::fabs(w) + 2e-7 * (std::isfinite(x) ? std::min(std::fabs(x), 100.0) : 0.0)) << at;
+  }
+}
+
+std::string call(const ElementwiseFunction& f, double x, double b) {
+  return std::string(f.name) + "(" + std::to_string(x) + (f.operands == 2 ? ", " + std::to_string(b) : "") + ")";
+}
+
+TEST(ElementwiseFunctions, TheTableIsInTheEnumsOrderWithUniqueNames) {
+  std::set<std::string_view> names;
+  const std::vector<ElementwiseFunction>& table = elementwise_functions();
+  for (size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(table[i].function), i) << table[i].name;
+    EXPECT_TRUE(names.insert(table[i].name).second) << table[i].name;
+    EXPECT_EQ(find_elementwise(table[i].name), &table[i]);
+    EXPECT_NE(table[i].uses, 0u) << table[i].name << " has no consumer";
+    EXPECT_EQ(table[i].allows(kChainStep), !table[i].generated.empty()) << table[i].name << ": generated code for chain steps";
+  }
+  EXPECT_EQ(find_elementwise("Swish"), nullptr);
+}
+
+// Float and double forms agree at every extreme input, with extreme operands for binary ones.
+TEST(ElementwiseFunctions, FloatAndDoubleFormsAgreeAtExtremeInputs) {
+  for (const ElementwiseFunction& f : elementwise_functions()) {
+    const double a = alpha_of(f.function), c = beta_of(f.function);
+    for (double x : kExtremes)
+      for (double b : f.operands == 2 ? kExtremes : std::vector<double>{0.0}) {
+        const auto fx = static_cast<float>(x), fb = static_cast<float>(b), fa = static_cast<float>(a), fc = static_cast<float>(c);
+        // Against the double form of the float inputs (1e-40 is a subnormal in float).
+        expect_same(f(static_cast<double>(fx), static_cast<double>(fb), static_cast<double>(fa), static_cast<double>(fc)),
+                    f(fx, fb, fa, fc), x, call(f, x, b) + " in float");
+      }
+  }
+}
+
+// Softplus is finite where log1p(exp(x)) overflows (x = 100 in float, 1000 in double), in every form.
+TEST(ElementwiseFunctions, SoftplusStaysFiniteForLargeInputs) {
+  const ElementwiseFunction& softplus = elementwise_function(Elementwise::kSoftplus);
+  EXPECT_FLOAT_EQ(softplus(100.0f, 0.0f, 0.0f, 0.0f), 100.0f);
+  EXPECT_DOUBLE_EQ(softplus(1000.0, 0.0, 0.0, 0.0), 1000.0);
+  const RecurrentActivation recurrent{&softplus, 0.0, 0.0};
+  EXPECT_FLOAT_EQ(recurrent(100.0f), 100.0f);
+  EXPECT_NEAR(softplus(-100.0, 0.0, 0.0, 0.0), std::exp(-100.0), 1e-50);
+}
+
+// Each consumer gives the table's value for every function it may hold.
+TEST(ElementwiseFunctions, EveryConsumerComputesTheTablesFunction) {
+  int fused = 0, chained = 0, recurrent = 0;
+  for (const ElementwiseFunction& f : elementwise_functions()) {
+    const double a = alpha_of(f.function), c = beta_of(f.function);
+    for (double x : kExtremes)
+      for (double b : f.operands == 2 ? kExtremes : std::vector<double>{0.0}) {
+        const double want = f(x, b, a, c);
+        const std::string at = call(f, x, b);
+        if (f.allows(kFusedActivation)) {
+          expect_same(want, Activation{std::string(f.name), static_cast<float>(a), static_cast<float>(c)}.apply(x), x, at + " fused");
+          ++fused;
+        }
+        if (f.allows(kChainStep)) {
+          const ChainStep step{std::string(f.name), static_cast<float>(a), static_cast<float>(c), f.operands == 2 ? 1 : -1};
+          expect_same(f(x, b, double{static_cast<float>(a)}, double{static_cast<float>(c)}), step.apply(x, b), x, at + " chain step");
+          ++chained;
+        }
+        if (f.allows(kRecurrentActivation)) {
+          const RecurrentActivation activation{&f, a, c};
+          expect_same(want, activation(x), x, at + " recurrent");
+          expect_same(f(static_cast<double>(static_cast<float>(x)), 0.0, static_cast<double>(static_cast<float>(a)),
+                        static_cast<double>(static_cast<float>(c))),
+                      activation(static_cast<float>(x)), x, at + " recurrent in float");
+          ++recurrent;
+        }
+      }
+  }
+  EXPECT_GT(fused, 0);
+  EXPECT_GT(chained, 0);
+  EXPECT_GT(recurrent, 0);
+}
+
+// The ONNX mapping of fused activations reads the table: an activation op becomes one, an op the
+// table does not let fuse does not.
+TEST(ElementwiseFunctions, ActivationsOfOnnxNodesAreTheTablesFusedActivations) {
+  for (const ElementwiseFunction& f : elementwise_functions()) {
+    if (f.function == Elementwise::kGeluTanh) continue;  // Gelu's attribute, not an op
+    ir::Graph g;
+    ir::Value* x = g.add_value("x");
+    ir::Node* node = g.add_node(std::string(f.name), {x}, {g.add_value("y")});
+    if (f.function == Elementwise::kGelu) node->opset_version = 20;
+    if (f.operands == 2) node->inputs.push_back(g.add_value("b"));
+    EXPECT_EQ(activation_of(*node).has_value(), f.allows(kFusedActivation)) << f.name;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops
