@@ -1,11 +1,13 @@
-// Tests of activation_layout: each convolution region gets the first of the provider's preferred
-// layouts it fits (here NCHW16c, NCHW8c, NHWC: the widest channel block that divides all its
-// channel counts, else NHWC; an AVX2 provider's list has no NCHW16c); a narrow image input is read
-// channels-first; reorders appear only at region edges; Concat keeps its channel axis in blocked
-// layouts; BatchNormalization joins a region; and a converted model computes what the original
-// computes, on cpu and cpu_ref.
+// Tests of activation_layout, on IR text: each convolution region gets the first of the
+// provider's preferred layouts it fits (here NCHW16c, NCHW8c, NHWC: the widest channel block that
+// divides all its channel counts, else NHWC; an AVX2 provider's list has no NCHW16c; none: the
+// region stays) and becomes kiln.FusedConv nodes with that layout; a narrow image input is read
+// channels-first; reorders (kiln.Relayout, Transposes for NHWC) appear only at region edges;
+// Concat and Split keep the channel axis (a blocked Split's sizes in blocks); BatchNormalization,
+// a per-channel PRelu (its slope re-laid) and a channel shuffle join a region; 1-D and 3-D
+// convolutions run channels-last only; only nodes the provider owns join. End to end, converted
+// models compute what the originals compute, on cpu and cpu_ref.
 #include "kiln/passes/activation_layout.h"
-#include "kiln/passes/dead_code_elimination.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +20,6 @@
 namespace kiln::passes {
 namespace {
 
-using testing::changed_ok;
-
 PassContext layout_context() {
   PassContext ctx = testing::fake_context();
   ctx.activation_layouts = {ops::ActivationLayout::blocked(16), ops::ActivationLayout::blocked(8),
@@ -27,253 +27,351 @@ PassContext layout_context() {
   return ctx;
 }
 
-ir::Value* add_weights(ir::Graph& g, const std::string& name, std::vector<int64_t> dims) {
-  return g.add_constant(name, Tensor::allocate(DType::kFloat, std::move(dims)));
+// `text` after activation_layout (with `ctx`'s preferred layouts) and dead-code elimination, which
+// removes the channels-first originals and the reorders back that nothing reads.
+testing::Rewritten laid_out(std::string_view text, const PassContext& ctx = layout_context()) {
+  return testing::rewrite_ir(text, choose_activation_layouts, ctx);
 }
 
-// x[1,in,8,8] -> Conv(mid, 3x3, pad 1) -> Relu -> Conv(out, 1x1) -> y[1,out,8,8].
-void two_convs(ir::Graph& g, int64_t in, int64_t mid, int64_t out) {
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, in, 8, 8}));
-  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, mid, 8, 8}));
-  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, mid, 8, 8}));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, out, 8, 8}));
-  g.add_node("Conv", {x, add_weights(g, "w1", {mid, in, 3, 3})}, {c}, "conv1", "", 11)->attributes["pads"] =
-      ir::Attribute::of_ints({1, 1, 1, 1});
-  g.add_node("Relu", {c}, {r}, "relu", "", 14);
-  g.add_node("Conv", {r, add_weights(g, "w2", {out, mid, 1, 1})}, {y}, "conv2", "", 11);
-  g.outputs = {y};
+std::string dims(std::initializer_list<int64_t> values) {
+  std::string s;
+  for (int64_t v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
+  return s;
 }
 
-// Node counts by op once dead-code elimination has removed the reorders back that nothing reads.
-std::map<std::string, int> op_counts(ir::Graph& g) {
-  EXPECT_TRUE(eliminate_dead_code(g, testing::fake_context()).is_ok());
+// x[1,in,8,8] -> Conv(mid, 3x3, pad 1) -> Relu -> Conv(out, 1x1) -> y[1,out,8,8], as IR text.
+std::string two_convs(int64_t in, int64_t mid, int64_t out) {
+  return "graph main (%x: float[" + dims({1, in, 8, 8}) + "]) -> (%y) {\n" +
+         "  %w1 = constant float[" + dims({mid, in, 3, 3}) + "]\n" +
+         "  %w2 = constant float[" + dims({out, mid, 1, 1}) + "]\n" +
+         "  %c: float[" + dims({1, mid, 8, 8}) + "] = Conv 'conv1'(%x, %w1) {pads=[1,1,1,1]}\n" +
+         "  %r: float[" + dims({1, mid, 8, 8}) + "] = Relu 'relu'(%c)\n" +
+         "  %y: float[" + dims({1, out, 8, 8}) + "] = Conv 'conv2'(%r, %w2)\n}";
+}
+
+// Node counts by op (with its domain).
+std::map<std::string, int> op_counts(const testing::Rewritten& r) {
   std::map<std::string, int> counts;
-  for (const auto& n : g.nodes()) ++counts[n->op_type];
+  if (r.graph)
+    for (const auto& n : r.graph->nodes()) ++counts[(n->domain.empty() ? "" : n->domain + ".") + n->op_type];
   return counts;
 }
 
-std::vector<std::string> conv_layouts(const ir::Graph& g) {
+// Each FusedConv's layout and input layout, in graph order.
+std::vector<std::string> conv_layouts(const testing::Rewritten& r) {
   std::vector<std::string> layouts;
-  for (const auto& n : g.nodes())
-    if (n->op_type == "FusedConv") layouts.push_back(n->attr_string("layout") + "<-" + n->attr_string("input_layout", "same"));
+  if (r.graph)
+    for (const auto& n : r.graph->nodes())
+      if (n->op_type == "FusedConv") layouts.push_back(n->attr_string("layout") + "<-" + n->attr_string("input_layout", "same"));
   return layouts;
 }
 
+// Whether the printed graph has `line` (one node or constant, without its indent) as a whole line.
+bool has_line(const testing::Rewritten& r, const std::string& line) {
+  return r.printed.find("\n  " + line + "\n") != std::string::npos;
+}
+
 TEST(ActivationLayout, ChannelsDivisibleBySixteenRunInNCHW16c) {
-  ir::Graph g;
-  two_convs(g, 16, 32, 48);
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-same", "NCHW16c<-same"}));
-  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // into the region and out of it
-  EXPECT_EQ(g.outputs[0]->name, "y");
-  EXPECT_EQ(g.outputs[0]->producer->op_type, "Relayout");
-  EXPECT_EQ(g.outputs[0]->producer->inputs[0]->type.shape->to_string(), "[1,3,8,8,16]");
+  const testing::Rewritten r = laid_out(two_convs(16, 32, 48));
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[1,16,8,8]) -> (%y: float[1,48,8,8]) {\n"
+            "  %w1 = constant float[32,16,3,3]\n"
+            "  %w2 = constant float[48,32,1,1]\n"
+            "  %x_NCHW16c: float[1,1,8,8,16] = kiln.Relayout 'x_to_NCHW16c'(%x) {from=\"NCHW\", to=\"NCHW16c\"}\n"
+            "  %c_NCHW16c: float[1,2,8,8,16] = kiln.FusedConv 'conv1'(%x_NCHW16c, %w1) {layout=\"NCHW16c\", pads=[1,1,1,1]}\n"
+            "  %r_NCHW16c: float[1,2,8,8,16] = Relu 'relu'(%c_NCHW16c)\n"
+            "  %y_NCHW16c: float[1,3,8,8,16] = kiln.FusedConv 'conv2'(%r_NCHW16c, %w2) {layout=\"NCHW16c\"}\n"
+            "  %y: float[1,48,8,8] = kiln.Relayout 'y_to_nchw'(%y_NCHW16c) {from=\"NCHW16c\", to=\"NCHW\"}\n"
+            "}");
 }
 
 TEST(ActivationLayout, ChannelsDivisibleOnlyByEightRunInNCHW8c) {
-  ir::Graph g;
-  two_convs(g, 16, 24, 144);
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
+  const testing::Rewritten r = laid_out(two_convs(16, 24, 144));
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
+  EXPECT_TRUE(has_line(r, "%y_NCHW8c: float[1,18,8,8,8] = kiln.FusedConv 'conv2'(%r_NCHW8c, %w2)"
+                          " {layout=\"NCHW8c\"}"))
+      << r.printed;
 }
 
 TEST(ActivationLayout, OtherChannelCountsRunChannelsLast) {
-  ir::Graph g;
-  two_convs(g, 16, 20, 16);
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
-  EXPECT_EQ(op_counts(g)["Transpose"], 2);
-  EXPECT_EQ(op_counts(g)["Relayout"], 0);
+  const testing::Rewritten r = laid_out(two_convs(16, 20, 16));
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[1,16,8,8]) -> (%y: float[1,16,8,8]) {\n"
+            "  %w1 = constant float[20,16,3,3]\n"
+            "  %w2 = constant float[16,20,1,1]\n"
+            "  %x_NHWC: float[1,8,8,16] = Transpose 'x_to_NHWC'(%x) {perm=[0,2,3,1]}\n"
+            "  %c_NHWC: float[1,8,8,20] = kiln.FusedConv 'conv1'(%x_NHWC, %w1) {layout=\"NHWC\", pads=[1,1,1,1]}\n"
+            "  %r_NHWC: float[1,8,8,20] = Relu 'relu'(%c_NHWC)\n"
+            "  %y_NHWC: float[1,8,8,16] = kiln.FusedConv 'conv2'(%r_NHWC, %w2) {layout=\"NHWC\"}\n"
+            "  %y: float[1,16,8,8] = Transpose 'y_to_nchw'(%y_NHWC) {perm=[0,3,1,2]}\n"
+            "}");
 }
 
 TEST(ActivationLayout, AnImageInputIsReadChannelsFirstWithoutAReorder) {
-  ir::Graph g;
-  two_convs(g, 3, 32, 16);
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-NCHW", "NCHW16c<-same"}));
-  EXPECT_EQ(op_counts(g)["Relayout"], 1);  // out of the region only
+  const testing::Rewritten r = laid_out(two_convs(3, 32, 16));
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW16c<-NCHW", "NCHW16c<-same"}));
+  EXPECT_TRUE(has_line(r, "%c_NCHW16c: float[1,2,8,8,16] = kiln.FusedConv 'conv1'(%x, %w1)"
+                          " {input_layout=\"NCHW\", layout=\"NCHW16c\", pads=[1,1,1,1]}"))
+      << r.printed;
+  EXPECT_EQ(op_counts(r)["kiln.Relayout"], 1);  // out of the region only
 }
 
+// A second region after a Softmax (not layout-agnostic): 20 channels, so NHWC.
 TEST(ActivationLayout, EachRegionChoosesItsOwnLayout) {
-  ir::Graph g;
-  two_convs(g, 16, 32, 32);
-  // A second region after a Softmax (not layout-agnostic): 20 channels, so NHWC.
-  ir::Value* s = g.add_value("s", ir::make_type(DType::kFloat, {1, 32, 8, 8}));
-  ir::Value* z = g.add_value("z", ir::make_type(DType::kFloat, {1, 20, 8, 8}));
-  g.add_node("Softmax", {g.outputs[0]}, {s}, "softmax", "", 13);
-  g.add_node("Conv", {s, add_weights(g, "w3", {20, 32, 1, 1})}, {z}, "conv3", "", 11);
-  g.outputs = {z};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW16c<-same", "NCHW16c<-same", "NHWC<-same"}));
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,16,8,8]) -> (%z) {
+    %w1 = constant float[32,16,3,3]
+    %w2 = constant float[32,32,1,1]
+    %w3 = constant float[20,32,1,1]
+    %c: float[1,32,8,8] = Conv 'conv1'(%x, %w1) {pads=[1,1,1,1]}
+    %r: float[1,32,8,8] = Relu 'relu'(%c)
+    %y: float[1,32,8,8] = Conv 'conv2'(%r, %w2)
+    %s: float[1,32,8,8] = Softmax 'softmax'(%y)
+    %z: float[1,20,8,8] = Conv 'conv3'(%s, %w3)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW16c<-same", "NCHW16c<-same", "NHWC<-same"}));
+  EXPECT_TRUE(has_line(r, "%s_NHWC: float[1,8,8,32] = Transpose 's_to_NHWC'(%s) {perm=[0,2,3,1]}")) << r.printed;
 }
 
 TEST(ActivationLayout, ConcatKeepsTheChannelAxisInBlockedLayouts) {
-  ir::Graph g;
-  ir::Value* a = testing::add_input(g, "a", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* ca = g.add_value("ca", ir::make_type(DType::kFloat, {1, 8, 4, 4}));
-  ir::Value* cb = g.add_value("cb", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 24, 4, 4}));
-  g.add_node("Conv", {a, add_weights(g, "wa", {8, 16, 1, 1})}, {ca}, "conv_a", "", 11);
-  g.add_node("Conv", {a, add_weights(g, "wb", {16, 16, 1, 1})}, {cb}, "conv_b", "", 11);
-  g.add_node("Concat", {ca, cb}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(-3);
-  g.outputs = {joined};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  for (const auto& n : g.nodes())
-    if (n->op_type == "Concat") {
-      EXPECT_EQ(n->attr_int("axis", -1), 1);
-      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,3,4,4,8]");
-    }
-  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // `a` reordered once for both convolutions, and the output
+  const testing::Rewritten r = laid_out(R"(graph main (%a: float[1,16,4,4]) -> (%joined) {
+    %wa = constant float[8,16,1,1]
+    %wb = constant float[16,16,1,1]
+    %ca: float[1,8,4,4] = Conv 'conv_a'(%a, %wa)
+    %cb: float[1,16,4,4] = Conv 'conv_b'(%a, %wb)
+    %joined: float[1,24,4,4] = Concat 'concat'(%ca, %cb) {axis=-3}
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%a: float[1,16,4,4]) -> (%joined: float[1,24,4,4]) {\n"
+            "  %wa = constant float[8,16,1,1]\n"
+            "  %wb = constant float[16,16,1,1]\n"
+            "  %a_NCHW8c: float[1,2,4,4,8] = kiln.Relayout 'a_to_NCHW8c'(%a) {from=\"NCHW\", to=\"NCHW8c\"}\n"
+            "  %ca_NCHW8c: float[1,1,4,4,8] = kiln.FusedConv 'conv_a'(%a_NCHW8c, %wa) {layout=\"NCHW8c\"}\n"
+            "  %cb_NCHW8c: float[1,2,4,4,8] = kiln.FusedConv 'conv_b'(%a_NCHW8c, %wb) {layout=\"NCHW8c\"}\n"
+            "  %joined_NCHW8c: float[1,3,4,4,8] = Concat 'concat'(%ca_NCHW8c, %cb_NCHW8c) {axis=1}\n"
+            "  %joined: float[1,24,4,4] = kiln.Relayout 'joined_to_nchw'(%joined_NCHW8c) {from=\"NCHW8c\", to=\"NCHW\"}\n"
+            "}");  // `a` reordered once for both convolutions
 }
 
 // A region a block does not fit as a whole: its connected part of at least two convolutions the
 // block fits runs blocked, the rest channels-last, a lone fitting convolution with the rest.
 // x[16] -> conv1 -> [20] -> conv2 -> [32] -> conv3 -> [32] -> conv4 -> [48] -> Relu -> conv5 -> [20]
 TEST(ActivationLayout, TheBlockedPartsOfARegionRunBlocked) {
-  ir::Graph g;
-  const std::vector<int64_t> channels = {16, 20, 32, 32, 48, 20};
-  ir::Value* v = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 6, 6}));
-  for (size_t i = 1; i < channels.size(); ++i) {
-    if (i == 5) {
-      ir::Value* r = g.add_value("r", v->type);
-      g.add_node("Relu", {v}, {r}, "relu", "", 14);
-      v = r;
-    }
-    ir::Value* out = g.add_value("c" + std::to_string(i), ir::make_type(DType::kFloat, {1, channels[i], 6, 6}));
-    g.add_node("Conv", {v, add_weights(g, "w" + std::to_string(i), {channels[i], channels[i - 1], 1, 1})}, {out},
-               "conv" + std::to_string(i), "", 11);
-    v = out;
-  }
-  g.outputs = {v};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,16,6,6]) -> (%c5) {
+    %w1 = constant float[20,16,1,1]
+    %w2 = constant float[32,20,1,1]
+    %w3 = constant float[32,32,1,1]
+    %w4 = constant float[48,32,1,1]
+    %w5 = constant float[20,48,1,1]
+    %c1: float[1,20,6,6] = Conv 'conv1'(%x, %w1)
+    %c2: float[1,32,6,6] = Conv 'conv2'(%c1, %w2)
+    %c3: float[1,32,6,6] = Conv 'conv3'(%c2, %w3)
+    %c4: float[1,48,6,6] = Conv 'conv4'(%c3, %w4)
+    %r: float[1,48,6,6] = Relu 'relu'(%c4)
+    %c5: float[1,20,6,6] = Conv 'conv5'(%r, %w5)
+  })");
+  EXPECT_TRUE(r.changed);
   // conv1 (16 -> 20) and conv5 (48 -> 20) fit no block; conv2 (20 -> 32) reads 20 channels.
-  EXPECT_EQ(conv_layouts(g),
+  EXPECT_EQ(conv_layouts(r),
             (std::vector<std::string>{"NHWC<-same", "NHWC<-same", "NCHW16c<-same", "NCHW16c<-same", "NHWC<-same"}));
+  // One reorder between the parts each way, not two through channels-first.
+  EXPECT_TRUE(has_line(r, "%c2_NCHW16c: float[1,2,6,6,16] = kiln.Relayout 'c2_to_NCHW16c'(%c2_NHWC)"
+                          " {from=\"NHWC\", to=\"NCHW16c\"}"))
+      << r.printed;
+  EXPECT_TRUE(has_line(r, "%r_NHWC: float[1,6,6,48] = kiln.Relayout 'r_to_NHWC'(%r_NCHW16c)"
+                          " {from=\"NCHW16c\", to=\"NHWC\"}"))
+      << r.printed;
 }
 
 // 1-D convolutions (3-d tensors, silero's): channels-last only, even where a block divides every
 // channel count; the reorders are Transposes [0,2,1]; a Concat of channels takes the last axis. A
 // 1-D pool does not start a region.
 TEST(ActivationLayout, OneDimensionalConvolutionsRunChannelsLastOnly) {
-  ir::Graph g;
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 12}));
-  ir::Value* c1 = g.add_value("c1", ir::make_type(DType::kFloat, {1, 32, 12}));
-  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 12}));
-  ir::Value* c2 = g.add_value("c2", ir::make_type(DType::kFloat, {1, 16, 12}));
-  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 48, 12}));
-  ir::Value* pooled = g.add_value("pooled", ir::make_type(DType::kFloat, {1, 48, 6}));
-  g.add_node("Conv", {x, add_weights(g, "w1", {32, 16, 3})}, {c1}, "conv1", "", 11)->attributes["pads"] =
-      ir::Attribute::of_ints({1, 1});
-  g.add_node("Relu", {c1}, {r}, "relu", "", 14);
-  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1})}, {c2}, "conv2", "", 11);
-  g.add_node("Concat", {r, c2}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(-2);
-  ir::Node* pool = g.add_node("MaxPool", {joined}, {pooled}, "pool", "", 12);
-  pool->attributes["kernel_shape"] = ir::Attribute::of_ints({2});
-  pool->attributes["strides"] = ir::Attribute::of_ints({2});
-  g.outputs = {pooled};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
-  std::map<std::string, int> counts = op_counts(g);
-  EXPECT_EQ(counts["Transpose"], 2);  // x in, the Concat's output out
-  EXPECT_EQ(counts["Relayout"], 0);
-  EXPECT_EQ(counts["MaxPool"], 1);
-  for (const auto& n : g.nodes()) {
-    if (n->op_type == "Transpose") {
-      const std::vector<int64_t> perm = n->attr_ints("perm");
-      EXPECT_EQ(perm, (std::vector<int64_t>{0, 2, 1})) << n->name;
-    }
-    if (n->op_type == "Concat") {
-      EXPECT_EQ(n->attr_int("axis", -1), 2);
-      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,12,48]");
-    }
-  }
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,16,12]) -> (%pooled) {
+    %w1 = constant float[32,16,3]
+    %w2 = constant float[16,32,1]
+    %c1: float[1,32,12] = Conv 'conv1'(%x, %w1) {pads=[1,1]}
+    %r: float[1,32,12] = Relu 'relu'(%c1)
+    %c2: float[1,16,12] = Conv 'conv2'(%r, %w2)
+    %joined: float[1,48,12] = Concat 'concat'(%r, %c2) {axis=-2}
+    %pooled: float[1,48,6] = MaxPool 'pool'(%joined) {kernel_shape=[2], strides=[2]}
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[1,16,12]) -> (%pooled: float[1,48,6]) {\n"
+            "  %w1 = constant float[32,16,3]\n"
+            "  %w2 = constant float[16,32,1]\n"
+            "  %x_NHWC: float[1,12,16] = Transpose 'x_to_NHWC'(%x) {perm=[0,2,1]}\n"
+            "  %c1_NHWC: float[1,12,32] = kiln.FusedConv 'conv1'(%x_NHWC, %w1) {layout=\"NHWC\", pads=[1,1]}\n"
+            "  %r_NHWC: float[1,12,32] = Relu 'relu'(%c1_NHWC)\n"
+            "  %c2_NHWC: float[1,12,16] = kiln.FusedConv 'conv2'(%r_NHWC, %w2) {layout=\"NHWC\"}\n"
+            "  %joined_NHWC: float[1,12,48] = Concat 'concat'(%r_NHWC, %c2_NHWC) {axis=2}\n"
+            "  %joined: float[1,48,12] = Transpose 'joined_to_nchw'(%joined_NHWC) {perm=[0,2,1]}\n"
+            "  %pooled: float[1,48,6] = MaxPool 'pool'(%joined) {kernel_shape=[2], strides=[2]}\n"
+            "}");
 }
 
 // 3-D convolutions (5-d tensors, R3D's video convolutions): channels-last only, as the 1-D ones
 // (oneDNN's plain ncdhw convolution is an im2col gemm, 4x slower); the reorders are Transposes
 // [0,2,3,4,1] in and [0,4,1,2,3] out.
 TEST(ActivationLayout, ThreeDimensionalConvolutionsRunChannelsLastOnly) {
-  ir::Graph g;
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 4, 6, 6}));
-  ir::Value* c1 = g.add_value("c1", ir::make_type(DType::kFloat, {1, 32, 4, 6, 6}));
-  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 4, 6, 6}));
-  ir::Value* c2 = g.add_value("c2", ir::make_type(DType::kFloat, {1, 16, 4, 6, 6}));
-  ir::Node* conv1 = g.add_node("Conv", {x, add_weights(g, "w1", {32, 16, 3, 3, 3})}, {c1}, "conv1", "", 11);
-  conv1->attributes["pads"] = ir::Attribute::of_ints({1, 1, 1, 1, 1, 1});
-  g.add_node("Relu", {c1}, {r}, "relu", "", 14);
-  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1, 1, 1})}, {c2}, "conv2", "", 11);
-  g.outputs = {c2};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
-  std::map<std::string, int> counts = op_counts(g);
-  EXPECT_EQ(counts["Transpose"], 2);
-  EXPECT_EQ(counts["Relayout"], 0);
-  std::vector<std::vector<int64_t>> perms;
-  for (const auto& n : g.nodes())
-    if (n->op_type == "Transpose") perms.push_back(n->attr_ints("perm"));
-  EXPECT_EQ(perms, (std::vector<std::vector<int64_t>>{{0, 2, 3, 4, 1}, {0, 4, 1, 2, 3}}));
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,16,4,6,6]) -> (%c2) {
+    %w1 = constant float[32,16,3,3,3]
+    %w2 = constant float[16,32,1,1,1]
+    %c1: float[1,32,4,6,6] = Conv 'conv1'(%x, %w1) {pads=[1,1,1,1,1,1]}
+    %r: float[1,32,4,6,6] = Relu 'relu'(%c1)
+    %c2: float[1,16,4,6,6] = Conv 'conv2'(%r, %w2)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NHWC<-same", "NHWC<-same"}));
+  EXPECT_TRUE(has_line(r, "%x_NHWC: float[1,4,6,6,16] = Transpose 'x_to_NHWC'(%x) {perm=[0,2,3,4,1]}")) << r.printed;
+  EXPECT_TRUE(has_line(r, "%c2: float[1,16,4,6,6] = Transpose 'c2_to_nchw'(%c2_NHWC) {perm=[0,4,1,2,3]}")) << r.printed;
+  EXPECT_EQ(op_counts(r)["Transpose"], 2);
 }
 
 // DenseNet's pattern: Concat -> BatchNormalization -> Relu -> Conv stays in the region, the
 // BatchNormalization wrapped in kiln.InLayout, with no reorder between them.
 TEST(ActivationLayout, BatchNormalizationBetweenConvolutionsJoinsTheRegion) {
-  ir::Graph g;
-  ir::Value* a = testing::add_input(g, "a", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
-  ir::Value* normed = g.add_value("normed", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
-  ir::Value* r = g.add_value("r", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  g.add_node("Conv", {a, add_weights(g, "w1", {16, 16, 1, 1})}, {c}, "conv1", "", 11);
-  g.add_node("Concat", {a, c}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(1);
-  std::vector<ir::Value*> bn_inputs{joined};
-  for (const char* p : {"scale", "bias", "mean", "var"}) bn_inputs.push_back(add_weights(g, p, {32}));
-  g.add_node("BatchNormalization", bn_inputs, {normed}, "bn", "", 15);
-  g.add_node("Relu", {normed}, {r}, "relu", "", 14);
-  g.add_node("Conv", {r, add_weights(g, "w2", {16, 32, 1, 1})}, {y}, "conv2", "", 11);
-  g.outputs = {y};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  bool wrapped = false;
-  for (const auto& n : g.nodes())
-    if (n->op_type == "InLayout") {
-      EXPECT_EQ(n->attr_string("op"), "BatchNormalization");
-      EXPECT_EQ(n->attr_string("layout"), "NCHW16c");
-      wrapped = true;
-    }
-  EXPECT_TRUE(wrapped);
-  EXPECT_EQ(op_counts(g)["Relayout"], 2);  // only `a` into the region and `y` out of it
+  const testing::Rewritten r = laid_out(R"(graph main (%a: float[1,16,4,4]) -> (%y) {
+    %w1 = constant float[16,16,1,1]
+    %w2 = constant float[16,32,1,1]
+    %p = constant float[32]
+    %c: float[1,16,4,4] = Conv 'conv1'(%a, %w1)
+    %joined: float[1,32,4,4] = Concat 'concat'(%a, %c) {axis=1}
+    %normed: float[1,32,4,4] = BatchNormalization 'bn'(%joined, %p, %p, %p, %p)
+    %r: float[1,32,4,4] = Relu 'relu'(%normed)
+    %y: float[1,16,4,4] = Conv 'conv2'(%r, %w2)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(has_line(r, "%normed_NCHW16c: float[1,2,4,4,16] = kiln.InLayout 'bn'(%joined_NCHW16c, %p, %p, %p, %p)"
+                          " {layout=\"NCHW16c\", op=\"BatchNormalization\", op_version=17}"))
+      << r.printed;
+  EXPECT_EQ(op_counts(r)["kiln.Relayout"], 2);  // only `a` into the region and `y` out of it
 }
 
-// x -> Conv -> PRelu(slope [C, 1, 1]) -> Conv -> y: the PRelu joins the region with its slope
-// re-laid for the stored layout.
-std::string prelu_between_convs(ir::Graph& g, int64_t channels) {
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
-  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
-  ir::Value* p = g.add_value("p", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, channels, 5, 5}));
-  g.add_node("Conv", {x, add_weights(g, "w1", {channels, channels, 1, 1})}, {c}, "conv1", "", 11);
-  g.add_node("PRelu", {c, add_weights(g, "slope", {channels, 1, 1})}, {p}, "prelu", "", 16);
-  g.add_node("Conv", {p, add_weights(g, "w2", {channels, channels, 1, 1})}, {y}, "conv2", "", 11);
-  g.outputs = {y};
-  EXPECT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  for (const auto& n : g.nodes())
-    if (n->op_type == "PRelu") return n->inputs[0]->type.shape->to_string() + " " + n->inputs[1]->type.shape->to_string();
-  return "";
+// x -> Conv -> PRelu(slope [C, 1, 1] = 0, 1, ..., C-1) -> Conv -> y, as IR text.
+std::string prelu_between_convs(int64_t channels) {
+  const std::string c = std::to_string(channels), type = "float[1," + c + ",5,5]";
+  std::string slope;
+  for (int64_t i = 0; i < channels; ++i) slope += (i ? "," : "") + std::to_string(i) + ".0";
+  return "graph main (%x: " + type + ") -> (%y) {\n" +
+         "  %w1 = constant float[" + c + "," + c + ",1,1]\n" +
+         "  %w2 = constant float[" + c + "," + c + ",1,1]\n" +
+         "  %slope = constant float[" + c + ",1,1] [" + slope + "]\n" +
+         "  %c: " + type + " = Conv 'conv1'(%x, %w1)\n" +
+         "  %p: " + type + " = PRelu 'prelu'(%c, %slope)\n" +
+         "  %y: " + type + " = Conv 'conv2'(%p, %w2)\n}";
 }
 
+// The PRelu joins the region with its slope re-laid for the stored layout, the values in order
+// (channel c is block c / 16, lane c % 16; or the last axis).
 TEST(ActivationLayout, APerChannelPReluJoinsTheRegion) {
-  ir::Graph blocked;
-  EXPECT_EQ(prelu_between_convs(blocked, 32), "[1,2,5,5,16] [2,1,1,16]");
-  EXPECT_EQ(op_counts(blocked)["Relayout"], 2);  // into the region and out of it only
-  ir::Graph last;
-  EXPECT_EQ(prelu_between_convs(last, 20), "[1,5,5,20] [20]");
+  const testing::Rewritten blocked = laid_out(prelu_between_convs(32));
+  EXPECT_TRUE(has_line(blocked, "%p_NCHW16c: float[1,2,5,5,16] = PRelu 'prelu'(%c_NCHW16c, %slope_NCHW16c)")) << blocked.printed;
+  EXPECT_EQ(op_counts(blocked)["kiln.Relayout"], 2);  // into the region and out of it only
+  const testing::Rewritten last = laid_out(prelu_between_convs(20));
+  EXPECT_TRUE(has_line(last, "%p_NHWC: float[1,5,5,20] = PRelu 'prelu'(%c_NHWC, %slope_NHWC)")) << last.printed;
   EXPECT_EQ(op_counts(last)["Transpose"], 2);
+  for (const testing::Rewritten* r : {&blocked, &last}) {
+    ASSERT_TRUE(r->graph);
+    const ir::Node* prelu = testing::node_named(*r->graph, "prelu");
+    ASSERT_TRUE(prelu);
+    const std::vector<float> slope = testing::floats_of(prelu->inputs[1]);
+    for (size_t i = 0; i < slope.size(); ++i) EXPECT_EQ(slope[i], static_cast<float>(i));
+  }
 }
+
+// x[1,16,4,4] -> Conv(32) -> Split [16, 16] (sizes as an input) -> Conv(16) each -> y1, y2: the
+// Split's sizes count blocks of 16.
+TEST(ActivationLayout, ASplitOfChannelBlocksJoinsTheRegion) {
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,16,4,4]) -> (%y1, %y2) {
+    %w = constant float[32,16,1,1]
+    %w1 = constant float[16,16,1,1]
+    %w2 = constant float[16,16,1,1]
+    %sizes = constant int64[2] [16,16]
+    %c: float[1,32,4,4] = Conv 'conv'(%x, %w)
+    %h1: float[1,16,4,4], %h2: float[1,16,4,4] = Split 'split'(%c, %sizes) {axis=1}
+    %y1: float[1,16,4,4] = Conv 'conv1'(%h1, %w1)
+    %y2: float[1,16,4,4] = Conv 'conv2'(%h2, %w2)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(has_line(r, "%split_stored_split = constant int64[2] [1,1]")) << r.printed;
+  EXPECT_TRUE(has_line(r, "%h1_NCHW16c: float[1,1,4,4,16], %h2_NCHW16c: float[1,1,4,4,16]"
+                          " = Split 'split'(%c_NCHW16c, %split_stored_split) {axis=1}"))
+      << r.printed;
+  EXPECT_EQ(op_counts(r)["kiln.Relayout"], 3);  // x in, y1 and y2 out
+}
+
+// ShuffleNet's Concat -> kiln.ChannelShuffle -> Split between convolutions (6 and 12 channels:
+// NHWC): the shuffle stays in the region, permuting the last axis; reorders at its edges only.
+TEST(ActivationLayout, AChannelShuffleJoinsAChannelsLastRegion) {
+  const testing::Rewritten r = laid_out(R"(graph main (%x: float[1,8,5,5]) -> (%y1, %y2) {
+    %wa = constant float[6,8,1,1]
+    %wb = constant float[6,8,1,1]
+    %w1 = constant float[6,6,1,1]
+    %w2 = constant float[6,6,1,1]
+    %halves = constant int64[2] [6,6]
+    %a: float[1,6,5,5] = Conv 'conv_a'(%x, %wa)
+    %b: float[1,6,5,5] = Conv 'conv_b'(%x, %wb)
+    %joined: float[1,12,5,5] = Concat 'concat'(%a, %b) {axis=1}
+    %shuffled: float[1,12,5,5] = kiln.ChannelShuffle 'shuffle'(%joined) {groups=2}
+    %h1: float[1,6,5,5], %h2: float[1,6,5,5] = Split 'split'(%shuffled, %halves) {axis=1}
+    %y1: float[1,6,5,5] = Conv 'conv_1'(%h1, %w1)
+    %y2: float[1,6,5,5] = Conv 'conv_2'(%h2, %w2)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(has_line(r, "%shuffled_NHWC: float[1,5,5,12] = kiln.ChannelShuffle 'shuffle'(%joined_NHWC)"
+                          " {groups=2, layout=\"NHWC\"}"))
+      << r.printed;
+  EXPECT_EQ(op_counts(r)["Transpose"], 3);  // x in, y1 and y2 out
+  EXPECT_EQ(op_counts(r)["kiln.Relayout"], 0);
+}
+
+TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
+  PassContext ctx = testing::fake_context();
+  ctx.activation_layouts = {ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()};
+  const testing::Rewritten r = laid_out(two_convs(16, 32, 48), ctx);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
+}
+
+TEST(ActivationLayout, ARegionNoPreferredLayoutFitsStaysChannelsFirst) {
+  PassContext ctx = testing::fake_context();
+  ctx.activation_layouts = {ops::ActivationLayout::blocked(16)};
+  const testing::Rewritten r = laid_out(two_convs(16, 20, 16), ctx);
+  EXPECT_FALSE(r.changed);
+  EXPECT_EQ(op_counts(r)["Conv"], 2);
+}
+
+TEST(ActivationLayout, OffUnlessTheTargetPrefersIt) {
+  EXPECT_FALSE(laid_out(two_convs(16, 32, 48), testing::fake_context()).changed);
+}
+
+// Lowering a partitioned graph: conv2, which another provider runs, stays channels-first and reads
+// the region's output reordered back.
+TEST(ActivationLayout, OnlyNodesTheProviderOwnsJoinARegion) {
+  PassContext ctx = layout_context();
+  ctx.owned = [](const ir::Node& n) { return n.name != "conv2"; };
+  const testing::Rewritten r = laid_out(two_convs(16, 32, 48), ctx);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW16c<-same"}));
+  EXPECT_TRUE(has_line(r, "%r: float[1,32,8,8] = kiln.Relayout 'r_to_nchw'(%r_NCHW16c)"
+                          " {from=\"NCHW16c\", to=\"NCHW\"}"))
+      << r.printed;
+}
+
+using kiln::testing::ModelBuilder;
+using kiln::testing::ScratchDir;
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 // x[1,16,6,6] -> Conv(32) -> Split [16, 16] (sizes as an input) -> Conv(16) each -> y1, y2.
-std::string split_between_convs(const kiln::testing::ScratchDir& dir) {
-  using kiln::testing::ModelBuilder;
-  constexpr int kFloat = onnx::TensorProto::FLOAT;
+std::string split_between_convs(const ScratchDir& dir) {
   std::vector<float> w(32 * 16);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.02f * static_cast<float>(static_cast<int>(i % 9) - 4);
   ModelBuilder b(13);
@@ -290,78 +388,10 @@ std::string split_between_convs(const kiln::testing::ScratchDir& dir) {
   return b.save(dir.file("split.onnx"));
 }
 
-TEST(ActivationLayout, ASplitOfChannelBlocksJoinsTheRegion) {
-  ir::Graph g;
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* c = g.add_value("c", ir::make_type(DType::kFloat, {1, 32, 4, 4}));
-  ir::Value* h1 = g.add_value("h1", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* h2 = g.add_value("h2", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* y1 = g.add_value("y1", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  ir::Value* y2 = g.add_value("y2", ir::make_type(DType::kFloat, {1, 16, 4, 4}));
-  g.add_node("Conv", {x, add_weights(g, "w", {32, 16, 1, 1})}, {c}, "conv", "", 11);
-  g.add_node("Split", {c, testing::add_int64s(g, "sizes", {16, 16})}, {h1, h2}, "split", "", 13)->attributes["axis"] =
-      ir::Attribute::of_int(1);
-  g.add_node("Conv", {h1, add_weights(g, "w1", {16, 16, 1, 1})}, {y1}, "conv1", "", 11);
-  g.add_node("Conv", {h2, add_weights(g, "w2", {16, 16, 1, 1})}, {y2}, "conv2", "", 11);
-  g.outputs = {y1, y2};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, layout_context())));
-  for (const auto& n : g.nodes())
-    if (n->op_type == "Split") {
-      EXPECT_EQ(testing::int64s_of(n->inputs[1]), (std::vector<int64_t>{1, 1}));  // in blocks of 16
-      EXPECT_EQ(n->outputs[0]->type.shape->to_string(), "[1,1,4,4,16]");
-    }
-  EXPECT_EQ(op_counts(g)["Relayout"], 3);  // x in, y1 and y2 out
-
-  kiln::testing::ScratchDir dir("activation_layout_split");
-  const std::string model = split_between_convs(dir);
-  std::vector<float> xs(16 * 36);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.05f * static_cast<float>(static_cast<int>(i % 13) - 6);
-  std::map<std::string, std::map<std::string, Tensor>> outputs;
-  for (const std::string provider : {"cpu_ref", "cpu"}) {
-    SessionOptions options;
-    options.providers = {provider};
-    options.optimize = provider == "cpu";
-    auto session = Session::load(model, options);
-    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-    auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {1, 16, 6, 6}, xs)}});
-    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
-    outputs[provider] = out.value();
-  }
-  for (const char* y : {"y1", "y2"})
-    for (int64_t i = 0; i < outputs["cpu"].at(y).element_count(); ++i)
-      EXPECT_NEAR(outputs["cpu"].at(y).data<float>()[i], outputs["cpu_ref"].at(y).data<float>()[i], 1e-5) << y << " " << i;
-}
-
-TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
-  ir::Graph g;
-  two_convs(g, 16, 32, 48);
-  PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()};
-  ASSERT_TRUE(changed_ok(choose_activation_layouts(g, ctx)));
-  EXPECT_EQ(conv_layouts(g), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
-}
-
-TEST(ActivationLayout, ARegionNoPreferredLayoutFitsStaysChannelsFirst) {
-  ir::Graph g;
-  two_convs(g, 16, 20, 16);
-  PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(16)};
-  EXPECT_FALSE(changed_ok(choose_activation_layouts(g, ctx)));
-  EXPECT_EQ(op_counts(g)["Conv"], 2);
-}
-
-TEST(ActivationLayout, OffUnlessTheTargetPrefersIt) {
-  ir::Graph g;
-  two_convs(g, 16, 32, 48);
-  EXPECT_FALSE(changed_ok(choose_activation_layouts(g, testing::fake_context())));
-}
-
-// x[2,3,10,10] -> Conv(32, 3x3 s2) -> Clip -> depthwise Conv -> Conv(32, 1x1) + x' (residual Add)
-// -> MaxPool -> GlobalAveragePool -> y: a MobileNet-like block in a blocked layout (the target's
-// widest block: NCHW16c on AVX-512, NCHW8c on AVX2), end to end.
-std::string mobile_block(const kiln::testing::ScratchDir& dir) {
-  using kiln::testing::ModelBuilder;
-  constexpr int kFloat = onnx::TensorProto::FLOAT;
+// x[2,3,10,10] -> Conv(32, 3x3 s2) -> Clip -> depthwise Conv -> PRelu -> Conv(32, 1x1) + the Clip's
+// output (residual Add) -> MaxPool -> GlobalAveragePool -> y: a MobileNet-like block in a blocked
+// layout (the target's widest block: NCHW16c on AVX-512, NCHW8c on AVX2), end to end.
+std::string mobile_block(const ScratchDir& dir) {
   auto wave = [](size_t n, float scale) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>((i * 7) % 13) - 6);
@@ -395,29 +425,53 @@ std::string mobile_block(const kiln::testing::ScratchDir& dir) {
   return b.save(dir.file("model.onnx"));
 }
 
-TEST(ActivationLayout, ABlockedRegionComputesWhatTheOriginalComputes) {
-  kiln::testing::ScratchDir dir("activation_layout");
-  const std::string model = mobile_block(dir);
-  std::vector<float> x(2 * 3 * 10 * 10);
+// A wave of `n` values for the model's input.
+std::vector<float> input_values(size_t n) {
+  std::vector<float> x(n);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(static_cast<int>(i % 37) - 18);
+  return x;
+}
+
+struct Ran {
   std::map<std::string, Tensor> outputs;
-  for (const std::string provider : {"cpu_ref", "cpu"}) {
-    SessionOptions options;
-    options.providers = {provider};
-    options.optimize = provider == "cpu";
-    auto session = Session::load(model, options);
-    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-    auto out = session.value()->run({{"x", Tensor::from_vector<float>(DType::kFloat, {2, 3, 10, 10}, x)}});
-    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
-    outputs[provider] = out.value().at("y");
-    if (provider == "cpu") {
-      const std::string report = session.value()->report_json();
-      EXPECT_NE(report.find("\"Relayout\""), std::string::npos);
-    }
-  }
-  ASSERT_EQ(outputs["cpu"].shape(), outputs["cpu_ref"].shape());
-  for (int64_t i = 0; i < outputs["cpu"].element_count(); ++i)
-    EXPECT_NEAR(outputs["cpu"].data<float>()[i], outputs["cpu_ref"].data<float>()[i], 1e-5) << i;
+  std::string report;
+};
+
+// The model run on `provider`, optimized on cpu only (cpu_ref runs the graph as it is).
+Ran run(const std::string& model, const std::string& provider, const Tensor& x) {
+  SessionOptions options;
+  options.providers = {provider};
+  options.optimize = provider == "cpu";
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  if (!session.is_ok()) return {};
+  auto out = session.value()->run({{"x", x}});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return {out.is_ok() ? out.value() : std::map<std::string, Tensor>{}, session.value()->report_json()};
+}
+
+void expect_close(const Tensor& got, const Tensor& want, const std::string& label) {
+  ASSERT_EQ(got.shape(), want.shape()) << label;
+  for (int64_t i = 0; i < want.element_count(); ++i)
+    EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5) << label << " " << i;
+}
+
+TEST(ActivationLayout, ASplitRegionComputesWhatTheOriginalComputes) {
+  ScratchDir dir("activation_layout_split");
+  const std::string model = split_between_convs(dir);
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {1, 16, 6, 6}, input_values(16 * 36));
+  const Ran cpu = run(model, "cpu", x), reference = run(model, "cpu_ref", x);
+  EXPECT_NE(cpu.report.find("\"Relayout\""), std::string::npos);  // the results below are a blocked region's
+  for (const char* y : {"y1", "y2"}) expect_close(cpu.outputs.at(y), reference.outputs.at(y), y);
+}
+
+TEST(ActivationLayout, ABlockedRegionComputesWhatTheOriginalComputes) {
+  ScratchDir dir("activation_layout");
+  const std::string model = mobile_block(dir);
+  const Tensor x = Tensor::from_vector<float>(DType::kFloat, {2, 3, 10, 10}, input_values(2 * 3 * 10 * 10));
+  const Ran cpu = run(model, "cpu", x), reference = run(model, "cpu_ref", x);
+  EXPECT_NE(cpu.report.find("\"Relayout\""), std::string::npos);  // the results below are a blocked region's
+  expect_close(cpu.outputs.at("y"), reference.outputs.at("y"), "y");
 }
 
 }  // namespace

@@ -170,16 +170,37 @@ struct Rewritten {
   std::unique_ptr<ir::Graph> graph;
   std::string printed;
 };
-inline Rewritten rewrite_ir(std::string_view text, Result<bool> (*pass)(ir::Graph&, const PassContext&)) {
-  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(text);
+// `ctx` carries a lowering pass's settings (activation_layouts, winograd, elementwise_chains,
+// owned); the text's nodes get `opset_version` (legacy forms are opset 6 nodes).
+inline Rewritten rewrite_ir(std::string_view text, Result<bool> (*pass)(ir::Graph&, const PassContext&),
+                            const PassContext& ctx, int opset_version = 17) {
+  Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(text, opset_version);
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
   if (!g.is_ok()) return {};
   Rewritten r;
   r.graph = std::move(g).value();
-  r.changed = changed_ok(pass(*r.graph, fake_context()));
+  r.changed = changed_ok(pass(*r.graph, ctx));
   EXPECT_TRUE(eliminate_dead_code(*r.graph, fake_context()).is_ok());
   r.printed = ir::print_graph(*r.graph);
   return r;
+}
+inline Rewritten rewrite_ir(std::string_view text, Result<bool> (*pass)(ir::Graph&, const PassContext&)) {
+  return rewrite_ir(text, pass, fake_context());
+}
+
+// The node of `graph` named `name` (the printer shows neither a node's origins nor its opset
+// version: tests read them here); nullptr, failing the test, when there is none.
+inline const ir::Node* node_named(const ir::Graph& graph, std::string_view name) {
+  for (const auto& n : graph.nodes())
+    if (n->name == name) return n.get();
+  ADD_FAILURE() << "no node '" << name << "'";
+  return nullptr;
+}
+
+// The source-model nodes the node named `name` stands for (empty when there is no such node).
+inline std::vector<std::string> origins_of(const Rewritten& r, std::string_view name) {
+  const ir::Node* n = r.graph ? node_named(*r.graph, name) : nullptr;
+  return n ? n->source_nodes() : std::vector<std::string>{};
 }
 
 }  // namespace kiln::passes::testing

@@ -1,8 +1,10 @@
-// Tests of winograd_selection: which convolutions are marked (3x3 stride 1, channels multiples of
-// 16, no residual, Relu at most), that nothing is marked for targets without
-// Winograd kernels, that a marked convolution on the cpu provider computes what cpu_ref
-// computes, with its two reorders counted in the report, and that direct or Winograd is a tactic:
-// timed once by a tuned session, then read from the timing cache, or left to the heuristic.
+// Tests of winograd_selection: on IR text, which convolutions are marked (3x3 stride 1, channels
+// multiples of 16, no residual, Relu at most; algorithm="winograd" is all the mark adds), that
+// nothing is marked for targets without Winograd kernels or in convolutions another provider runs;
+// that the cpu kernel runs Winograd only where it pays, and a marked convolution on the cpu
+// provider computes what cpu_ref computes, with its reorders counted in the report; and that
+// direct or Winograd is a tactic: timed once by a tuned session, then read from the timing cache,
+// or left to the heuristic.
 #include "kiln/passes/winograd_selection.h"
 
 #include <gtest/gtest.h>
@@ -35,30 +37,41 @@ struct ConvSpec {
   std::string activation = "Relu";
 };
 
-// One kiln.FusedConv (layout NHWC) as the activation_layout pass leaves an NHWC region.
-ir::Node* add_fused_conv(ir::Graph& g, const ConvSpec& s) {
-  const int64_t out_size = (s.size + 2 - s.kernel) / s.stride + 1;
-  ir::Value* x = testing::add_input(g, "x", ir::make_type(DType::kFloat, {1, s.size, s.size, s.in}));
-  ir::Value* w = g.add_constant("w", Tensor::allocate(DType::kFloat, {s.out, s.in, s.kernel, s.kernel}));
-  std::vector<ir::Value*> inputs = {x, w, nullptr};
-  if (s.residual) inputs.push_back(testing::add_input(g, "r", ir::make_type(DType::kFloat, {1, out_size, out_size, s.out})));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, out_size, out_size, s.out}));
-  g.outputs = {y};
-  ir::Node* conv = g.add_node("FusedConv", inputs, {y}, "conv", "kiln", 1);
-  conv->attributes["layout"] = ir::Attribute::of_string("NHWC");
-  conv->attributes["pads"] = ir::Attribute::of_ints({1, 1, 1, 1});
-  conv->attributes["strides"] = ir::Attribute::of_ints({s.stride, s.stride});
-  if (!s.activation.empty()) conv->attributes["activation"] = ir::Attribute::of_string(s.activation);
-  return conv;
+// One kiln.FusedConv (layout NHWC) as the activation_layout pass leaves an NHWC region, as IR text.
+std::string fused_conv_text(const ConvSpec& s) {
+  const std::string out_size = std::to_string((s.size + 2 - s.kernel) / s.stride + 1);
+  const std::string size = std::to_string(s.size), in = std::to_string(s.in), out = std::to_string(s.out);
+  const std::string k = std::to_string(s.kernel), stride = std::to_string(s.stride);
+  const std::string y_type = "float[1," + out_size + "," + out_size + "," + out + "]";
+  const std::string activation = s.activation.empty() ? "" : "activation=\"" + s.activation + "\", ";
+  return "graph main (%x: float[1," + size + "," + size + "," + in + "]" + (s.residual ? ", %r: " + y_type : "") + ") -> (%y) {\n" +
+         "  %w = constant float[" + out + "," + in + "," + k + "," + k + "]\n" +
+         "  %y: " + y_type + " = kiln.FusedConv 'conv'(%x, %w, _" + (s.residual ? ", %r" : "") + ") {" + activation +
+         "layout=\"NHWC\", pads=[1,1,1,1], strides=[" + stride + "," + stride + "]}\n}";
 }
 
-std::string selected(const ConvSpec& spec, bool target_has_winograd = true) {
-  ir::Graph g;
-  ir::Node* conv = add_fused_conv(g, spec);
+PassContext winograd_context(bool target_has_winograd = true) {
   PassContext ctx = testing::fake_context();
   ctx.winograd = target_has_winograd;
-  EXPECT_TRUE(select_winograd(g, ctx).is_ok());
-  return conv->attr_string("algorithm", "direct");
+  return ctx;
+}
+
+// The algorithm the conv of `spec` is left with.
+std::string selected(const ConvSpec& spec, bool target_has_winograd = true) {
+  const testing::Rewritten r = testing::rewrite_ir(fused_conv_text(spec), select_winograd, winograd_context(target_has_winograd));
+  const ir::Node* conv = r.graph ? testing::node_named(*r.graph, "conv") : nullptr;
+  return conv ? conv->attr_string("algorithm", "direct") : "no conv";
+}
+
+TEST(WinogradSelection, AMarkedConvolutionGetsAlgorithmWinogradAndNothingElse) {
+  const testing::Rewritten r = testing::rewrite_ir(fused_conv_text({.size = 8}), select_winograd, winograd_context());
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[1,8,8,64]) -> (%y: float[1,8,8,64]) {\n"
+            "  %w = constant float[64,64,3,3]\n"
+            "  %y: float[1,8,8,64] = kiln.FusedConv 'conv'(%x, %w, _) {activation=\"Relu\", algorithm=\"winograd\", "
+            "layout=\"NHWC\", pads=[1,1,1,1], strides=[1,1]}\n"
+            "}");
 }
 
 TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
@@ -75,18 +88,29 @@ TEST(WinogradSelection, MarksOnlyConvolutionsWinogradTakesAndPaysFor) {
   EXPECT_EQ(selected({.activation = "Sigmoid"}), "direct");
 }
 
+// Lowering a partitioned graph: a convolution another provider runs is not marked.
+TEST(WinogradSelection, OnlyConvolutionsTheProviderOwnsAreMarked) {
+  PassContext ctx = winograd_context();
+  ctx.owned = [](const ir::Node&) { return false; };
+  EXPECT_FALSE(testing::rewrite_ir(fused_conv_text({}), select_winograd, ctx).changed);
+  ctx.owned = [](const ir::Node& n) { return n.name == "conv"; };
+  EXPECT_TRUE(testing::rewrite_ir(fused_conv_text({}), select_winograd, ctx).changed);
+}
+
 // Whether the cpu provider made for this machine has Winograd convolutions.
 bool host_has_winograd() { return providers::CpuProvider::create({target::host_target()}).value()->graph_preferences().winograd; }
 
 // Of the marked convolutions, the cpu kernel runs by Winograd (two reorders) only those with enough
 // work per thread, at least 32 input channels and at least 64 output pixels.
 int cpu_reorders(const ConvSpec& spec) {
-  ir::Graph g;
-  ir::Node* conv = add_fused_conv(g, spec);
-  conv->attributes["algorithm"] = ir::Attribute::of_string("winograd");
+  auto g = ir::parse_graph(fused_conv_text(spec));
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  if (!g.is_ok()) return -1;
+  ir::Node& conv = *g.value()->nodes()[0];
+  conv.attributes["algorithm"] = ir::Attribute::of_string("winograd");
   const auto cpu = providers::CpuProvider::create({target::host_target()}).value();
   providers::KernelBuild build;
-  EXPECT_TRUE(cpu->kernel_for(*conv, build).is_ok());
+  EXPECT_TRUE(cpu->kernel_for(conv, build).is_ok());
   return static_cast<int>(build.activation_reorders());
 }
 
