@@ -1,14 +1,16 @@
-// Tests of channel_shuffle_fusion and the channel shuffle it makes: ShuffleNet's Reshape ->
-// Transpose -> Reshape becomes one kiln.ChannelShuffle with the same results on cpu_ref; on cpu a
-// Concat -> shuffle -> Split between convolutions stays in the region's channels-last layout (no
-// reorders but at the edges) and computes what the unoptimized reference computes; a Transpose of
-// other axes is left alone.
+// Tests of channel_shuffle_fusion: on IR text, ShuffleNet's Reshape -> Transpose -> Reshape becomes
+// one kiln.ChannelShuffle with its group count and the three nodes as origins; a Transpose of other
+// axes, a shuffle whose intermediate another node reads, and one of unknown shape are left alone.
+// End to end, the fused shuffle computes what the three ops compute on cpu_ref, and on cpu a
+// Concat -> shuffle -> Split between convolutions computes what the unoptimized reference computes
+// (activation_layout_test pins the shuffle's channels-last region on IR text).
 #include "kiln/passes/channel_shuffle_fusion.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kiln/session.h"
+#include "passes/pass_test_util.h"
 #include "support/model_builder.h"
 
 namespace kiln::passes {
@@ -16,6 +18,66 @@ namespace {
 
 using kiln::testing::ModelBuilder;
 using kiln::testing::ScratchDir;
+
+// x[1,12,5,5] -> Reshape [1,2,6,5,5] -> Transpose(perm) -> Reshape [1,12,5,5], as IR text; the
+// grouped value's type and the graph's outputs as given.
+struct ShuffleText {
+  std::string perm = "[0,2,1,3,4]";
+  std::string grouped_type = ": float[1,2,6,5,5]";
+  std::string outputs = "%y";
+};
+
+std::string shuffle_text(const ShuffleText& s) {
+  return R"(graph main (%x: float[1,12,5,5]) -> ()" + s.outputs + R"() {
+    %grouped = constant int64[5] [1,2,6,5,5]
+    %merged = constant int64[4] [1,12,5,5]
+    %g)" + s.grouped_type + R"( = Reshape 'group'(%x, %grouped)
+    %t = Transpose 'shuffle'(%g) {perm=)" + s.perm + R"(}
+    %y: float[1,12,5,5] = Reshape 'merge'(%t, %merged)
+  })";
+}
+
+TEST(ChannelShuffleFusion, ReshapeTransposeReshapeIsOneChannelShuffle) {
+  const testing::Rewritten r = testing::rewrite_ir(shuffle_text({}), fuse_channel_shuffles);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[1,12,5,5]) -> (%y: float[1,12,5,5]) {\n"
+            "  %y: float[1,12,5,5] = kiln.ChannelShuffle 'shuffle'(%x) {groups=2}\n"
+            "}");
+  EXPECT_EQ(testing::origins_of(r, "shuffle"), (std::vector<std::string>{"group", "shuffle", "merge"}));
+}
+
+TEST(ChannelShuffleFusion, TheGroupCountIsTheReshapesSecondDim) {
+  const testing::Rewritten r = testing::rewrite_ir(R"(graph main (%x: float[2,12,4]) -> (%y) {
+    %grouped = constant int64[4] [2,3,4,4]
+    %merged = constant int64[3] [2,12,4]
+    %g: float[2,3,4,4] = Reshape(%x, %grouped)
+    %t = Transpose 'shuffle'(%g) {perm=[0,2,1,3]}
+    %y: float[2,12,4] = Reshape(%t, %merged)
+  })",
+                                                   fuse_channel_shuffles);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%x: float[2,12,4]) -> (%y: float[2,12,4]) {\n"
+            "  %y: float[2,12,4] = kiln.ChannelShuffle 'shuffle'(%x) {groups=3}\n"
+            "}");
+}
+
+TEST(ChannelShuffleFusion, ATransposeOfOtherAxesStays) {
+  const testing::Rewritten r = testing::rewrite_ir(shuffle_text({.perm = "[0,1,2,4,3]"}), fuse_channel_shuffles);
+  EXPECT_FALSE(r.changed);
+  EXPECT_NE(r.printed.find("Transpose 'shuffle'(%g) {perm=[0,1,2,4,3]}"), std::string::npos) << r.printed;
+}
+
+TEST(ChannelShuffleFusion, AShuffleWhoseTransposeAnotherNodeReadsStays) {
+  EXPECT_FALSE(testing::rewrite_ir(shuffle_text({.outputs = "%y, %t"}), fuse_channel_shuffles).changed);
+  EXPECT_FALSE(testing::rewrite_ir(shuffle_text({.outputs = "%y, %g"}), fuse_channel_shuffles).changed);
+}
+
+TEST(ChannelShuffleFusion, AShuffleOfUnknownShapeStays) {
+  EXPECT_FALSE(testing::rewrite_ir(shuffle_text({.grouped_type = ""}), fuse_channel_shuffles).changed);
+  EXPECT_FALSE(testing::rewrite_ir(shuffle_text({.grouped_type = ": float[1,2,6,5,?]"}), fuse_channel_shuffles).changed);
+}
 
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
@@ -25,9 +87,9 @@ std::vector<float> ramp(size_t n, float scale, float offset = 0) {
   return v;
 }
 
-// x[1,8,5,5] -> Conv a, Conv b (6 channels each) -> Concat -> Reshape [1,2,6,5,5] -> Transpose(perm)
-// -> Reshape [1,12,5,5] -> Split [6, 6] -> Conv -> y1, y2.
-std::string shuffle_model(const ScratchDir& dir, const std::vector<int64_t>& perm) {
+// x[1,8,5,5] -> Conv a, Conv b (6 channels each) -> Concat -> Reshape [1,2,6,5,5] -> Transpose
+// [0,2,1,3,4] -> Reshape [1,12,5,5] -> Split [6, 6] -> Conv -> y1, y2.
+std::string shuffle_model(const ScratchDir& dir) {
   ModelBuilder b(13);
   b.input("x", kFloat, {int64_t{1}, int64_t{8}, int64_t{5}, int64_t{5}});
   for (const char* y : {"y1", "y2"}) b.output(y, kFloat, {int64_t{1}, int64_t{6}, int64_t{5}, int64_t{5}});
@@ -42,7 +104,7 @@ std::string shuffle_model(const ScratchDir& dir, const std::vector<int64_t>& per
   b.node("Conv", {"x", "wb"}, {"b"}, "conv_b");
   ModelBuilder::int_attribute(b.node("Concat", {"a", "b"}, {"joined"}, "concat"), "axis", 1);
   b.node("Reshape", {"joined", "grouped"}, {"g"}, "group");
-  ModelBuilder::ints_attribute(b.node("Transpose", {"g"}, {"gt"}, "shuffle"), "perm", perm);
+  ModelBuilder::ints_attribute(b.node("Transpose", {"g"}, {"gt"}, "shuffle"), "perm", {0, 2, 1, 3, 4});
   b.node("Reshape", {"gt", "merged"}, {"shuffled"}, "merge");
   ModelBuilder::int_attribute(b.node("Split", {"shuffled", "halves"}, {"h1", "h2"}, "split"), "axis", 1);
   b.node("Conv", {"h1", "w1"}, {"y1"}, "conv_1");
@@ -80,35 +142,23 @@ void expect_same(const Ran& got, const Ran& want, double tolerance) {
   }
 }
 
-TEST(ChannelShuffleFusion, TheShuffleBecomesOneOpWithTheSameResults) {
+TEST(ChannelShuffleFusion, TheFusedShuffleComputesWhatTheThreeOpsCompute) {
   ScratchDir dir("channel_shuffle");
-  const std::string path = shuffle_model(dir, {0, 2, 1, 3, 4});
-  const Ran plain = run(path, "cpu_ref", false);
+  const std::string path = shuffle_model(dir);
   const Ran fused = run(path, "cpu_ref", true);
-  EXPECT_EQ(plain.kernels.count("ChannelShuffle"), 0u);
-  EXPECT_EQ(fused.kernels.count("ChannelShuffle"), 1u);
-  EXPECT_EQ(fused.kernels.count("Transpose"), 0u);
-  expect_same(fused, plain, 0);
+  EXPECT_EQ(fused.kernels.count("ChannelShuffle"), 1u);  // the results below are the fused op's
+  expect_same(fused, run(path, "cpu_ref", false), 0);
 }
 
 TEST(ChannelShuffleFusion, OnCpuTheShuffleAndSplitStayChannelsLast) {
   ScratchDir dir("channel_shuffle_cpu");
-  const std::string path = shuffle_model(dir, {0, 2, 1, 3, 4});
-  const Ran plain = run(path, "cpu_ref", false);
+  const std::string path = shuffle_model(dir);
   const Ran cpu = run(path, "cpu", true);
-  expect_same(cpu, plain, 1e-5);
+  expect_same(cpu, run(path, "cpu_ref", false), 1e-5);
   // Reorders at the region's edges only: x in, y1 and y2 out (6 and 12 channels: channels-last).
   const int reorders = (cpu.kernels.count("Transpose") ? cpu.kernels.at("Transpose") : 0) +
                        (cpu.kernels.count("Relayout") ? cpu.kernels.at("Relayout") : 0);
   EXPECT_EQ(reorders, 3);
-}
-
-TEST(ChannelShuffleFusion, OtherTransposesStay) {
-  ScratchDir dir("channel_shuffle_other");
-  const std::string path = shuffle_model(dir, {0, 1, 2, 4, 3});  // swaps the spatial axes: no shuffle
-  const Ran fused = run(path, "cpu_ref", true);
-  EXPECT_EQ(fused.kernels.count("ChannelShuffle"), 0u);
-  expect_same(fused, run(path, "cpu_ref", false), 0);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
-// Tests of concat_split: a Conv reading a channel Concat (through a MaxPool, as in SqueezeNet)
-// becomes one Conv per concatenated input whose sum, fused by product_fusion, computes what the
-// original graph computed on every provider; a Concat with another reader stays.
+// Tests of concat_split: on IR text, a Conv reading a channel Concat becomes one Conv per
+// concatenated input, each with its slice of the weights (the bias on the first), summed by Adds;
+// a MaxPool between them (SqueezeNet's fire module) moves in front of the Concat first; a Concat
+// with another reader, a Concat of another axis and weights computed at run time stay. End to end,
+// the split graph (its sums fused by product_fusion) computes what the original computed on every
+// provider.
 #include "kiln/passes/concat_split.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +18,71 @@ namespace {
 
 using kiln::testing::ModelBuilder;
 using kiln::testing::ScratchDir;
-using testing::changed_ok;
+
+// a[1,1,2,2], b[1,2,2,2] -> Concat(axis) -> Conv(w [2,3,1,1], bias) -> y, as IR text.
+struct ConcatConv {
+  const char* axis = "-3";
+  const char* outputs = "%y";
+  const char* weights = "%w = constant float[2,3,1,1] [1.0,2.0,3.0,4.0,5.0,6.0]";
+};
+
+std::string concat_conv(const ConcatConv& c) {
+  return std::string(R"(graph main (%a: float[1,1,2,2], %b: float[1,2,2,2]) -> ()") + c.outputs + R"() {
+    )" + c.weights + R"(
+    %bias = constant float[2] [0.5,-0.5]
+    %joined: float[1,3,2,2] = Concat 'concat'(%a, %b) {axis=)" + c.axis + R"(}
+    %y: float[1,2,2,2] = Conv 'conv'(%joined, %w, %bias)
+  })";
+}
+
+// Output channel o of the weights reads input channels 0 (a's) and 1, 2 (b's): [1 | 2, 3] and
+// [4 | 5, 6].
+TEST(ConcatSplit, AConvOverAChannelConcatIsASumOfConvsOnWeightSlices) {
+  const testing::Rewritten r = testing::rewrite_ir(concat_conv({}), split_concat_convolutions);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%a: float[1,1,2,2], %b: float[1,2,2,2]) -> (%y: float[1,2,2,2]) {\n"
+            "  %bias = constant float[2] [0.5,-0.5]\n"
+            "  %w_part0 = constant float[2,1,1,1] [1.0,4.0]\n"
+            "  %w_part1 = constant float[2,2,1,1] [2.0,3.0,5.0,6.0]\n"
+            "  %y_part0: float[1,2,2,2] = Conv 'conv_part'(%a, %w_part0, %bias)\n"
+            "  %y_part1: float[1,2,2,2] = Conv 'conv_part'(%b, %w_part1)\n"
+            "  %y: float[1,2,2,2] = Add 'conv_sum'(%y_part0, %y_part1)\n"
+            "}");
+  EXPECT_EQ(testing::origins_of(r, "conv_sum"), (std::vector<std::string>{"conv"}));
+}
+
+TEST(ConcatSplit, AConcatWithAnotherReaderStays) {
+  EXPECT_FALSE(testing::rewrite_ir(concat_conv({.outputs = "%y, %joined"}), split_concat_convolutions).changed);
+}
+
+TEST(ConcatSplit, AConcatOfAnotherAxisOrWeightsComputedAtRunTimeStay) {
+  EXPECT_FALSE(testing::rewrite_ir(concat_conv({.axis = "2"}), split_concat_convolutions).changed);
+  const ConcatConv random_weights{.weights = "%w: float[2,3,1,1] = RandomNormal 'random'() {shape=[2,3,1,1]}"};
+  EXPECT_FALSE(testing::rewrite_ir(concat_conv(random_weights), split_concat_convolutions).changed);
+}
+
+// SqueezeNet's fire module: the MaxPool is applied to each concatenated part, then the Conv splits.
+TEST(ConcatSplit, APoolOfTheConcatMovesInFrontOfItAndTheConvSplits) {
+  const testing::Rewritten r = testing::rewrite_ir(R"(graph main (%a: float[1,3,6,6], %b: float[1,5,6,6]) -> (%y) {
+    %w = constant float[4,8,3,3]
+    %joined: float[1,8,6,6] = Concat 'concat'(%a, %b) {axis=1}
+    %pooled: float[1,8,3,3] = MaxPool 'pool'(%joined) {kernel_shape=[2,2], strides=[2,2]}
+    %y: float[1,4,3,3] = Conv 'conv'(%pooled, %w) {pads=[1,1,1,1]}
+  })",
+                                                   split_concat_convolutions);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%a: float[1,3,6,6], %b: float[1,5,6,6]) -> (%y: float[1,4,3,3]) {\n"
+            "  %w_part0 = constant float[4,3,3,3]\n"
+            "  %w_part1 = constant float[4,5,3,3]\n"
+            "  %pooled_part0: float[1,3,3,3] = MaxPool 'pool_part'(%a) {kernel_shape=[2,2], strides=[2,2]}\n"
+            "  %pooled_part1: float[1,5,3,3] = MaxPool 'pool_part'(%b) {kernel_shape=[2,2], strides=[2,2]}\n"
+            "  %y_part0: float[1,4,3,3] = Conv 'conv_part'(%pooled_part0, %w_part0) {pads=[1,1,1,1]}\n"
+            "  %y_part1: float[1,4,3,3] = Conv 'conv_part'(%pooled_part1, %w_part1) {pads=[1,1,1,1]}\n"
+            "  %y: float[1,4,3,3] = Add 'conv_sum'(%y_part0, %y_part1)\n"
+            "}");
+}
 
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
@@ -25,35 +92,22 @@ std::vector<float> ramp(size_t n, float scale) {
   return v;
 }
 
-void add_ints(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values) {
-  onnx::AttributeProto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
 // a[1,3,6,6], b[1,5,6,6] -> Relu each -> Concat(axis 1) -> MaxPool(2x2) -> Conv(4, 3x3, pad 1, bias)
-// -> Relu -> y[1,4,3,3]; `concat_is_output` also makes the Concat a graph output.
-std::string fire_model(const ScratchDir& dir, bool concat_is_output) {
+// -> Relu -> y[1,4,3,3].
+std::string fire_model(const ScratchDir& dir) {
   ModelBuilder b(13);
   b.input("a", kFloat, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
   b.input("b", kFloat, {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{6}});
   b.output("y", kFloat, {int64_t{1}, int64_t{4}, int64_t{3}, int64_t{3}});
-  if (concat_is_output) b.output("joined", kFloat, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
   b.float_initializer("w", {4, 8, 3, 3}, ramp(288, 0.05f));
   b.float_initializer("bias", {4}, {0.25f, -0.5f, 0.125f, 1.0f});
   b.node("Relu", {"a"}, {"ra"}, "relu_a");
   b.node("Relu", {"b"}, {"rb"}, "relu_b");
-  onnx::NodeProto& concat = b.node("Concat", {"ra", "rb"}, {"joined"}, "concat");
-  onnx::AttributeProto* axis = concat.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
+  ModelBuilder::int_attribute(b.node("Concat", {"ra", "rb"}, {"joined"}, "concat"), "axis", 1);
   onnx::NodeProto& pool = b.node("MaxPool", {"joined"}, {"pooled"}, "pool");
-  add_ints(pool, "kernel_shape", {2, 2});
-  add_ints(pool, "strides", {2, 2});
-  onnx::NodeProto& conv = b.node("Conv", {"pooled", "w", "bias"}, {"c"}, "conv");
-  add_ints(conv, "pads", {1, 1, 1, 1});
+  ModelBuilder::ints_attribute(pool, "kernel_shape", {2, 2});
+  ModelBuilder::ints_attribute(pool, "strides", {2, 2});
+  ModelBuilder::ints_attribute(b.node("Conv", {"pooled", "w", "bias"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
   b.node("Relu", {"c"}, {"y"}, "relu");
   return b.save(dir.file("model.onnx"));
 }
@@ -80,46 +134,19 @@ Ran run(const std::string& model, bool optimize, const std::string& provider) {
   return ran;
 }
 
-TEST(ConcatSplit, ConvOverPooledConcatBecomesSummedConvsWithTheSameResults) {
+TEST(ConcatSplit, TheSplitGraphComputesWhatTheOriginalComputesOnEveryProvider) {
   ScratchDir dir("concat_split");
-  const std::string model = fire_model(dir, false);
+  const std::string model = fire_model(dir);
   const Ran plain = run(model, false, "cpu_ref");
   for (const std::string provider : {"cpu_ref", "cpu"}) {
     const Ran split = run(model, true, provider);
+    // The results below are the split graph's: no Concat left.
     EXPECT_FALSE(split.op_types.empty()) << provider;
     for (const std::string& op : split.op_types) EXPECT_NE(op, "Concat") << provider;
     ASSERT_EQ(split.y.shape(), plain.y.shape());
     for (int64_t i = 0; i < plain.y.element_count(); ++i)
       EXPECT_NEAR(split.y.data<float>()[i], plain.y.data<float>()[i], 1e-5) << provider << " " << i;
   }
-}
-
-TEST(ConcatSplit, ConcatWithAnotherReaderStays) {
-  ScratchDir dir("concat_split");
-  const Ran ran = run(fire_model(dir, true), true, "cpu_ref");
-  EXPECT_NE(std::find(ran.op_types.begin(), ran.op_types.end(), "Concat"), ran.op_types.end());
-}
-
-TEST(ConcatSplit, WeightsAreSlicedByInputChannels) {
-  ir::Graph g;
-  ir::Value* a = testing::add_input(g, "a", ir::make_type(DType::kFloat, {1, 1, 2, 2}));
-  ir::Value* b = testing::add_input(g, "b", ir::make_type(DType::kFloat, {1, 2, 2, 2}));
-  ir::Value* joined = g.add_value("joined", ir::make_type(DType::kFloat, {1, 3, 2, 2}));
-  ir::Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::kFloat, {2, 3, 1, 1}, {1, 2, 3, 4, 5, 6}));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {1, 2, 2, 2}));
-  g.add_node("Concat", {a, b}, {joined}, "concat", "", 13)->attributes["axis"] = ir::Attribute::of_int(-3);
-  g.add_node("Conv", {joined, w}, {y}, "conv", "", 11);
-  g.outputs = {y};
-  ASSERT_TRUE(changed_ok(split_concat_convolutions(g, testing::fake_context())));
-  ASSERT_EQ(g.nodes().size(), 3u);  // Conv(a), Conv(b), Add
-  std::vector<std::vector<float>> slices;
-  for (const auto& n : g.nodes()) {
-    if (n->op_type == "Conv") slices.push_back(testing::floats_of(n->inputs[1]));
-    if (n->op_type == "Add") {
-      EXPECT_EQ(n->outputs[0], y);
-    }
-  }
-  EXPECT_EQ(slices, (std::vector<std::vector<float>>{{1, 4}, {2, 3, 5, 6}}));
 }
 
 }  // namespace
