@@ -1,7 +1,9 @@
-// Tests of legacy_forms: opset 1-8 broadcast, PRelu, variadic and BatchNormalization forms become
-// their current versions with B (or the slope) reshaped to align the same way, constants in place
-// and computed values through a Reshape; forms it cannot rewrite stay; and a model of legacy forms
-// gives the same results on cpu (after the rewrite) as on cpu_ref (which runs them as they are).
+// Tests of legacy_forms: on IR text of opset 6 nodes, the broadcast, PRelu, variadic and
+// BatchNormalization forms become their current versions (checked on the graph: the printer does
+// not show versions) with B (or the slope) reshaped to align the same way, constants in place and
+// computed values through a Reshape, and the legacy attributes dropped; forms it cannot rewrite
+// stay. End to end, a model of legacy forms gives the same results on cpu (after the rewrite) as on
+// cpu_ref (which runs them as they are).
 #include "kiln/passes/legacy_forms.h"
 
 #include <gtest/gtest.h>
@@ -16,60 +18,86 @@ namespace {
 
 using namespace testing;
 
+// `text`'s nodes as opset 6 nodes, after legacy_forms and dead-code elimination.
+Rewritten modernised(std::string_view text) { return rewrite_ir(text, modernise_legacy_forms, fake_context(), 6); }
+
+// The opset version of the node named `name` (the printer does not show it); -1 when there is none.
+int opset_of(const Rewritten& r, std::string_view name) {
+  const ir::Node* n = r.graph ? node_named(*r.graph, name) : nullptr;
+  return n ? n->opset_version : -1;
+}
+
 TEST(LegacyForms, BroadcastAtAnAxisReshapesAConstantB) {
-  ir::Graph g;
-  ir::Value* a = add_input(g, "a", ir::make_type(DType::kFloat, {2, 3, 4}));
-  ir::Value* b = add_floats(g, "b", {1, 2, 3});
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 3, 4}));
-  ir::Node* add = g.add_node("Add", {a, b}, {y}, "add", "", 6);
-  add->attributes["broadcast"] = ir::Attribute::of_int(1);
-  add->attributes["axis"] = ir::Attribute::of_int(1);
-  g.outputs = {y};
-  EXPECT_TRUE(changed_ok(modernise_legacy_forms(g, fake_context())));
-  ASSERT_TRUE(ir::verify(g).is_ok());
-  ASSERT_EQ(g.nodes().size(), 1u);
-  const ir::Node& node = *g.nodes()[0];
-  EXPECT_EQ(node.opset_version, 7);
-  EXPECT_FALSE(node.has_attr("broadcast"));
-  EXPECT_FALSE(node.has_attr("axis"));
-  ASSERT_TRUE(node.input(1)->is_constant());
-  EXPECT_EQ(node.input(1)->initializer->shape(), (std::vector<int64_t>{3, 1}));
-  EXPECT_EQ(floats_of(node.input(1)), (std::vector<float>{1, 2, 3}));
+  const Rewritten r = modernised(R"(graph main (%a: float[2,3,4]) -> (%y) {
+    %b = constant float[3] [1.0,2.0,3.0]
+    %y: float[2,3,4] = Add 'add'(%a, %b) {axis=1, broadcast=1}
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%a: float[2,3,4]) -> (%y: float[2,3,4]) {\n"
+            "  %b_aligned = constant float[3,1] [1.0,2.0,3.0]\n"
+            "  %y: float[2,3,4] = Add 'add'(%a, %b_aligned)\n"
+            "}");
+  EXPECT_EQ(opset_of(r, "add"), 7);
+  ASSERT_TRUE(r.graph && ir::verify(*r.graph).is_ok());
 }
 
 TEST(LegacyForms, AComputedBGoesThroughAReshape) {
-  ir::Graph g;
-  ir::Value* a = add_input(g, "a", ir::make_type(DType::kFloat, {2, 3, 4}));
-  ir::Value* b = add_input(g, "b", ir::make_type(DType::kFloat, {2, 3}));
-  ir::Value* y = g.add_value("y", ir::make_type(DType::kFloat, {2, 3, 4}));
-  ir::Node* mul = g.add_node("Mul", {a, b}, {y}, "mul", "", 6);
-  mul->attributes["broadcast"] = ir::Attribute::of_int(1);
-  mul->attributes["axis"] = ir::Attribute::of_int(0);
-  g.outputs = {y};
-  EXPECT_TRUE(changed_ok(modernise_legacy_forms(g, fake_context())));
-  ASSERT_TRUE(ir::verify(g).is_ok());
-  ASSERT_EQ(g.nodes().size(), 2u);
-  EXPECT_EQ(g.nodes()[0]->op_type, "Reshape");
-  EXPECT_EQ(int64s_of(g.nodes()[0]->input(1)), (std::vector<int64_t>{2, 3, 1}));
-  EXPECT_EQ(g.nodes()[1]->input(1), g.nodes()[0]->outputs[0]);
+  const Rewritten r = modernised(R"(graph main (%a: float[2,3,4], %b: float[2,3]) -> (%y) {
+    %y: float[2,3,4] = Mul 'mul'(%a, %b) {axis=0, broadcast=1}
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.printed,
+            "graph main (%a: float[2,3,4], %b: float[2,3]) -> (%y: float[2,3,4]) {\n"
+            "  %b_aligned_shape = constant int64[3] [2,3,1]\n"
+            "  %b_aligned: float[2,3,1] = Reshape 'b_aligned'(%b, %b_aligned_shape)\n"
+            "  %y: float[2,3,4] = Mul 'mul'(%a, %b_aligned)\n"
+            "}");
+  EXPECT_EQ(opset_of(r, "mul"), 7);
+  EXPECT_EQ(origins_of(r, "b_aligned"), (std::vector<std::string>{"mul"}));
+  ASSERT_TRUE(r.graph && ir::verify(*r.graph).is_ok());
 }
 
+// Opset 6's PRelu reads a 1-D slope per channel: [C, 1] as numpy broadcasts it onto [N, C, W].
+TEST(LegacyForms, APerChannelPReluSlopeIsReshaped) {
+  const Rewritten r = modernised(R"(graph main (%x: float[2,3,4]) -> (%y) {
+    %slope = constant float[3] [0.1,0.2,0.3]
+    %y: float[2,3,4] = PRelu 'prelu'(%x, %slope)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_NE(r.printed.find("%slope_aligned = constant float[3,1] [0.1,0.2,0.3]\n"), std::string::npos) << r.printed;
+  EXPECT_NE(r.printed.find("%y: float[2,3,4] = PRelu 'prelu'(%x, %slope_aligned)\n"), std::string::npos) << r.printed;
+  EXPECT_EQ(opset_of(r, "prelu"), 7);
+}
+
+// Sum-6 takes equal shapes only: version 8 as it is. BatchNormalization-6 in inference (is_test)
+// is version 9, its legacy attributes dropped.
+TEST(LegacyForms, VariadicOpsAndInferenceBatchNormalizationBecomeCurrentVersions) {
+  const Rewritten r = modernised(R"(graph main (%x: float[2,3,4,4]) -> (%y) {
+    %p = constant float[3] [1.0,2.0,0.5]
+    %n: float[2,3,4,4] = BatchNormalization 'bn'(%x, %p, %p, %p, %p) {is_test=1, spatial=1}
+    %y: float[2,3,4,4] = Sum 'sum'(%n, %x)
+  })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_NE(r.printed.find("%n: float[2,3,4,4] = BatchNormalization 'bn'(%x, %p, %p, %p, %p)\n"), std::string::npos) << r.printed;
+  EXPECT_EQ(opset_of(r, "bn"), 9);
+  EXPECT_EQ(opset_of(r, "sum"), 8);
+}
+
+// A B of unknown rank cannot be aligned; a per-element (spatial 0) or training BatchNormalization
+// has no current form.
 TEST(LegacyForms, FormsItCannotRewriteStay) {
-  ir::Graph g;
-  ir::Value* a = add_input(g, "a", ir::make_type(DType::kFloat, {2, 3}));
-  ir::Value* b = add_input(g, "b", ir::TensorType{DType::kFloat, std::nullopt});  // rank unknown
-  ir::Value* y = g.add_value("y");
-  g.add_node("Add", {a, b}, {y}, "add", "", 6)->attributes["broadcast"] = ir::Attribute::of_int(1);
-  ir::Value* x = add_input(g, "x", ir::make_type(DType::kFloat, {2, 3, 4, 4}));
-  ir::Value* z = g.add_value("z");
-  std::vector<ir::Value*> params;
-  for (const char* name : {"scale", "bias", "mean", "var"}) params.push_back(add_floats(g, name, std::vector<float>(12, 1.0f)));
-  ir::Node* bn = g.add_node("BatchNormalization", {x, params[0], params[1], params[2], params[3]}, {z}, "bn", "", 7);
-  bn->attributes["spatial"] = ir::Attribute::of_int(0);  // per element: no current form
-  g.outputs = {y, z};
-  EXPECT_FALSE(changed_ok(modernise_legacy_forms(g, fake_context())));
-  EXPECT_EQ(g.nodes()[0]->opset_version, 6);
-  EXPECT_EQ(g.nodes()[1]->opset_version, 7);
+  const Rewritten r = modernised(R"(graph main (%a: float[2,3], %b: float, %x: float[2,3,4,4]) -> (%y, %z, %t) {
+    %p = constant float[12]
+    %y = Add 'add'(%a, %b) {broadcast=1}
+    %z = BatchNormalization 'per_element'(%x, %p, %p, %p, %p) {is_test=1, spatial=0}
+    %t = BatchNormalization 'training'(%x, %p, %p, %p, %p)
+  })");
+  EXPECT_FALSE(r.changed);
+  EXPECT_NE(r.printed.find("%y: undefined = Add 'add'(%a, %b) {broadcast=1}\n"), std::string::npos) << r.printed;
+  EXPECT_NE(r.printed.find("BatchNormalization 'per_element'(%x, %p, %p, %p, %p) {is_test=1, spatial=0}\n"), std::string::npos)
+      << r.printed;
+  for (const char* name : {"add", "per_element", "training"}) EXPECT_EQ(opset_of(r, name), 6) << name;
 }
 
 void set_int(onnx::NodeProto& node, const std::string& name, int64_t value) {
