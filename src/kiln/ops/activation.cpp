@@ -17,20 +17,14 @@ std::optional<float> clip_bound(const ir::Node& node, size_t input, const char* 
   return v->initializer->data<float>()[0];
 }
 
-}  // namespace
-
-double gelu(double x, bool tanh_form) {
-  return elementwise_function(tanh_form ? Elementwise::kGeluTanh : Elementwise::kGelu)(x, 0.0, 0.0, 0.0);
+// `a` with its table entry.
+Activation resolved(Activation a) {
+  a.function = find_elementwise(a.op);
+  return a;
 }
 
-double mish(double x) { return elementwise_function(Elementwise::kMish)(x, 0.0, 0.0, 0.0); }
-
-double Activation::apply(double x) const {
-  const ElementwiseFunction* f = find_elementwise(op);
-  return f ? (*f)(x, 0.0, static_cast<double>(alpha), static_cast<double>(beta)) : x;
-}
-
-std::optional<Activation> activation_of(const ir::Node& node) {
+// The activation `node` computes, its table entry not yet set.
+std::optional<Activation> onnx_activation(const ir::Node& node) {
   if (node.inputs.empty() || !node.inputs[0]) return std::nullopt;
   if (node.op_type == "Gelu" && (node.domain == "kiln" || node.domain.empty()))
     return Activation{node.attr_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu"};
@@ -52,10 +46,28 @@ std::optional<Activation> activation_of(const ir::Node& node) {
   }
 }
 
+}  // namespace
+
+double gelu(double x, bool tanh_form) {
+  return elementwise_function(tanh_form ? Elementwise::kGeluTanh : Elementwise::kGelu)(x, 0.0, 0.0, 0.0);
+}
+
+double mish(double x) { return elementwise_function(Elementwise::kMish)(x, 0.0, 0.0, 0.0); }
+
+double Activation::apply(double x) const {
+  const ElementwiseFunction* f = function ? function : find_elementwise(op);
+  return f ? (*f)(x, 0.0, static_cast<double>(alpha), static_cast<double>(beta)) : x;
+}
+
+std::optional<Activation> activation_of(const ir::Node& node) {
+  const std::optional<Activation> a = onnx_activation(node);
+  return a ? std::optional<Activation>(resolved(*a)) : std::nullopt;
+}
+
 std::optional<Activation> fused_activation(const ir::Node& node) {
   const std::string op = node.attr_string("activation");
   if (op.empty()) return std::nullopt;
-  return Activation{op, node.attr_float("activation_alpha", 0.0f), node.attr_float("activation_beta", 0.0f)};
+  return resolved(Activation{op, node.attr_float("activation_alpha", 0.0f), node.attr_float("activation_beta", 0.0f)});
 }
 
 void set_fused_activation(ir::Node& node, const Activation& activation) {

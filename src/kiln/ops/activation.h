@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/elementwise_functions.h"
 
 namespace kiln::ops {
 
@@ -20,6 +21,9 @@ struct Activation {
   // Gelu / GeluTanh for Gelu (ONNX's or kiln's) with approximate none / tanh.
   std::string op;
   float alpha = 0, beta = 0;  // LeakyRelu/Elu alpha; Clip min/max; HardSigmoid alpha/beta
+  // Its entry of the element-wise table, found once (activation_of, fused_activation); looked up
+  // by `op` when not set.
+  const ElementwiseFunction* function = nullptr;
 
   double apply(double x) const;
 };
