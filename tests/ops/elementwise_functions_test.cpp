@@ -13,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "kiln/analysis/type_inference.h"
+#include "kiln/ir/parser.h"
 #include "kiln/ops/activation.h"
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/op_registry.h"
 #include "kiln/ops/recurrent_cell.h"
 
 namespace kiln::ops {
@@ -125,6 +128,29 @@ TEST(ElementwiseFunctions, ActivationsOfOnnxNodesAreTheTablesFusedActivations) {
     if (f.function == Elementwise::kGelu) node->opset_version = 20;
     if (f.operands == 2) node->inputs.push_back(g.add_value("b"));
     EXPECT_EQ(activation_of(*node).has_value(), f.allows(kFusedActivation)) << f.name;
+  }
+}
+
+// A fused node whose activation the table does not know is refused by its type rule, naming the
+// node and the name (run as if it had none, it would give a silently wrong answer).
+TEST(ElementwiseFunctions, FusedNodesWithAnUnknownActivationAreRefused) {
+  for (const std::string& node : {std::string("%y = kiln.FusedConv 'fused'(%x, %w, _) {activation=\"ACT\"}"),
+                                  std::string("%y = kiln.InLayout 'fused'(%x) {op=\"Relu\", op_version=14, layout=\"NHWC\", activation=\"ACT\"}")}) {
+    for (const std::string activation : {"Swish", "Softplus", "Relu"}) {
+      std::string line = node;
+      line.replace(line.find("ACT"), 3, activation);
+      Result<std::unique_ptr<ir::Graph>> graph = ir::parse_graph(
+          "graph main (%x: float[1,2,3,3]) -> (%y) {\n  %w = constant float[2,2,1,1]\n  " + line + "\n}");
+      ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+      const Status inferred = analysis::infer_types(*graph.value(), OpRegistry::global()).status();
+      if (activation == "Relu") {
+        EXPECT_TRUE(inferred.is_ok()) << line << ": " << inferred.to_string();
+      } else {
+        EXPECT_FALSE(inferred.is_ok()) << line;  // Softplus is a chain step, not a fused activation
+        EXPECT_NE(inferred.message().find("unknown activation '" + activation + "'"), std::string::npos) << inferred.message();
+        EXPECT_NE(inferred.message().find("fused"), std::string::npos) << inferred.message();
+      }
+    }
   }
 }
 

@@ -66,8 +66,14 @@ std::optional<Activation> activation_of(const ir::Node& node) {
 
 std::optional<Activation> fused_activation(const ir::Node& node) {
   const std::string op = node.attr_string("activation");
-  if (op.empty()) return std::nullopt;
+  const ElementwiseFunction* f = find_elementwise(op);
+  if (!f || !f->allows(kFusedActivation)) return std::nullopt;
   return resolved(Activation{op, node.attr_float("activation_alpha", 0.0f), node.attr_float("activation_beta", 0.0f)});
+}
+
+std::string unknown_fused_activation(const ir::Node& node) {
+  if (!node.has_attr("activation") || fused_activation(node)) return "";
+  return "unknown activation '" + node.attr_string("activation") + "'";
 }
 
 void set_fused_activation(ir::Node& node, const Activation& activation) {

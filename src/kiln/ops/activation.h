@@ -32,8 +32,13 @@ struct Activation {
 // (Clip's min and max must be constants); nullopt otherwise.
 std::optional<Activation> activation_of(const ir::Node& node);
 
-// The activation recorded on a fused node (attributes activation, activation_alpha/beta).
+// The activation recorded on a fused node (attributes activation, activation_alpha/beta); nullopt
+// when there is none or its name is not a fused activation of the element-wise table (the node's
+// type rule refuses such a node, so no kernel runs it as if it had none).
 std::optional<Activation> fused_activation(const ir::Node& node);
 void set_fused_activation(ir::Node& node, const Activation& activation);
+// An error naming a fused node's activation attribute when it names no fused activation (fused
+// nodes' type rules call it); "" when it is absent or known.
+std::string unknown_fused_activation(const ir::Node& node);
 
 }  // namespace kiln::ops

@@ -24,7 +24,7 @@ namespace {
 
 Status fused_conv_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(ctx.node()));
-  if (ctx.node().has_attr("activation") && !fused_activation(ctx.node())) return ctx.error("unknown activation");
+  if (const std::string unknown = unknown_fused_activation(ctx.node()); !unknown.empty()) return ctx.error(unknown);
   const ir::TensorType& x = ctx.input_type(0);
   ir::TensorType x_nchw = x;
   if (x.shape) {
@@ -84,7 +84,7 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
 // ---- kiln.FusedMatMul ----
 
 Status fused_matmul_infer(InferenceContext& ctx) {
-  if (ctx.node().has_attr("activation") && !fused_activation(ctx.node())) return ctx.error("unknown activation");
+  if (const std::string unknown = unknown_fused_activation(ctx.node()); !unknown.empty()) return ctx.error(unknown);
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, matmul_output_shape(ctx, 0, 1));
   if (ctx.has_input(2) && ctx.input_type(2).shape && shape && ctx.input_type(2).shape->rank() != 1)
     return ctx.error("bias must be 1-D, got " + ctx.input_type(2).to_string());

@@ -45,6 +45,7 @@ Result<ir::TensorType> converted_type(InferenceContext& ctx, const ir::TensorTyp
 
 Status in_layout_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ActivationLayout layout, layout_attribute(ctx.node(), "layout"));
+  if (const std::string unknown = unknown_fused_activation(ctx.node()); !unknown.empty()) return ctx.error(unknown);
   KILN_ASSIGN_OR_RETURN(const ir::Node inner, inner_node(ctx.node()));
   KILN_ASSIGN_OR_RETURN(const OpDef* def, resolve_op(OpRegistry::global(), inner));
   KILN_ASSIGN_OR_RETURN(const ir::TensorType x_first,
