@@ -281,6 +281,7 @@ class Session {
 
  private:
   friend class Stream;  // runs over the session's model and plans
+  friend struct SessionAccess;  // the tool reads the report as a value (src/kiln/runtime/session_access.h)
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
   // load() and load_bytes(): the model at `path`, or `bytes` when given.

@@ -245,6 +245,31 @@ TEST(Cli, RunWritesOutputsAndReport) {
   EXPECT_EQ(nlohmann::json::parse(in)["run"]["runs"], 3);
 }
 
+// `kiln replay`: calls with varying shapes in order; jit builds one variant per new shape (the
+// load's, N as 1, then N = 4 and 7) and reuses it on a repeat (calls 0 and 2), and the figures file carries the report's execution and guards sections.
+TEST(Cli, ReplayRunsCallsInOrderAndCountsTheVariantsItBuilt) {
+  ScratchDir dir("cli");
+  write_bytes(dir.file("calls.json"), R"([{"x": [1, 3]}, {"x": [4, 3]}, {"x": [1, 3]}, {"x": [7, 3]}])");
+  CommandResult r = run_kiln("replay " + small_model(dir) + " --calls " + dir.file("calls.json") + " --mode jit --json " +
+                             dir.file("replay.json") + " --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 calls in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3 variants built, 0 evicted"), std::string::npos) << r.output;
+  std::ifstream in(dir.file("replay.json"));
+  const nlohmann::json figures = nlohmann::json::parse(in);
+  EXPECT_EQ(figures["mode"], "jit");
+  EXPECT_EQ(figures["calls"], 4);
+  EXPECT_EQ(figures["latencies_ms"].size(), 4u);
+  EXPECT_EQ(figures["execution"]["variants_built"], 3);
+  EXPECT_EQ(figures["execution"]["cache_hits"], 2);
+  EXPECT_TRUE(figures["guards"].is_object()) << figures.dump();
+  // A call naming no model input is refused, naming the call and the name.
+  write_bytes(dir.file("bad.json"), R"([{"x": [1, 3]}, {"z": [1, 3]}])");
+  r = run_kiln("replay " + small_model(dir) + " --calls " + dir.file("bad.json"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("call 1 names 'z'"), std::string::npos) << r.output;
+}
+
 // The warm-up runs on the inputs given: random data would be out of range for an axes input.
 TEST(Cli, RunWarmsUpOnTheInputsItWasGiven) {
   ScratchDir dir("cli");

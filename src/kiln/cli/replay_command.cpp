@@ -14,6 +14,7 @@
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
+#include "kiln/runtime/session_access.h"
 
 namespace kiln::cli {
 namespace {
@@ -78,23 +79,24 @@ Status replay(const ReplayArgs& args) {
     if (!out.is_ok()) return out.status().with_context("call " + std::to_string(i));
     latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  const nlohmann::json report = nlohmann::json::parse(session->report_json());
+  const report::Report report = SessionAccess::report(*session);
+  const nlohmann::json sections = report::to_json_value(report);
   double total = 0;
   for (double l : latencies) total += l;
   const nlohmann::json result = {{"runner", "kiln"},
-                                 {"mode", report["execution"]["mode"]},
+                                 {"mode", report.execution.mode},
                                  {"calls", latencies.size()},
                                  {"load_ms", load_ms},
                                  {"total_ms", total},
                                  {"p50_ms", percentile(latencies, 0.5)},
                                  {"p99_ms", percentile(latencies, 0.99)},
                                  {"peak_rss_bytes", peak_rss_bytes()},
-                                 {"execution", report["execution"]},
-                                 {"guards", report["guards"]},
+                                 {"execution", sections.at("execution")},
+                                 {"guards", sections.at("guards")},
                                  {"latencies_ms", latencies}};
   std::cout << "replay     " << latencies.size() << " calls in " << total << " ms (p50 " << result["p50_ms"].get<double>()
             << " ms, p99 " << result["p99_ms"].get<double>() << " ms), peak RSS " << peak_rss_bytes() / (1 << 20) << " MiB, "
-            << report["execution"]["variants_built"] << " variants built, " << report["execution"]["evictions"] << " evicted\n";
+            << report.execution.variants_built << " variants built, " << report.execution.evictions << " evicted\n";
   if (!args.json_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.json_path, result.dump(1)));
   return Status::ok();
 }

@@ -11,6 +11,7 @@
 #include "kiln/artifact/builder.h"
 #include "kiln/io/file.h"
 #include "kiln/runtime/engine.h"
+#include "kiln/runtime/session_access.h"
 #include "kiln/runtime/session_load.h"
 
 namespace kiln {
@@ -110,6 +111,7 @@ const std::vector<KernelEvent>& Session::last_run_kernels() const { return impl_
 void Session::record_parity(const ParityResult& parity) { impl_->engine->record_parity(parity); }
 std::string Session::report_json(int indent) const { return report::to_json(impl_->engine->current_report(), indent); }
 std::string Session::report_summary() const { return report::to_summary(impl_->engine->current_report()); }
+report::Report SessionAccess::report(const Session& session) { return session.impl_->engine->current_report(); }
 
 Status Session::write_artifact(const std::string& path, const ArtifactOptions& options) {
   runtime::Engine& engine = *impl_->engine;
