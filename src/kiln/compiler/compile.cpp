@@ -121,12 +121,14 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options, co
   return compiled;
 }
 
-Result<CompiledGraph> compile_variant(ir::Graph& graph, const CompiledModel& compiled, const std::set<std::string>& packed_weights) {
+namespace {
+
+Result<CompiledGraph> compile_variant(ir::Graph& graph, CompileOptions options, const partition::ProviderList& providers,
+                                      const std::set<std::string>& packed_weights) {
   CompiledGraph out;
   auto inferred = analysis::infer_types(graph, ops::OpRegistry::global());
   if (!inferred.is_ok()) return inferred.status().with_context("specialising to the given input shapes");
   out.evidence.analysis = std::move(inferred).value();
-  CompileOptions options = compiled.options;
   options.place = true;
   // The weights held packed become graph inputs while the graph passes run.
   std::vector<std::pair<ir::Value*, Tensor>> hidden;
@@ -137,25 +139,32 @@ Result<CompiledGraph> compile_variant(ir::Graph& graph, const CompiledModel& com
     v->initializer.reset();
     graph.inputs.push_back(v);
   }
-  const Status optimised = optimise(graph, options, compiled.providers, out.evidence);
+  const Status optimised = optimise(graph, options, providers, out.evidence);
   for (auto& [v, tensor] : hidden) {
     graph.inputs.erase(std::find(graph.inputs.begin(), graph.inputs.end(), v));
     v->initializer = std::move(tensor);
   }
   KILN_RETURN_IF_ERROR(optimised);
-  KILN_ASSIGN_OR_RETURN(out.partition, place_and_lower(graph, options, compiled.providers, out.evidence));
+  KILN_ASSIGN_OR_RETURN(out.partition, place_and_lower(graph, options, providers, out.evidence));
   return out;
 }
 
-GraphCompiler body_compiler(const CompiledModel& compiled) {
-  CompileOptions options = compiled.options;
-  options.optimised = false;  // an artifact's bodies were not: BodyPlans compiles them when planned
-  options.place = true;
-  return [options, providers = compiled.providers](ir::Graph& body) -> Result<partition::PartitionMap> {
-    CompileEvidence unused;
-    KILN_RETURN_IF_ERROR(optimise(body, options, providers, unused));
-    return place_and_lower(body, options, providers, unused);
+}  // namespace
+
+LaterCompilers later_compilers(const CompiledModel& compiled) {
+  LaterCompilers later;
+  later.variant = [options = compiled.options, providers = compiled.providers](ir::Graph& graph, const std::set<std::string>& packed_weights) {
+    return compile_variant(graph, options, providers, packed_weights);
   };
+  CompileOptions body_options = compiled.options;
+  body_options.optimised = false;  // an artifact's bodies were not: BodyPlans compiles them when planned
+  body_options.place = true;
+  later.body = [body_options, providers = compiled.providers](ir::Graph& body) -> Result<partition::PartitionMap> {
+    CompileEvidence unused;
+    KILN_RETURN_IF_ERROR(optimise(body, body_options, providers, unused));
+    return place_and_lower(body, body_options, providers, unused);
+  };
+  return later;
 }
 
 }  // namespace kiln::compiler

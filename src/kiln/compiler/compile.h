@@ -6,8 +6,8 @@
 //   lower    each provider's lowering stage over the nodes it holds (layouts, Winograd, chains),
 //            then placed again
 //
-// Each stage returns its evidence into the CompiledModel, never into a report. A jit variant
-// (compile_variant) and a control-flow body (body_compiler) go through the same stages.
+// Each stage returns its evidence into the CompiledModel, never into a report. A jit variant and a
+// control-flow body go through the same stages (later_compilers).
 #pragma once
 
 #include <functional>
@@ -36,14 +36,20 @@ struct CompiledGraph {
   CompileEvidence evidence;
 };
 
-// A jit variant: `graph`, a copy of `compiled`'s with its input shapes pinned, compiled with its
-// options and providers. The weights named in `packed_weights` are held only in a kernel layout:
-// the graph passes see them as inputs, so none folds, merges or reads them.
-Result<CompiledGraph> compile_variant(ir::Graph& graph, const CompiledModel& compiled, const std::set<std::string>& packed_weights);
-
-// How a control-flow body compiles as a graph of its own (runtime::BodyPlans): graph passes,
-// placement and lowering, as `compiled`'s graph got them.
+// A jit variant: `graph`, a copy of the compiled model's with its input shapes pinned, compiled
+// with its options and providers. The weights named in `packed_weights` are held only in a kernel
+// layout: the graph passes see them as inputs, so none folds, merges or reads them.
+using VariantCompiler = std::function<Result<CompiledGraph>(ir::Graph& graph, const std::set<std::string>& packed_weights)>;
+// A control-flow body compiled as a graph of its own (runtime::BodyPlans): graph passes, placement
+// and lowering, as the compiled model's graph got them.
 using GraphCompiler = std::function<Result<partition::PartitionMap>(ir::Graph& graph)>;
-GraphCompiler body_compiler(const CompiledModel& compiled);
+
+// What is compiled after the load, through the same stages as compile(), with `compiled`'s options
+// and providers: the engine is handed these with the compiled model and never runs a stage itself.
+struct LaterCompilers {
+  VariantCompiler variant;
+  GraphCompiler body;
+};
+LaterCompilers later_compilers(const CompiledModel& compiled);
 
 }  // namespace kiln::compiler

@@ -26,7 +26,7 @@
 
 namespace kiln::runtime {
 
-// Compiles a body as a graph of its own and places its nodes (compiler::body_compiler); none:
+// Compiles a body as a graph of its own and places its nodes (compiler::later_compilers); none:
 // placement under the policy only, the body left as it is.
 using BodyCompiler = compiler::GraphCompiler;
 

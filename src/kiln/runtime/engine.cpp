@@ -31,6 +31,7 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
 
 Engine::Engine(compiler::CompiledModel compiled, EngineStart start)
     : compiled_(std::move(compiled)),
+      compilers_(std::move(start.compilers)),
       options_(std::move(start.options)),
       mode_(start.mode),
       memory_(std::move(start.memory)),
@@ -159,7 +160,7 @@ Result<std::unique_ptr<ExecutionPlan>> Engine::compile_variant(const ShapeSignat
   pin_input_shapes(*graph, shapes);
   std::set<std::string> packed_weights;
   for (const auto& [name, packed] : *packed_in_place_) packed_weights.insert(name);
-  KILN_ASSIGN_OR_RETURN(const compiler::CompiledGraph variant, compiler::compile_variant(*graph, compiled_, packed_weights));
+  KILN_ASSIGN_OR_RETURN(const compiler::CompiledGraph variant, compilers_.variant(*graph, packed_weights));
   record_compile(report_, variant.evidence);
   return build_plan(*graph, variant.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(*graph));
 }
@@ -212,7 +213,7 @@ providers::KernelBuild Engine::kernel_build(const ir::Graph& graph, bool generat
   first_plan_attempted_ = true;
   if (!generate) build.forbid_generated_kernels();
   build.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(
-      compiled_.options.policy, compiled_.providers, ops::OpRegistry::global(), compiler::body_compiler(compiled_))));
+      compiled_.options.policy, compiled_.providers, ops::OpRegistry::global(), compilers_.body)));
   tuner_->start_plan();
   build.set_tuner(tuner_);
   return build;

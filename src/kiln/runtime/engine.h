@@ -1,6 +1,6 @@
 // Engine: runs a CompiledModel (compiler/compiled_model.h). It plans the model for the input
 // shapes runs bring (a plan per shape signature, kept in a bounded cache; in jit mode each variant
-// compiled first through compiler::compile_variant), runs requests in lanes (an executor each, up
+// compiled first by the variant compiler it was handed), runs requests in lanes (an executor each, up
 // to max_concurrent_runs at once), applies the shape policy, warms up, and records its plans,
 // variants and runs in the report it was handed. Session hands it a compiled model; Stream calls
 // through it.
@@ -38,6 +38,7 @@ struct EngineStart {
   SpecializedShapes pinned;  // input shapes pinned at load (specialize)
   std::shared_ptr<MemoryBudget> memory;
   std::shared_ptr<providers::Tuner> tuner;
+  compiler::LaterCompilers compilers;  // jit variants and control-flow bodies (compiler::later_compilers)
   report::Report report;  // what the load recorded so far (options, target, model)
   std::chrono::steady_clock::time_point load_start;  // when the load began (its target chosen)
   // An artifact's warm-up fixtures: inputs, and the outputs the model gave for them when compiled.
@@ -105,7 +106,7 @@ class Engine {
   Status plan_at_load(std::chrono::steady_clock::time_point load_start);
   // The plan for `shapes`: a cached variant, else one compiled now (and cached).
   Result<std::shared_ptr<const ExecutionPlan>> plan_for(const ShapeSignature& shapes);
-  // jit: a copy of the graph specialised to `shapes`, compiled (compiler::compile_variant) and planned.
+  // jit: a copy of the graph specialised to `shapes`, compiled (the handed variant compiler) and planned.
   Result<std::unique_ptr<ExecutionPlan>> compile_variant(const ShapeSignature& shapes);
   // build_plan for the compiled graph; an artifact's plan for shapes whose generated kernels it
   // does not embed, with no compiler to build them, uses the library kernels instead.
@@ -131,6 +132,7 @@ class Engine {
   std::optional<providers::GeneratedCodeEvidence> generated_code() const;
 
   const compiler::CompiledModel compiled_;
+  const compiler::LaterCompilers compilers_;
   const SessionOptions options_;
   const ExecutionMode mode_;
   const std::shared_ptr<MemoryBudget> memory_;

@@ -61,6 +61,7 @@ struct Load {
     engine.mode = mode;
     engine.memory = memory;
     engine.tuner = tuner;
+    engine.compilers = compiler::later_compilers(compiled);
     KILN_ASSIGN_OR_RETURN(started, Engine::start(std::move(compiled), std::move(engine)));
     return Status::ok();
   }
