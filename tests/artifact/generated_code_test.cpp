@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/artifact/container.h"
-#include "kiln/codegen/host_compiler.h"
+#include "kiln/providers/cpu/codegen/host_compiler.h"
 #include "kiln/io/file.h"
 #include "kiln/target/target.h"
 #include "kiln/session.h"

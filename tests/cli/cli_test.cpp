@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "kiln/codegen/object_cache.h"
+#include "kiln/io/object_cache.h"
 #include "kiln/io/file.h"
 #include "kiln/target/target.h"
 #include "kiln/tensor_io.h"
@@ -416,7 +416,7 @@ TEST(Cli, CacheListsCountsAndClearsTheObjectsJitGenerated) {
   CommandResult run = run_kiln_with(env, "run " + model + " --mode jit --shape x=2x3 --input x=random");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // A kernel timing beside the objects, as a tuned session leaves one (providers/tuning.h).
-  ASSERT_TRUE(codegen::ObjectCache(dir.file("cache") + "/tactics", 1 << 20, ".json")
+  ASSERT_TRUE(io::ObjectCache(dir.file("cache") + "/tactics", 1 << 20, ".json")
                   .insert_bytes(std::string(64, 'a'), R"({"key": "k", "candidate_ms": {}, "chosen": "direct"})")
                   .is_ok());
   CommandResult stats = run_kiln_with(env, "cache stats");

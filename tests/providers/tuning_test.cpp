@@ -28,7 +28,7 @@ struct Timed {
   }
 };
 
-codegen::ObjectCache cache_in(const ScratchDir& dir) { return codegen::ObjectCache(dir.file("tactics"), 1 << 20, ".json"); }
+io::ObjectCache cache_in(const ScratchDir& dir) { return io::ObjectCache(dir.file("tactics"), 1 << 20, ".json"); }
 
 // The cache entry's file (the only one).
 std::string entry_file(const ScratchDir& dir) {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "kiln/codegen/kernel_generator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/evaluate.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
+#include "kiln/providers/cpu/generated_module.h"
 #include "kiln/providers/provider.h"
 
 namespace kiln::testing {
@@ -134,8 +134,8 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   const providers::Capability cap = provider.supports(*node);
   if (!cap.supported) return {Verdict::kDeclined, cap.reason};
   providers::KernelBuild build;
-  auto module = generator ? std::make_shared<codegen::ModuleBuilder>(generator) : nullptr;
-  build.set_generated_module(module);
+  if (generator) build.set_provider_state(provider.name(), std::make_shared<providers::cpu::GeneratedModule>(generator));
+  codegen::ModuleBuilder* module = providers::cpu::generated_module(build);
   auto kernel = provider.kernel_for(*node, build);
   // A kernel the provider cannot build for these shapes on this target is a late decline, as in a
   // plan (the policy's next provider takes the node).

@@ -1,5 +1,5 @@
 // Object cache: entries, their digests, the folder lock and LRU eviction.
-#include "kiln/codegen/object_cache.h"
+#include "kiln/io/object_cache.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +12,7 @@
 
 #include "kiln/io/file.h"
 
-namespace kiln::codegen {
+namespace kiln::io {
 namespace {
 
 namespace fs = std::filesystem;
@@ -156,4 +156,4 @@ Result<int64_t> ObjectCache::clear() const {
   return removed;
 }
 
-}  // namespace kiln::codegen
+}  // namespace kiln::io

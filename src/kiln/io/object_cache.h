@@ -1,6 +1,7 @@
-// The on-disk cache of compiled kernel objects, shared by every Kiln process of a user:
-// content-addressed by a SHA-256 key of everything that decides the object's bytes (source,
-// compiler identity, flags, target features, Kiln version). Each entry is KEY.so with KEY.sha256,
+// The on-disk cache of compiled objects (generated kernels, and the tuner's timings), shared by
+// every Kiln process of a user: content-addressed by a SHA-256 key of everything that decides the
+// object's bytes (source, compiler identity, flags, target features, Kiln version). Each entry is
+// KEY.so with KEY.sha256,
 // the digest of its bytes, checked before every use: a truncated or altered entry is removed and
 // reported as corrupted, so the caller rebuilds it. The folder is bounded in bytes: least recently
 // used entries (by modification time, refreshed on each hit) are evicted after an insert. Inserts
@@ -16,7 +17,7 @@
 
 #include "kiln/status.h"
 
-namespace kiln::codegen {
+namespace kiln::io {
 
 struct CacheEntry {
   std::string key;
@@ -60,4 +61,4 @@ class ObjectCache {
   std::string extension_;  // of the entries' bytes (".so")
 };
 
-}  // namespace kiln::codegen
+}  // namespace kiln::io

@@ -72,6 +72,15 @@ Status KernelBuild::check_packed_only_readers(const ir::Graph& graph) const {
   return Status::ok();
 }
 
+void KernelBuild::set_provider_state(const std::string& provider, std::shared_ptr<ProviderPlanState> state) {
+  provider_states_[provider] = std::move(state);
+}
+
+ProviderPlanState* KernelBuild::provider_state(const std::string& provider) const {
+  const auto it = provider_states_.find(provider);
+  return it == provider_states_.end() ? nullptr : it->second.get();
+}
+
 std::set<std::string> sole_reader_constants(const ir::Graph& graph) {
   std::map<const ir::Value*, int> reads;
   std::set<std::string> captured;

@@ -11,8 +11,9 @@
 //    the constant's only reader (in_place_candidates) and nothing to read the plain bytes later:
 //    the constant is packed-only from then on, and a kernel that wants another layout reorders
 //    from the packed one (PackedConstant::descriptor).
-//  - In jit mode, kernels generated from loop IR are collected in one module per plan, built
-//    (compiled or found in the object cache, and loaded) once every kernel is made.
+//  - A provider may keep state of its own for the plan (ProviderPlanState): in jit mode the cpu
+//    provider collects its generated kernels in one module per plan, built (compiled or found in
+//    the object cache, and loaded) once every kernel is made.
 // Layout names are the provider's: equal names mean byte-identical layouts.
 #pragma once
 
@@ -29,10 +30,6 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/status.h"
-
-namespace kiln::codegen {
-class ModuleBuilder;
-}
 
 namespace kiln::providers {
 
@@ -62,6 +59,14 @@ struct PackedConstant {
 
 // Constants packed in place, by value.
 using InPlaceLedger = std::map<std::string, PackedConstant>;
+
+// What a provider keeps while one plan's kernels are built: made in its begin_plan, read by its
+// kernels and its finish_plan (the cpu provider's: the module its generated kernels join). Only
+// that provider knows its type.
+class ProviderPlanState {
+ public:
+  virtual ~ProviderPlanState() = default;
+};
 
 class KernelBuild {
  public:
@@ -113,9 +118,9 @@ class KernelBuild {
   // embedded objects do not cover, with no compiler to build them, uses the library kernels).
   void forbid_generated_kernels() { generated_allowed_ = false; }
   bool generated_kernels_allowed() const { return generated_allowed_; }
-  // The module generated kernels join (null: providers use their library kernels).
-  void set_generated_module(std::shared_ptr<codegen::ModuleBuilder> module) { generated_ = std::move(module); }
-  codegen::ModuleBuilder* generated_module() const { return generated_.get(); }
+  // Provider `provider`'s state for this plan (see ProviderPlanState); null when it keeps none.
+  void set_provider_state(const std::string& provider, std::shared_ptr<ProviderPlanState> state);
+  ProviderPlanState* provider_state(const std::string& provider) const;
   // The plan's generated code, once built (finish_plan); none when it generated nothing.
   void record_code_object(CodeObject object) { code_ = std::move(object); }
   const std::optional<CodeObject>& code_object() const { return code_; }
@@ -140,7 +145,7 @@ class KernelBuild {
   std::set<std::string> packed_only_;
   std::set<std::string> in_place_candidates_;
   std::shared_ptr<InPlaceLedger> ledger_;
-  std::shared_ptr<codegen::ModuleBuilder> generated_;
+  std::map<std::string, std::shared_ptr<ProviderPlanState>> provider_states_;
   std::optional<CodeObject> code_;
   ops::SubgraphRunner body_runner_;
   std::shared_ptr<Tuner> tuner_;

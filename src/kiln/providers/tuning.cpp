@@ -10,7 +10,7 @@
 
 namespace kiln::providers {
 
-Tuner::Tuner(std::string target_key, codegen::ObjectCache cache, double budget_ms)
+Tuner::Tuner(std::string target_key, io::ObjectCache cache, double budget_ms)
     : target_key_(std::move(target_key)), cache_(std::move(cache)), enabled_(true) {
   stats_.enabled = true;
   stats_.budget_ms = budget_ms;
@@ -18,10 +18,10 @@ Tuner::Tuner(std::string target_key, codegen::ObjectCache cache, double budget_m
 
 Tuner::Tuner() : cache_("", 0) {}
 
-codegen::ObjectCache Tuner::timing_cache() {
-  const codegen::ObjectCache kernels = codegen::ObjectCache::from_environment();
+io::ObjectCache Tuner::timing_cache() {
+  const io::ObjectCache kernels = io::ObjectCache::from_environment();
   // Timings are small: a bound of 1/64 of the kernel cache's holds tens of thousands.
-  return codegen::ObjectCache(kernels.folder() + "/tactics", std::max<int64_t>(kernels.max_bytes() / 64, 1 << 20), ".json");
+  return io::ObjectCache(kernels.folder() + "/tactics", std::max<int64_t>(kernels.max_bytes() / 64, 1 << 20), ".json");
 }
 
 std::shared_ptr<Tuner> Tuner::from_environment(std::string target_key, double budget_ms) {

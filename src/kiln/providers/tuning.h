@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/codegen/object_cache.h"
+#include "kiln/io/object_cache.h"
 #include "kiln/status.h"
 
 namespace kiln::providers {
@@ -50,14 +50,14 @@ class Tuner {
  public:
   // A tuner that measures: `target_key` names the target and libraries ("avx512_core
   // avx2,avx512f,... oneDNN 2.6.3 threads 2"), `cache` keeps the timings.
-  Tuner(std::string target_key, codegen::ObjectCache cache, double budget_ms);
+  Tuner(std::string target_key, io::ObjectCache cache, double budget_ms);
   // A tuner that measures nothing: every choice is the provider's heuristic, recorded as such.
   Tuner();
   // The measuring tuner a session makes: timings cached in timing_cache().
   static std::shared_ptr<Tuner> from_environment(std::string target_key, double budget_ms);
   // The timing cache: $KILN_CACHE_DIR/tactics, entries KEY.json, bounded at 1/64 of the kernel
   // cache's bound (kiln cache stats|clear show and empty it too).
-  static codegen::ObjectCache timing_cache();
+  static io::ObjectCache timing_cache();
 
   // The name of the candidate to run for `node`: the cached winner for `problem`, else the fastest
   // measured now while the budget lasts, else `heuristic` (one of the candidates' names). A
@@ -75,7 +75,7 @@ class Tuner {
   std::optional<nlohmann::json> cached(const std::string& key, const std::string& text);
 
   std::string target_key_;
-  codegen::ObjectCache cache_;
+  io::ObjectCache cache_;
   bool enabled_ = false;
   mutable std::mutex mutex_;
   TuningStats stats_;

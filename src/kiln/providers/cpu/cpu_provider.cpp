@@ -325,12 +325,11 @@ GraphPreferences CpuProvider::graph_preferences() const {
 }
 
 void CpuProvider::begin_plan(KernelBuild& build) const {
-  if (generator_ && build.generated_kernels_allowed())
-    build.set_generated_module(std::make_shared<codegen::ModuleBuilder>(generator_));
+  if (generator_ && build.generated_kernels_allowed()) build.set_provider_state(name(), std::make_shared<cpu::GeneratedModule>(generator_));
 }
 
 Status CpuProvider::finish_plan(KernelBuild& build) const {
-  codegen::ModuleBuilder* module = build.generated_module();
+  codegen::ModuleBuilder* module = cpu::generated_module(build);
   if (!module || module->size() == 0) return Status::ok();
   KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
   build.require_features(module->required_features());

@@ -5,8 +5,9 @@
 // one Target: it caps oneDNN at the target's level and asks oneDNN what it wants there.
 #pragma once
 
-#include "kiln/codegen/kernel_generator.h"
+#include "kiln/providers/cpu/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_config.h"
+#include "kiln/providers/cpu/generated_module.h"
 #include "kiln/providers/provider.h"
 
 namespace kiln::providers {
@@ -17,7 +18,7 @@ class CpuProvider final : public Provider {
   // UnsupportedTarget when kernels are to be generated and no host compiler runs.
   static Result<std::shared_ptr<const Provider>> create(const ProviderConfig& config);
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return cpu::kCpuProviderName; }
   std::vector<std::string> op_types() const override;
   GraphPreferences graph_preferences() const override;
 

@@ -2,9 +2,10 @@
 // LayerNormalization and the Reduce* ops lowered at the plan's concrete shapes (codegen/lowering.h)
 // and added to the plan's module; each kernel calls its entry point once the module is built. A
 // form with no lowering keeps the library kernel.
-#include "kiln/codegen/kernel_generator.h"
-#include "kiln/codegen/lowering.h"
+#include "kiln/providers/cpu/codegen/kernel_generator.h"
+#include "kiln/providers/cpu/codegen/lowering.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/generated_module.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
@@ -28,7 +29,7 @@ Result<codegen::LoopKernel> lower(const ir::Node& node) {
 
 CpuKernel generated_or(CpuKernel library) {
   return {library.supports, [build = library.build](const ir::Node& node, KernelBuild& kernels) -> Result<ops::Kernel> {
-            codegen::ModuleBuilder* module = kernels.generated_module();
+            codegen::ModuleBuilder* module = generated_module(kernels);
             if (!module) return build(node, kernels);
             Result<codegen::LoopKernel> lowered = lower(node);
             if (!lowered.is_ok() && lowered.status().code() == StatusCode::kUnsupportedOperator) return build(node, kernels);

@@ -1,7 +1,7 @@
 // Tests of C++ emission: shapes as literal loop bounds and strides, the vector width chosen from
 // the target's features, parameters as exact float literals, threads only for large kernels, and
 // reductions whose result is stored once per row.
-#include "kiln/codegen/cpp_emitter.h"
+#include "kiln/providers/cpu/codegen/cpp_emitter.h"
 
 #include <gtest/gtest.h>
 

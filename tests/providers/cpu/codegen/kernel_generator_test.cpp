@@ -1,14 +1,11 @@
-// Tests of generated kernels: results against the chain's reference math, the object cache
-// (hits across generators, corrupted entries rebuilt, an unwritable folder, the byte bound with
-// LRU eviction, two processes inserting one entry), a missing or failing compiler, and jit
-// sessions running generated kernels.
-#include "kiln/codegen/kernel_generator.h"
+// Tests of generated kernels: results against the chain's reference math, their object cache
+// (hits across generators, corrupted entries rebuilt, an unwritable folder), a missing or failing
+// compiler, and jit sessions running generated kernels.
+#include "kiln/providers/cpu/codegen/kernel_generator.h"
 
-#include "kiln/codegen/lowering.h"
+#include "kiln/providers/cpu/codegen/lowering.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -64,9 +61,9 @@ LoopKernel test_kernel() {
   return lower_elementwise_chain(chain, kDims, {4, 33}).value();
 }
 
-std::shared_ptr<KernelGenerator> generator_in(const std::string& folder, int64_t max_bytes = ObjectCache::kDefaultMaxBytes) {
+std::shared_ptr<KernelGenerator> generator_in(const std::string& folder, int64_t max_bytes = io::ObjectCache::kDefaultMaxBytes) {
   Result<std::shared_ptr<KernelGenerator>> g =
-      KernelGenerator::create(target::host_target().features, ObjectCache(folder, max_bytes));
+      KernelGenerator::create(target::host_target().features, io::ObjectCache(folder, max_bytes));
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
   return g.is_ok() ? g.value() : nullptr;
 }
@@ -191,7 +188,7 @@ TEST(KernelGenerator, ATruncatedEntryIsDetectedAndRebuilt) {
   ScratchDir dir("codegen");
   const std::string folder = dir.file("cache");
   expect_test_kernel_is_right(generator_in(folder));
-  const std::vector<CacheEntry> entries = ObjectCache(folder, ObjectCache::kDefaultMaxBytes).entries();
+  const std::vector<io::CacheEntry> entries = io::ObjectCache(folder, io::ObjectCache::kDefaultMaxBytes).entries();
   ASSERT_EQ(entries.size(), 1u);
   const std::string object = folder + "/" + entries[0].key + ".so";
   fs::resize_file(object, static_cast<uintmax_t>(entries[0].bytes / 2));
@@ -201,7 +198,7 @@ TEST(KernelGenerator, ATruncatedEntryIsDetectedAndRebuilt) {
   EXPECT_EQ(stats.corrupted_entries, 1);
   EXPECT_EQ(stats.cache_misses, 1);
   bool corrupted = true;
-  EXPECT_TRUE(ObjectCache(folder, ObjectCache::kDefaultMaxBytes).find(entries[0].key, &corrupted));
+  EXPECT_TRUE(io::ObjectCache(folder, io::ObjectCache::kDefaultMaxBytes).find(entries[0].key, &corrupted));
   EXPECT_FALSE(corrupted);
 }
 
@@ -211,58 +208,6 @@ TEST(KernelGenerator, AnUnwritableCacheFolderStillRunsFromATemporaryObject) {
   auto generator = generator_in(dir.file("not_a_folder") + "/cache");
   expect_test_kernel_is_right(generator);
   EXPECT_FALSE(generator->stats().cache_writable);
-}
-
-// A cache entry of `bytes` bytes under `key` (a fake object: the cache only moves and hashes it).
-void insert_fake(const ObjectCache& cache, const std::string& key, size_t bytes, const ScratchDir& dir) {
-  const std::string path = dir.file("object.so");
-  std::ofstream(path, std::ios::binary) << std::string(bytes, 'k');
-  ASSERT_TRUE(cache.insert(key, path).is_ok());
-}
-
-std::string key(char c) { return std::string(64, c); }
-
-TEST(ObjectCache, EvictsLeastRecentlyUsedEntriesDownToItsBound) {
-  ScratchDir dir("codegen");
-  const ObjectCache cache(dir.file("cache"), 2500);
-  insert_fake(cache, key('a'), 1000, dir);
-  insert_fake(cache, key('b'), 1000, dir);
-  ASSERT_TRUE(cache.find(key('a')));  // a is now more recent than b
-  insert_fake(cache, key('c'), 1000, dir);
-  EXPECT_TRUE(cache.find(key('a')));
-  EXPECT_FALSE(cache.find(key('b')));
-  EXPECT_TRUE(cache.find(key('c')));
-  EXPECT_LE(cache.total_bytes(), 2500);
-  ASSERT_TRUE(cache.clear().is_ok());
-  EXPECT_TRUE(cache.entries().empty());
-}
-
-TEST(ObjectCache, ProcessesInsertingTheSameEntryLeaveAValidOne) {
-  ScratchDir dir("codegen");
-  const ObjectCache cache(dir.file("cache"), ObjectCache::kDefaultMaxBytes);
-  // Each child inserts its own bytes under one key, many times, racing the others.
-  std::vector<pid_t> children;
-  for (int child = 0; child < 4; ++child) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const std::string path = dir.file("object" + std::to_string(child) + ".so");
-      { std::ofstream(path, std::ios::binary) << std::string(static_cast<size_t>(100000 + child * 7919), static_cast<char>('a' + child)); }
-      bool ok = true;
-      for (int i = 0; i < 40 && ok; ++i) ok = cache.insert(key('e'), path).is_ok();
-      _exit(ok ? 0 : 1);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  bool corrupted = true;
-  EXPECT_TRUE(cache.find(key('e'), &corrupted));
-  EXPECT_FALSE(corrupted);
-  EXPECT_EQ(cache.entries().size(), 1u);
 }
 
 TEST(HostCompiler, AMissingCompilerIsAnUnsupportedTarget) {

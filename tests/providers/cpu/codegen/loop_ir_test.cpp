@@ -1,6 +1,6 @@
 // Tests of the loop IR: broadcast strides, merging of dims every input walks alike, row nests for
 // reductions.
-#include "kiln/codegen/loop_ir.h"
+#include "kiln/providers/cpu/codegen/loop_ir.h"
 
 #include <gtest/gtest.h>
 

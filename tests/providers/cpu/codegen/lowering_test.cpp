@@ -1,6 +1,6 @@
 // Tests of lowering to loop IR: element-wise chains (operand order, unsupported steps named),
 // Softmax, LayerNormalization and Reduce* as row reductions, and the forms left to library kernels.
-#include "kiln/codegen/lowering.h"
+#include "kiln/providers/cpu/codegen/lowering.h"
 
 #include <gtest/gtest.h>
 

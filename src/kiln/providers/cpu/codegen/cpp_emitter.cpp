@@ -1,5 +1,5 @@
 // C++ emission: loop nests and instruction bodies as plain C++ over floats.
-#include "kiln/codegen/cpp_emitter.h"
+#include "kiln/providers/cpu/codegen/cpp_emitter.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/codegen/loop_ir.h"
+#include "kiln/providers/cpu/codegen/loop_ir.h"
 
 namespace kiln::codegen {
 

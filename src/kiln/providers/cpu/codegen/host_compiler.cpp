@@ -1,5 +1,5 @@
 // Host compiler: locating it, identifying it, and running it as a child process.
-#include "kiln/codegen/host_compiler.h"
+#include "kiln/providers/cpu/codegen/host_compiler.h"
 
 #include <fcntl.h>
 #include <spawn.h>

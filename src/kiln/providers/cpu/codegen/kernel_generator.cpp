@@ -1,9 +1,9 @@
 // Kernel generator: module emission, cache keys, compile-or-reuse, loading.
-#include "kiln/codegen/kernel_generator.h"
+#include "kiln/providers/cpu/codegen/kernel_generator.h"
 
 #include <chrono>
 
-#include "kiln/codegen/cpp_emitter.h"
+#include "kiln/providers/cpu/codegen/cpp_emitter.h"
 #include "kiln/io/file.h"
 #include "kiln/io/temporary_folder.h"
 
@@ -37,19 +37,19 @@ Status ModuleBuilder::build() {
   return Status::ok();
 }
 
-Result<std::shared_ptr<KernelGenerator>> KernelGenerator::create(std::vector<std::string> target_features, ObjectCache cache) {
+Result<std::shared_ptr<KernelGenerator>> KernelGenerator::create(std::vector<std::string> target_features, io::ObjectCache cache) {
   KILN_ASSIGN_OR_RETURN(HostCompiler compiler, HostCompiler::find());
   return std::shared_ptr<KernelGenerator>(new KernelGenerator(std::move(compiler), std::move(cache), std::move(target_features), {}));
 }
 
 std::shared_ptr<KernelGenerator> KernelGenerator::for_embedded(std::vector<std::string> target_features,
-                                                               std::map<std::string, std::string_view> embedded, ObjectCache cache) {
+                                                               std::map<std::string, std::string_view> embedded, io::ObjectCache cache) {
   Result<HostCompiler> compiler = HostCompiler::find();
   return std::shared_ptr<KernelGenerator>(new KernelGenerator(
       compiler.is_ok() ? std::optional(compiler.value()) : std::nullopt, std::move(cache), std::move(target_features), std::move(embedded)));
 }
 
-KernelGenerator::KernelGenerator(std::optional<HostCompiler> compiler, ObjectCache cache, std::vector<std::string> features,
+KernelGenerator::KernelGenerator(std::optional<HostCompiler> compiler, io::ObjectCache cache, std::vector<std::string> features,
                                  std::map<std::string, std::string_view> embedded)
     : compiler_(std::move(compiler)), embedded_(std::move(embedded)), cache_(std::move(cache)), features_(std::move(features)),
       flags_(HostCompiler::flags_for(features_)), vector_width_(vector_width(features_)) {

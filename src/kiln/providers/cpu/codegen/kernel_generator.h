@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/codegen/host_compiler.h"
-#include "kiln/codegen/loop_ir.h"
-#include "kiln/codegen/object_cache.h"
-#include "kiln/codegen/shared_object.h"
+#include "kiln/providers/cpu/codegen/host_compiler.h"
+#include "kiln/providers/cpu/codegen/loop_ir.h"
+#include "kiln/io/object_cache.h"
+#include "kiln/providers/cpu/codegen/shared_object.h"
 #include "kiln/status.h"
 
 namespace kiln::codegen {
@@ -73,12 +73,12 @@ class KernelGenerator {
   // A generator for code using `target_features` (GCC's names). UnsupportedTarget when no host
   // compiler runs.
   static Result<std::shared_ptr<KernelGenerator>> create(std::vector<std::string> target_features,
-                                                         ObjectCache cache = ObjectCache::from_environment());
+                                                         io::ObjectCache cache = io::ObjectCache::from_environment());
   // A generator for an artifact's embedded objects (source key -> object bytes, which stay valid
   // while the generator lives), using the host compiler only when there is one.
   static std::shared_ptr<KernelGenerator> for_embedded(std::vector<std::string> target_features,
                                                        std::map<std::string, std::string_view> embedded,
-                                                       ObjectCache cache = ObjectCache::from_environment());
+                                                       io::ObjectCache cache = io::ObjectCache::from_environment());
 
   CodegenStats stats() const;
   // The source key of `source` (see the file comment).
@@ -88,7 +88,7 @@ class KernelGenerator {
   Result<std::pair<std::shared_ptr<SharedObject>, std::string>> object_for(const std::string& source);
 
  private:
-  KernelGenerator(std::optional<HostCompiler> compiler, ObjectCache cache, std::vector<std::string> features,
+  KernelGenerator(std::optional<HostCompiler> compiler, io::ObjectCache cache, std::vector<std::string> features,
                   std::map<std::string, std::string_view> embedded);
   std::string cache_key(const std::string& source_key) const;
   Result<std::pair<std::shared_ptr<SharedObject>, std::string>> load_file(const std::string& path);
@@ -97,7 +97,7 @@ class KernelGenerator {
 
   std::optional<HostCompiler> compiler_;
   std::map<std::string, std::string_view> embedded_;
-  ObjectCache cache_;
+  io::ObjectCache cache_;
   std::vector<std::string> features_, flags_;
   int vector_width_;
   mutable std::mutex mutex_;

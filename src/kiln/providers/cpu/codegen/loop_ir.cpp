@@ -1,5 +1,5 @@
 // Loop IR: instructions, the loop nests (strides, dim merging) and the listing.
-#include "kiln/codegen/loop_ir.h"
+#include "kiln/providers/cpu/codegen/loop_ir.h"
 
 #include <sstream>
 

@@ -1,7 +1,7 @@
 // Lowering to loop IR: element-wise chains step by step; Softmax and LayerNormalization as row
 // reductions over the normalized (flattened trailing) dims; Reduce* as one row reduction per
 // output element.
-#include "kiln/codegen/lowering.h"
+#include "kiln/providers/cpu/codegen/lowering.h"
 
 #include <optional>
 #include <set>

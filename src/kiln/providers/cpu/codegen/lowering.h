@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/codegen/loop_ir.h"
+#include "kiln/providers/cpu/codegen/loop_ir.h"
 #include "kiln/ir/graph.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"

@@ -1,5 +1,5 @@
 // Shared objects: dlopen, dlsym, dlclose.
-#include "kiln/codegen/shared_object.h"
+#include "kiln/providers/cpu/codegen/shared_object.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
