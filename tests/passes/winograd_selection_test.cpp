@@ -109,9 +109,11 @@ int cpu_reorders(const ConvSpec& spec) {
   ir::Node& conv = *g.value()->nodes()[0];
   conv.attributes["algorithm"] = ir::Attribute::of_string("winograd");
   const auto cpu = providers::CpuProvider::create({target::host_target()}).value();
-  providers::KernelBuild build;
+  providers::PlanContext context;
+  providers::PlanEvidence evidence;
+  providers::KernelBuild build{context, evidence};
   EXPECT_TRUE(cpu->kernel_for(conv, build).is_ok());
-  return static_cast<int>(build.activation_reorders());
+  return static_cast<int>(evidence.activation_reorders());
 }
 
 TEST(WinogradSelection, CpuKernelRunsWinogradOnlyWhereItPays) {

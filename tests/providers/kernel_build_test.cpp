@@ -1,4 +1,4 @@
-// Tests of KernelBuild's weights packed in place, through the cpu provider's matmul: the packed
+// Tests of a plan's weights packed in place (PlanContext, KernelBuild), through the cpu provider's matmul: the packed
 // bytes replace the initializer's plain ones and the product stays right; a later plan that wants
 // the weights in another layout reorders them from the packed one; weights that exist only packed
 // without a layout to reorder from are refused with UnsupportedTarget naming the node.
@@ -42,8 +42,8 @@ struct Product {
     partition = placed.value();
   }
 
-  Result<std::unique_ptr<runtime::ExecutionPlan>> plan(KernelBuild build) {
-    return runtime::build_plan(graph, partition, providers, ops::OpRegistry::global(), {{kRows, kDepth}}, std::move(build));
+  Result<std::unique_ptr<runtime::ExecutionPlan>> plan(PlanContext context) {
+    return runtime::build_plan(graph, partition, providers, ops::OpRegistry::global(), {{kRows, kDepth}}, std::move(context));
   }
 
   const Tensor& stored_w() { return *graph.find_value("w")->initializer; }
@@ -69,7 +69,7 @@ bool same_bytes(const Tensor& a, const Tensor& b) { return std::memcmp(a.raw_dat
 TEST(KernelBuild, AWeightPackedInPlaceReplacesItsPlainBytesAndAnotherLayoutIsReorderedFromIt) {
   Product p;
   auto ledger = std::make_shared<InPlaceLedger>();
-  KernelBuild first;
+  PlanContext first;
   first.allow_packing_in_place(sole_reader_constants(p.graph), ledger);
   auto plan = p.plan(std::move(first));
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
@@ -82,7 +82,7 @@ TEST(KernelBuild, AWeightPackedInPlaceReplacesItsPlainBytesAndAnotherLayoutIsReo
   // A later plan whose kernel wants "another" layout (a name no packing has) reorders from it.
   PackedConstant renamed = packed;
   renamed.layout = "another";
-  auto later = p.plan(KernelBuild({renamed}, {"w"}));
+  auto later = p.plan(PlanContext({renamed}, {"w"}));
   ASSERT_TRUE(later.is_ok()) << later.status().to_string();
   expect_right_product(*later.value(), p.plain_w);
 }
@@ -90,14 +90,14 @@ TEST(KernelBuild, AWeightPackedInPlaceReplacesItsPlainBytesAndAnotherLayoutIsReo
 TEST(KernelBuild, PackedOnlyWeightsWithoutALayoutToReorderFromAreRefused) {
   Product p;
   auto ledger = std::make_shared<InPlaceLedger>();
-  KernelBuild first;
+  PlanContext first;
   first.allow_packing_in_place(sole_reader_constants(p.graph), ledger);
   ASSERT_TRUE(p.plan(std::move(first)).is_ok());
   ASSERT_EQ(ledger->count("w"), 1u);
   PackedConstant artifact_like = ledger->at("w");  // an artifact's: no descriptor
   artifact_like.layout = "another";
   artifact_like.descriptor.reset();
-  const Status refused = p.plan(KernelBuild({artifact_like}, {"w"})).status();
+  const Status refused = p.plan(PlanContext({artifact_like}, {"w"})).status();
   EXPECT_EQ(refused.code(), StatusCode::kUnsupportedTarget);
   EXPECT_NE(refused.message().find("product"), std::string::npos) << refused.message();
 }

@@ -133,9 +133,11 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
 
   const providers::Capability cap = provider.supports(*node);
   if (!cap.supported) return {Verdict::kDeclined, cap.reason};
-  providers::KernelBuild build;
-  if (generator) build.set_provider_state(provider.name(), std::make_shared<providers::cpu::GeneratedModule>(generator));
-  codegen::ModuleBuilder* module = providers::cpu::generated_module(build);
+  providers::PlanContext context;
+  providers::PlanEvidence evidence;
+  providers::KernelBuild build{context, evidence};
+  if (generator) context.set_provider_state(provider.name(), std::make_shared<providers::cpu::GeneratedModule>(generator));
+  codegen::ModuleBuilder* module = providers::cpu::generated_module(context);
   auto kernel = provider.kernel_for(*node, build);
   // A kernel the provider cannot build for these shapes on this target is a late decline, as in a
   // plan (the policy's next provider takes the node).

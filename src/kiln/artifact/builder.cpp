@@ -59,7 +59,7 @@ nlohmann::json toolchain() {
 
 // The manifest's fields that say how the artifact runs (`execution`) and what it needs (`target`).
 nlohmann::json execution_and_target(const compiler::CompiledModel& compiled, const CompileRecord& record,
-                                    const ArtifactExtras& extras, const providers::KernelBuild& kernels) {
+                                    const ArtifactExtras& extras, const providers::PlanEvidence& kernels) {
   const ir::Graph& graph = *compiled.model.graph;
   nlohmann::json shapes = nlohmann::json::object();
   for (size_t i = 0; i < graph.inputs.size() && i < extras.input_shapes.size(); ++i) shapes[graph.inputs[i]->name] = extras.input_shapes[i];
@@ -94,8 +94,8 @@ std::string warmup_section_name(const std::string& part) { return "warmup." + pa
 
 Result<std::string> build_artifact(const compiler::CompiledModel& compiled, const CompileRecord& record, const ArtifactExtras& extras) {
   const ir::Model& model = compiled.model;
-  const providers::KernelBuild no_kernels;
-  const providers::KernelBuild& kernels = extras.kernels ? *extras.kernels : no_kernels;
+  const providers::PlanEvidence no_kernels;
+  const providers::PlanEvidence& kernels = extras.kernels ? *extras.kernels : no_kernels;
   nlohmann::json manifest = record.evidence;
   manifest.update(execution_and_target(compiled, record, extras, kernels));
   manifest["kiln_version"] = record.kiln_version;

@@ -14,7 +14,7 @@
 
 #include "kiln/compiler/compiled_model.h"
 #include "kiln/ir/graph.h"
-#include "kiln/providers/kernel_build.h"
+#include "kiln/providers/plan_evidence.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -28,11 +28,11 @@ std::string warmup_section_name(const std::string& part);
 struct ArtifactExtras {
   std::map<std::string, std::string> assets;  // name (letters, digits, '.', '_', '-') -> bytes
   std::map<std::string, Tensor> warmup_inputs, warmup_outputs;
-  // The compiled plan's input shapes (one per graph input), and its kernel build: its packed
+  // The compiled plan's input shapes (one per graph input), and its evidence: its packed
   // constants are stored (packed_weights.h), and the object of its generated kernels, if any
   // (section "code", manifest `generated_code`).
   std::vector<std::vector<int64_t>> input_shapes;
-  const providers::KernelBuild* kernels = nullptr;
+  const providers::PlanEvidence* kernels = nullptr;
 };
 
 // What the manifest states besides the compiled model: the Kiln that built it, the --isa cap and

@@ -16,7 +16,7 @@
 #include "kiln/compiler/compiled_model.h"
 #include "kiln/io/file.h"
 #include "kiln/ir/graph.h"
-#include "kiln/providers/kernel_build.h"
+#include "kiln/providers/plan_evidence.h"
 #include "kiln/status.h"
 
 namespace kiln::artifact {

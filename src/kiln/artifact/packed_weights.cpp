@@ -25,7 +25,7 @@ bool read_only_by(const ir::Graph& graph, const ir::Value* value, const std::set
 
 }  // namespace
 
-std::set<std::string> packed_only_values(const ir::Graph& graph, const providers::KernelBuild& build) {
+std::set<std::string> packed_only_values(const ir::Graph& graph, const providers::PlanEvidence& build) {
   std::set<std::string> packed_only;
   // Weights that already exist only packed (packed in place, or an artifact's) have no plain bytes
   // to store.
@@ -45,7 +45,7 @@ std::set<std::string> packed_only_values(const ir::Graph& graph, const providers
   return packed_only;
 }
 
-PackedSection encode_packed(const providers::KernelBuild& build) {
+PackedSection encode_packed(const providers::PlanEvidence& build) {
   PackedSection section{{}, nlohmann::json::array()};
   for (const auto& [key, packed] : build.packed()) {
     section.bytes.resize(aligned(section.bytes.size()), '\0');

@@ -16,7 +16,7 @@
 #include "kiln/partition/fallback_policy.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
-#include "kiln/providers/kernel_build.h"
+#include "kiln/providers/plan_evidence.h"
 #include "kiln/target/target.h"
 
 namespace kiln::compiler {

@@ -81,13 +81,14 @@ class Provider {
   virtual std::vector<std::string> op_types() const = 0;
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
-  // The kernel for a node this provider supports; what building it leaves is recorded in `build`.
+  // The kernel for a node this provider supports, built from `build.context`; what building it
+  // leaves is recorded in `build.evidence`.
   virtual Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const = 0;
-  // Before a plan's kernels are made: what the provider's kernels will collect in `build` (the cpu
-  // provider: the module its generated kernels join, unless build.generated_kernels_allowed() is off).
-  virtual void begin_plan(KernelBuild& build) const {}
+  // Before a plan's kernels are made: the provider's own state for the plan, kept in `context` (the
+  // cpu provider: the module its generated kernels join, unless context.generated_kernels_allowed() is off).
+  virtual void begin_plan(PlanContext& context) const {}
   // Once every kernel of the plan is made: what they need built (the cpu provider compiles, or
-  // finds in the cache or the artifact, its module of generated kernels).
+  // finds in the cache or the artifact, its module of generated kernels, into the plan's evidence).
   virtual Status finish_plan(KernelBuild& build) const { return Status::ok(); }
   // Evidence of the kernels it generated over the session, if it generates any.
   virtual std::optional<GeneratedCodeEvidence> generated_code() const { return std::nullopt; }

@@ -56,9 +56,9 @@ Result<std::vector<Value>> BodyPlans::run(const ir::Graph& body, const std::vect
       size_t kept = 0;
       for (auto p = plans_.lower_bound({&body, {}}); p != plans_.end() && p->first.first == &body; ++p) ++kept;
       if (kept >= kMaxPlansPerBody) plans_.erase(plans_.lower_bound({&body, {}}));
-      providers::KernelBuild build;
-      build.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, compiler_)));
-      auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(build), DeclaredInputs::kHints);
+      providers::PlanContext context;
+      context.set_body_runner(runner(std::make_shared<BodyPlans>(policy_, providers_, registry_, compiler_)));
+      auto plan = build_plan(*c->graph, c->placed, providers_, registry_, shapes, std::move(context), DeclaredInputs::kHints);
       if (!plan.is_ok()) return plan.status().with_context("subgraph '" + body.name() + "'");
       auto entry = std::make_shared<Planned>();
       entry->plan = std::move(plan).value();

@@ -39,7 +39,7 @@ class BodyPlans {
   // Runs `body` on `inputs` (by position), reading the values it captures from `scope`.
   Result<std::vector<Value>> run(const ir::Graph& body, const std::vector<Value>& inputs, const ops::ValueScope& scope);
 
-  // A runner for KernelBuild::set_body_runner sharing ownership of `plans`.
+  // A runner for PlanContext::set_body_runner sharing ownership of `plans`.
   static ops::SubgraphRunner runner(std::shared_ptr<BodyPlans> plans);
 
  private:

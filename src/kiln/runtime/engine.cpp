@@ -136,23 +136,23 @@ void Engine::record_plan(const ExecutionPlan& plan) {
   m.reused_buffers = plan.memory.reused_buffers;
   m.concats_in_place = static_cast<int64_t>(plan.concats_in_place.size());
   m.dynamic_values = plan.dynamic_values;
-  m.kernel_reorders = plan.kernel_build.activation_reorders();
+  m.kernel_reorders = plan.evidence.activation_reorders();
   m.output_bytes = planned_output_bytes(plan);
   // What the session holds besides its runs' arenas (weights, packed copies, outputs kept), plus
   // this plan's arena and outputs.
   int64_t arenas = 0;
   for (size_t lane = 0; lane < lanes_.size(); ++lane) arenas += lanes_.executor(lane).arena_capacity();
   m.planned_bytes = std::max<int64_t>(0, memory_->in_use() - arenas) + m.arena_bytes + m.output_bytes;
-  const std::set<std::string>& required = plan.kernel_build.required_features();
+  const std::set<std::string>& required = plan.evidence.required_features();
   report_.target.required_features.assign(required.begin(), required.end());
-  report_.target.implementations = plan.kernel_build.implementations();
+  report_.target.implementations = plan.evidence.implementations();
   report_.partition.late_declines = plan.late_declines;
   const providers::TuningStats tuned = tuner_->stats();
   report::TuningSection& t = report_.tuning;
   t = {tuned.enabled, tuned.budget_ms, tuned.spent_ms, tuned.measured, tuned.cache_hits, tuned.cache_corrupted, tuned.cache_foreign, {}};
   for (const providers::TacticChoice& c : tuned.choices) t.choices.push_back({c.node, c.problem, c.chosen, c.source, c.candidate_ms});
   report_.stages.tuning_ms = tuned.spent_ms;
-  report_.target.node_implementations = plan.kernel_build.node_implementations();
+  report_.target.node_implementations = plan.evidence.node_implementations();
 }
 
 Result<std::unique_ptr<ExecutionPlan>> Engine::compile_variant(const ShapeSignature& shapes) {
@@ -162,7 +162,7 @@ Result<std::unique_ptr<ExecutionPlan>> Engine::compile_variant(const ShapeSignat
   for (const auto& [name, packed] : *packed_in_place_) packed_weights.insert(name);
   KILN_ASSIGN_OR_RETURN(const compiler::CompiledGraph variant, compilers_.variant(*graph, packed_weights));
   record_compile(report_, variant.evidence);
-  return build_plan(*graph, variant.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(*graph));
+  return build_plan(*graph, variant.partition, compiled_.providers, ops::OpRegistry::global(), shapes, plan_context(*graph));
 }
 
 Result<std::shared_ptr<const ExecutionPlan>> Engine::plan_for(const ShapeSignature& shapes) {
@@ -193,13 +193,13 @@ Result<std::shared_ptr<const ExecutionPlan>> Engine::plan_for(const ShapeSignatu
 
 Result<std::unique_ptr<ExecutionPlan>> Engine::plan_compiled_graph(const ShapeSignature& shapes) {
   const ir::Graph& g = graph();
-  auto plan = build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(g));
+  auto plan = build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, plan_context(g));
   if (plan.is_ok() || mode_ != ExecutionMode::kAot || !generated_code() || plan.status().code() != StatusCode::kUnsupportedTarget)
     return plan;
-  return build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, kernel_build(g, false));
+  return build_plan(g, compiled_.partition, compiled_.providers, ops::OpRegistry::global(), shapes, plan_context(g, false));
 }
 
-providers::KernelBuild Engine::kernel_build(const ir::Graph& graph, bool generate) {
+providers::PlanContext Engine::plan_context(const ir::Graph& graph, bool generate) {
   std::vector<providers::PackedConstant> packed = compiled_.precompiled.packed;
   std::set<std::string> only = compiled_.precompiled.packed_only;
   for (const auto& [value, constant] : *packed_in_place_) {
@@ -207,16 +207,17 @@ providers::KernelBuild Engine::kernel_build(const ir::Graph& graph, bool generat
     only.insert(value);
   }
   for (const auto& plan : variants_.plans())
-    for (const auto& [key, constant] : plan->kernel_build.packed()) packed.push_back(constant);
-  providers::KernelBuild build(std::move(packed), std::move(only));
-  if (!compiled_.options.optimised && !first_plan_attempted_) build.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place_);
+    for (const auto& [key, constant] : plan->evidence.packed()) packed.push_back(constant);
+  providers::PlanContext context(std::move(packed), std::move(only));
+  if (!compiled_.options.optimised && !first_plan_attempted_)
+    context.allow_packing_in_place(providers::sole_reader_constants(graph), packed_in_place_);
   first_plan_attempted_ = true;
-  if (!generate) build.forbid_generated_kernels();
-  build.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(
+  if (!generate) context.forbid_generated_kernels();
+  context.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(
       compiled_.options.policy, compiled_.providers, ops::OpRegistry::global(), compilers_.body)));
   tuner_->start_plan();
-  build.set_tuner(tuner_);
-  return build;
+  context.set_tuner(tuner_);
+  return context;
 }
 
 void Engine::record_variants() {
@@ -238,7 +239,7 @@ void Engine::record_variants() {
   for (const auto& [value, constant] : *packed_in_place_) e.packed_in_place_bytes += static_cast<int64_t>(constant.bytes);
   e.packed_weight_bytes = 0;
   for (const auto& plan : variants_.plans())
-    for (const auto& [key, constant] : plan->kernel_build.packed())
+    for (const auto& [key, constant] : plan->evidence.packed())
       if (counted.insert(constant.data.get()).second) e.packed_weight_bytes += static_cast<int64_t>(constant.bytes);
 }
 
@@ -409,7 +410,7 @@ const std::vector<KernelEvent>& Engine::last_run_kernels() const {
     std::vector<KernelEvent>& events = last_kernels_.emplace();
     for (const StepTiming& t : last_timings_) {
       const ExecutionPlan* plan = t.plan ? t.plan.get() : last_plan_.get();  // a body's, or the run's
-      const std::map<std::string, std::string>* implementations = plan ? &plan->kernel_build.node_implementations() : nullptr;
+      const std::map<std::string, std::string>* implementations = plan ? &plan->evidence.node_implementations() : nullptr;
       const auto it = implementations ? implementations->find(t.node->name) : std::map<std::string, std::string>::const_iterator{};
       const std::string implementation = implementations && it != implementations->end() ? it->second : "";
       events.push_back({t.node->op_type, t.node->name, t.node->source_nodes(), *t.provider, implementation, t.start_ms, t.ms,

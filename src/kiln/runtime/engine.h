@@ -18,7 +18,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/ir/memory_budget.h"
 #include "kiln/ops/run_limits.h"
-#include "kiln/providers/kernel_build.h"
+#include "kiln/providers/plan_context.h"
 #include "kiln/providers/tuning.h"
 #include "kiln/report/report.h"
 #include "kiln/runtime/execution_plan.h"
@@ -120,7 +120,7 @@ class Engine {
   // those of the plans kept now, so that variants share their packed weights instead of each
   // packing its own; with `generate`, a module for the generated kernels. The first plan of a
   // compiled ONNX model may pack weights in place, so that they are held once.
-  providers::KernelBuild kernel_build(const ir::Graph& graph, bool generate = true);
+  providers::PlanContext plan_context(const ir::Graph& graph, bool generate = true);
   Result<std::map<std::string, Value>> run_in_lane(const std::map<std::string, Value>& inputs, bool request,
                                                    const RunOptions& run_options, const StepObserver& observer);
   void record_plan(const ExecutionPlan& plan);
@@ -147,7 +147,7 @@ class Engine {
   VariantCache variants_;  // lane 0's plans
   RunLanes lanes_;
   ShapePolicy shape_policy_;
-  // Weights the first plan packed in place (kernel_build.h): packed-only from then on.
+  // Weights the first plan packed in place (plan_context.h): packed-only from then on.
   std::shared_ptr<providers::InPlaceLedger> packed_in_place_ = std::make_shared<providers::InPlaceLedger>();
   bool first_plan_attempted_ = false;
   std::atomic<SessionState> state_{SessionState::kLoaded};

@@ -174,15 +174,15 @@ void plan_intermediates(const ir::Graph& graph, const ops::OpRegistry& registry,
 // policy allows that supports the node, recorded as a late decline; `provider` names the builder.
 Result<ops::Kernel> kernel_by_policy(const ir::Node& node, const providers::Provider& placed,
                                      const partition::PartitionMap& partition, const partition::ProviderList& providers,
-                                     ExecutionPlan& plan, std::string& provider) {
-  Result<ops::Kernel> kernel = placed.kernel_for(node, plan.kernel_build);
+                                     ExecutionPlan& plan, providers::KernelBuild& build, std::string& provider) {
+  Result<ops::Kernel> kernel = placed.kernel_for(node, build);
   if (kernel.is_ok() || kernel.status().code() != StatusCode::kUnsupportedTarget) return kernel;
   const partition::FallbackPolicy& policy = partition.placement;
   for (const auto* names : {&policy.preferred, &policy.allowed_fallback}) {
     for (const std::string& name : *names) {
       const providers::Provider* other = provider_named(providers, name);
       if (name == placed.name() || !other || !other->supports(node).supported) continue;
-      Result<ops::Kernel> taken = other->kernel_for(node, plan.kernel_build);
+      Result<ops::Kernel> taken = other->kernel_for(node, build);
       if (!taken.is_ok()) continue;
       plan.late_declines.push_back({node.name, node.op_type, placed.name(), kernel.status().message(), name});
       provider = name;
@@ -194,7 +194,7 @@ Result<ops::Kernel> kernel_by_policy(const ir::Node& node, const providers::Prov
 
 Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partition,
                    const partition::ProviderList& providers, const ops::OpRegistry& registry, ExecutionPlan& plan,
-                   std::map<const ir::Value*, int>& slot_of) {
+                   providers::KernelBuild& build, std::map<const ir::Value*, int>& slot_of) {
   const auto& nodes = graph.nodes();
   if (partition.assignments.size() != nodes.size())
     return internal_error("partition map has " + std::to_string(partition.assignments.size()) +
@@ -207,7 +207,7 @@ Status build_steps(const ir::Graph& graph, const partition::PartitionMap& partit
     KILN_ASSIGN_OR_RETURN(step.def, ops::resolve_op(registry, node));
     const providers::Provider* provider = provider_named(providers, step.provider);
     if (!provider) return internal_error("provider '" + step.provider + "' is not loaded");
-    KILN_ASSIGN_OR_RETURN(step.kernel, kernel_by_policy(node, *provider, partition, providers, plan, step.provider));
+    KILN_ASSIGN_OR_RETURN(step.kernel, kernel_by_policy(node, *provider, partition, providers, plan, build, step.provider));
     step.self_allocating = step.def->kernel_allocates_outputs;
     step.elided = plan.concats_in_place.count(&node) > 0;
     for (const ir::Value* out : node.outputs)
@@ -241,11 +241,11 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
                                                   const std::vector<std::vector<int64_t>>& input_shapes,
-                                                  providers::KernelBuild kernel_build, DeclaredInputs declared) {
+                                                  providers::PlanContext context, DeclaredInputs declared) {
   auto plan = std::make_unique<ExecutionPlan>();
-  plan->kernel_build = std::move(kernel_build);
-  if (!plan->kernel_build.body_runner())
-    plan->kernel_build.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(partition.placement, providers, registry)));
+  if (!context.body_runner())
+    context.set_body_runner(BodyPlans::runner(std::make_shared<BodyPlans>(partition.placement, providers, registry)));
+  for (const std::string& value : context.packed_only()) plan->evidence.record_packed_only(value);
   plan->graph = compiled.clone();
   plan->input_shapes = input_shapes;
   KILN_RETURN_IF_ERROR(specialise_inputs(*plan->graph, input_shapes, declared));
@@ -254,10 +254,11 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   std::map<const ir::Value*, int> slot_of;
   assign_boundary_slots(*plan->graph, *plan, slot_of);
   plan_intermediates(*plan->graph, registry, *plan, slot_of);
-  for (const auto& provider : providers) provider->begin_plan(plan->kernel_build);
-  KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, slot_of));
-  for (const auto& provider : providers) KILN_RETURN_IF_ERROR(provider->finish_plan(plan->kernel_build));
-  KILN_RETURN_IF_ERROR(plan->kernel_build.check_packed_only_readers(*plan->graph));
+  for (const auto& provider : providers) provider->begin_plan(context);
+  providers::KernelBuild build{context, plan->evidence};
+  KILN_RETURN_IF_ERROR(build_steps(*plan->graph, partition, providers, registry, *plan, build, slot_of));
+  for (const auto& provider : providers) KILN_RETURN_IF_ERROR(provider->finish_plan(build));
+  KILN_RETURN_IF_ERROR(providers::check_packed_only_readers(*plan->graph, plan->evidence));
   return plan;
 }
 

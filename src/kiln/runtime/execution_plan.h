@@ -60,7 +60,7 @@ struct ExecutionPlan : std::enable_shared_from_this<ExecutionPlan> {
   memory::MemoryPlan memory;
   int64_t dynamic_values = 0;
   std::set<const ir::Node*> concats_in_place;  // Concats elided: their inputs share their output's buffer
-  providers::KernelBuild kernel_build;  // the implementations and CPU features the kernels need
+  providers::PlanEvidence evidence;  // what building its kernels left: implementations, features, packed constants, code
   // Nodes re-placed while their kernels were built: the partition's provider could not build one
   // (UnsupportedTarget) and another the policy allows could.
   std::vector<partition::PartitionMap::LateDecline> late_declines;
@@ -76,13 +76,14 @@ enum class DeclaredInputs {
 // Specialises `compiled` to `input_shapes` (one per graph input, in order; InvalidArgument when a
 // shape contradicts the graph's declared input dims and `declared` makes them a contract),
 // re-infers every type, and plans kernels and memory. `partition` must have been computed on
-// `compiled` (assignments in node order). `kernel_build` holds the constants packed ahead (an
-// artifact's); UnsupportedTarget when a kernel cannot take one that exists only packed.
+// `compiled` (assignments in node order). The kernels are built from `context` (constants
+// packed ahead, the tuner, whether kernels may be generated; a body runner over `providers` when
+// it has none); UnsupportedTarget when a kernel cannot take a constant that exists only packed.
 Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, const partition::PartitionMap& partition,
                                                   const partition::ProviderList& providers,
                                                   const ops::OpRegistry& registry,
                                                   const std::vector<std::vector<int64_t>>& input_shapes,
-                                                  providers::KernelBuild kernel_build = {},
+                                                  providers::PlanContext context = {},
                                                   DeclaredInputs declared = DeclaredInputs::kContract);
 
 }  // namespace kiln::runtime

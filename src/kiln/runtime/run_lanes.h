@@ -1,7 +1,7 @@
 // RunLanes: what lets several runs of one session proceed at once. A lane is the working state of
 // one run in flight: an Executor (its arena) and, per input-shape signature, a plan of its own,
 // since kernels keep per-run state (oneDNN argument maps and scratchpads, Winograd workspaces);
-// weights are shared read-only between the plans (KernelBuild). Lane 0's plans are the session's
+// weights are shared read-only between the plans (PlanContext). Lane 0's plans are the session's
 // variant cache; the others keep their own, as bounded. A run takes an idle lane, or makes a new
 // one while fewer than the maximum exist, or waits for one. The session's mutex guards it all.
 #pragma once

@@ -129,7 +129,7 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
   }
   KILN_ASSIGN_OR_RETURN(const std::shared_ptr<const runtime::ExecutionPlan> plan, engine.load_plan());
   extras.input_shapes = plan->input_shapes;
-  extras.kernels = &plan->kernel_build;
+  extras.kernels = &plan->evidence;
   KILN_ASSIGN_OR_RETURN(extras.warmup_outputs, engine.execute_tensors(extras.warmup_inputs, false, default_run_options()));
   artifact::CompileRecord record;
   record.kiln_version = KILN_VERSION;

@@ -12,8 +12,8 @@ CpuKernel control_flow_kernel() {
   return {[](const ir::Node&) { return Capability::yes(); },
           [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
             KILN_ASSIGN_OR_RETURN(ops::Kernel reference, reference_kernel(node));
-            if (!build.body_runner()) return internal_error(node.describe() + ": the plan gives no runner for its bodies");
-            return ops::Kernel([reference = std::move(reference), runner = build.body_runner()](ops::KernelContext& ctx) {
+            if (!build.context.body_runner()) return internal_error(node.describe() + ": the plan gives no runner for its bodies");
+            return ops::Kernel([reference = std::move(reference), runner = build.context.body_runner()](ops::KernelContext& ctx) {
               ctx.set_body_runner(&runner);
               return reference(ctx);
             });

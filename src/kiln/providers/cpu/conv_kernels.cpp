@@ -224,7 +224,7 @@ dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node,
   const std::optional<dnnl::convolution_forward::primitive_desc> winograd = marked ? winograd_desc(node, g, x, y) : std::nullopt;
   if (!winograd) return direct;
   const std::string heuristic = winograd_pays(y, x[1]) ? "winograd" : "direct";
-  if (!build.tuner()) return heuristic == "winograd" ? *winograd : direct;
+  if (!build.context.tuner()) return heuristic == "winograd" ? *winograd : direct;
   auto candidate = [&](const std::string& name, const dnnl::convolution_forward::primitive_desc& pd) {
     return TacticCandidate{name, [&layouts, &pd]() -> Result<double> {
                              ConvKernelState trial;
@@ -236,7 +236,7 @@ dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node,
                              return time_convolution(trial, pd.weights_desc());
                            }};
   };
-  const std::string chosen = build.tuner()->choose(node.name, conv_problem(node, x, w, y),
+  const std::string chosen = build.context.tuner()->choose(node.name, conv_problem(node, x, w, y),
                                                    {candidate("direct", direct), candidate("winograd", *winograd)}, heuristic);
   return chosen == "winograd" ? *winograd : direct;
 }
@@ -273,7 +273,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   state->bias = g.bias;
   const dnnl::convolution_forward::primitive_desc pd = chosen_algorithm(node, g, x, w, y, *state, build);
   state->set_primitive(pd);
-  if (state->src_blocked) build.record_activation_reorders(2);
+  if (state->src_blocked) build.evidence.record_activation_reorders(2);
   check_implementation({node, build}, state->primitive);
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {

@@ -195,7 +195,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   // that depends on data, as Range's or NonZero's): the kernel is built on each run for that run's
   // shapes.
   if (entry && has_unknown_dims(node) && !node.has_subgraph()) {
-    build.record_implementation(node.name, "kiln:run-time-shapes");
+    build.evidence.record_implementation(node.name, "kiln:run-time-shapes");
     return cpu::run_time_shaped_kernel(node, [this](const ir::Node& typed, KernelBuild& b) { return kernel_for(typed, b); });
   }
   const Capability capability = entry ? entry->supports(node) : Capability::no("no cpu kernel");
@@ -203,7 +203,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   if (!capability.supported)
     return unsupported_target(node.describe() + " at this plan's shapes: cpu has no kernel for it: " + capability.reason);
   if (outputs_all_empty(node) && !node.has_subgraph()) {
-    build.record_implementation(node.name, "kiln:empty");
+    build.evidence.record_implementation(node.name, "kiln:empty");
     return ops::Kernel([](ops::KernelContext&) { return Status::ok(); });
   }
   // Libraries are never handed empty data: oneDNN's primitive creation divides by an empty dim on
@@ -211,7 +211,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   // reference's loop computes what the spec defines for such shapes (zeros plus bias, beta * C,
   // a reduction's identity), in time proportional to the outputs.
   if (reads_empty_data(node, entry->data_inputs) && !node.has_subgraph()) {
-    build.record_implementation(node.name, "kiln:empty-input");
+    build.evidence.record_implementation(node.name, "kiln:empty-input");
     return cpu::reference_kernel(node);
   }
   Result<ops::Kernel> kernel = internal_error("unset");
@@ -224,7 +224,7 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
   }));
   // A kernel that runs neither a oneDNN primitive nor generated code runs Kiln's own loops, built
   // for the x86-64-v3 baseline.
-  if (kernel.is_ok() && !build.node_implementations().count(node.name)) build.record_implementation(node.name, "kiln:x86-64-v3");
+  if (kernel.is_ok() && !build.evidence.node_implementations().count(node.name)) build.evidence.record_implementation(node.name, "kiln:x86-64-v3");
   if (kernel.is_ok() && calling_thread)
     return ops::Kernel([run = std::move(kernel).value()](ops::KernelContext& ctx) {
       const cpu::ScopedThreads one(1);
@@ -324,16 +324,16 @@ GraphPreferences CpuProvider::graph_preferences() const {
   return preferences;
 }
 
-void CpuProvider::begin_plan(KernelBuild& build) const {
-  if (generator_ && build.generated_kernels_allowed()) build.set_provider_state(name(), std::make_shared<cpu::GeneratedModule>(generator_));
+void CpuProvider::begin_plan(PlanContext& context) const {
+  if (generator_ && context.generated_kernels_allowed()) context.set_provider_state(name(), std::make_shared<cpu::GeneratedModule>(generator_));
 }
 
 Status CpuProvider::finish_plan(KernelBuild& build) const {
-  codegen::ModuleBuilder* module = cpu::generated_module(build);
+  codegen::ModuleBuilder* module = cpu::generated_module(build.context);
   if (!module || module->size() == 0) return Status::ok();
   KILN_RETURN_IF_ERROR(module->build().with_context("generated kernels"));
-  build.require_features(module->required_features());
-  if (!module->object_bytes().empty()) build.record_code_object({module->source_key(), module->object_bytes()});
+  build.evidence.require_features(module->required_features());
+  if (!module->object_bytes().empty()) build.evidence.record_code_object({module->source_key(), build.context.shared_provider_state(name()), module->object_bytes()});
   return Status::ok();
 }
 

@@ -24,7 +24,7 @@ class CpuProvider final : public Provider {
 
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;
-  void begin_plan(KernelBuild& build) const override;
+  void begin_plan(PlanContext& context) const override;
   Status finish_plan(KernelBuild& build) const override;
   std::optional<GeneratedCodeEvidence> generated_code() const override;
 

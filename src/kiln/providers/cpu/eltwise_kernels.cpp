@@ -470,7 +470,7 @@ Result<ops::Kernel> build_element_function(const ir::Node& node) {
 
 CpuKernel element_function_kernel(std::function<Capability(const ir::Node&)> supports) {
   return {std::move(supports), [](const ir::Node& node, KernelBuild& build) {
-            build.record_implementation(node.name, "kiln:element-function");
+            build.evidence.record_implementation(node.name, "kiln:element-function");
             return build_element_function(node);
           }};
 }

@@ -29,13 +29,13 @@ Result<codegen::LoopKernel> lower(const ir::Node& node) {
 
 CpuKernel generated_or(CpuKernel library) {
   return {library.supports, [build = library.build](const ir::Node& node, KernelBuild& kernels) -> Result<ops::Kernel> {
-            codegen::ModuleBuilder* module = generated_module(kernels);
+            codegen::ModuleBuilder* module = generated_module(kernels.context);
             if (!module) return build(node, kernels);
             Result<codegen::LoopKernel> lowered = lower(node);
             if (!lowered.is_ok() && lowered.status().code() == StatusCode::kUnsupportedOperator) return build(node, kernels);
             if (!lowered.is_ok()) return lowered.status();
             std::shared_ptr<const codegen::GeneratedKernel> generated = module->add(std::move(lowered.value()));
-            kernels.record_implementation(node.name, "generated:cpp");
+            kernels.evidence.record_implementation(node.name, "generated:cpp");
             return ops::Kernel([generated](ops::KernelContext& ctx) {
               if (!generated->function) return internal_error(ctx.node().describe() + ": its generated kernel was never built");
               std::vector<const float*> inputs;

@@ -1,12 +1,12 @@
 // The cpu provider's state for one plan in jit mode: the module its generated kernels join
 // (generated_kernels.cpp adds to it, CpuProvider::finish_plan builds it). It is kept in the plan's
-// KernelBuild as the provider's ProviderPlanState, under the provider's name.
+// PlanContext as the provider's ProviderPlanState, under the provider's name.
 #pragma once
 
 #include <memory>
 
 #include "kiln/providers/cpu/codegen/kernel_generator.h"
-#include "kiln/providers/kernel_build.h"
+#include "kiln/providers/plan_context.h"
 
 namespace kiln::providers::cpu {
 
@@ -17,9 +17,9 @@ struct GeneratedModule final : ProviderPlanState {
   codegen::ModuleBuilder module;
 };
 
-// The module of the plan `build` makes; null when the cpu provider generates no kernels for it.
-inline codegen::ModuleBuilder* generated_module(const KernelBuild& build) {
-  auto* state = static_cast<GeneratedModule*>(build.provider_state(kCpuProviderName));
+// The module of the plan built in `context`; null when the cpu provider generates no kernels for it.
+inline codegen::ModuleBuilder* generated_module(const PlanContext& context) {
+  auto* state = static_cast<GeneratedModule*>(context.provider_state(kCpuProviderName));
   return state ? &state->module : nullptr;
 }
 

@@ -153,7 +153,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     : input_(input), given_(given), wanted_(pd.weights_desc()) {
   const Tensor* constant = constant_input(node, input);
   if (!constant) return;
-  build.require_features(implementation_features(pd.impl_info_str()));
+  build.evidence.require_features(implementation_features(pd.impl_info_str()));
   const std::string& value = node.input(input)->name;
   const std::optional<std::string> layout = layout_name(wanted_);
   const PackedConstant* found = layout ? build.find_packed(value, *layout, constant->raw_data()) : nullptr;
@@ -163,10 +163,10 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     // that reads it gives one, so that a later plan (another batch) can reorder from it.
     PackedConstant described = *found;
     if (!described.descriptor.has_value()) described.descriptor = wanted_;
-    build.record_packed_reader(node.name, described);
+    build.evidence.record_packed_reader(node.name, described);
     return;
   }
-  if (build.packed_only(value)) {
+  if (build.evidence.packed_only(value)) {
     // No plain copy: reorder from a packed one, else check_packed_only_readers names this node.
     const PackedConstant* source = build.packed_with_descriptor(value);
     if (!source) return;
@@ -179,7 +179,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     return;
   } else {
     pack(wrap(given, *constant));
-    if (layout && build.may_pack_in_place(value) && wanted_.get_size() == constant->byte_size()) {
+    if (layout && build.context.may_pack_in_place(value) && wanted_.get_size() == constant->byte_size()) {
       std::memcpy(const_cast<void*>(constant->raw_data()), storage_.get(), constant->byte_size());
       auto keep = std::make_shared<const Tensor>(*constant);  // the initializer's storage now holds the packed bytes
       bind(std::shared_ptr<const void>(keep, keep->raw_data()));
@@ -187,7 +187,7 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
       return;
     }
   }
-  if (layout) build.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data(), {}});
+  if (layout) build.evidence.record_packed_reader(node.name, {value, *layout, storage_, wanted_.get_size(), constant->raw_data(), {}});
 }
 
 void PrimitiveWeights::bind(std::shared_ptr<const void> storage) {
@@ -238,7 +238,7 @@ void check_implementation(const KernelSite& site, const dnnl::primitive& primiti
   if (!moves_data && is_reference_implementation(impl))
     throw ReferenceImplementation("oneDNN offers only its reference implementation '" + impl +
                                   "' here (scalar code, far slower than a vector kernel); the cpu provider does not plan it");
-  site.build.record_implementation(site.node.name, impl);
+  site.build.evidence.record_implementation(site.node.name, impl);
 }
 
 Status guard(const ir::Node& node, const std::function<Status()>& fn) {

@@ -71,7 +71,7 @@ std::optional<std::string> layout_name(const dnnl::memory::desc& desc);
 // that layout (an artifact's, without a copy),
 // else reordered once, when the kernel is built, into a buffer of their own (huge-page backed when
 // large: ir/buffer.h) and recorded in `build`: from their plain bytes, or from another packed
-// layout when they exist only packed; or in place when `build` allows it (kernel_build.h); weights given at run time are bound as they are
+// layout when they exist only packed; or in place when `build.context` allows it (plan_context.h); weights given at run time are bound as they are
 // when the layouts agree, else reordered on each run. For constant weights the primitive's
 // implementation, whose instruction set decides the layout, is recorded in `build`.
 class PrimitiveWeights {

@@ -13,7 +13,7 @@ namespace {
 CpuKernel reference_loop() {
   return {[](const ir::Node&) { return Capability::yes(); },
           [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
-            build.record_implementation(node.name, "kiln:reference-loop");
+            build.evidence.record_implementation(node.name, "kiln:reference-loop");
             return reference_kernel(node);
           }};
 }
@@ -53,7 +53,7 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   for (const char* op : {"StringNormalizer", "TfIdfVectorizer", "StringConcat", "StringSplit"}) table[op] = reference_loop();
   table["RegexFullMatch"] = {[](const ir::Node&) { return Capability::yes(); },
                              [](const ir::Node& node, KernelBuild& build) -> Result<ops::Kernel> {
-                               build.record_implementation(node.name, "kiln:reference-loop, pattern compiled once");
+                               build.evidence.record_implementation(node.name, "kiln:reference-loop, pattern compiled once");
                                return ops::regex_full_match_kernel_for(node);
                              }};
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.

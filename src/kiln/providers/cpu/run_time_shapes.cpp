@@ -86,7 +86,11 @@ class RunTimeShapes {
     ir::Node* copy = s.graph->add_node(node_.op_type, ins, outs, node_.name, node_.domain, node_.opset_version);
     copy->attributes = node_.attributes;
     copy->origins = node_.origins;
-    KernelBuild build;
+    // A bare context: nothing packed ahead, no tuner; the evidence of a kernel made mid-run has
+    // no plan to go to.
+    PlanContext context;
+    PlanEvidence evidence;
+    KernelBuild build{context, evidence};
     KILN_ASSIGN_OR_RETURN(s.kernel, build_(*copy, build));
     return s;
   }
