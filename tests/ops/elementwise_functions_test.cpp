@@ -1,7 +1,8 @@
 // The element-wise table (ops/elementwise_functions.h): its order and names, each function's float
-// and double forms at extreme inputs, and every consumer that reads it (fused activations, chain
-// steps, recurrent activations) giving the table's value. Generated code is checked against the
-// same table in tests/codegen/kernel_generator_test.cpp.
+// and double forms at extreme inputs, and every consumer in ops/ that reads it (fused activations,
+// chain steps, recurrent activations, the standalone ONNX ops) giving the table's value. The
+// providers are held to it in tests/providers/elementwise_extremes_test.cpp, generated code in
+// tests/providers/cpu/codegen/kernel_generator_test.cpp.
 #include "kiln/ops/elementwise_functions.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,8 @@
 #include "kiln/ir/parser.h"
 #include "kiln/ops/activation.h"
 #include "kiln/ops/elementwise_chain.h"
+#include "kiln/ops/evaluate.h"
+#include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/ops/recurrent_cell.h"
 
@@ -94,11 +97,11 @@ TEST(ElementwiseFunctions, EveryConsumerComputesTheTablesFunction) {
         const double want = f(x, b, a, c);
         const std::string at = call(f, x, b);
         if (f.allows(kFusedActivation)) {
-          expect_same(want, Activation{std::string(f.name), static_cast<float>(a), static_cast<float>(c)}.apply(x), x, at + " fused");
+          expect_same(want, Activation{f.function, static_cast<float>(a), static_cast<float>(c)}.apply(x), x, at + " fused");
           ++fused;
         }
         if (f.allows(kChainStep)) {
-          const ChainStep step{std::string(f.name), static_cast<float>(a), static_cast<float>(c), f.operands == 2 ? 1 : -1};
+          const ChainStep step{f.function, static_cast<float>(a), static_cast<float>(c), f.operands == 2 ? 1 : -1};
           expect_same(f(x, b, double{static_cast<float>(a)}, double{static_cast<float>(c)}), step.apply(x, b), x, at + " chain step");
           ++chained;
         }
@@ -115,6 +118,42 @@ TEST(ElementwiseFunctions, EveryConsumerComputesTheTablesFunction) {
   EXPECT_GT(fused, 0);
   EXPECT_GT(chained, 0);
   EXPECT_GT(recurrent, 0);
+}
+
+// The standalone ONNX op of each unary function (its reference kernel) computes the table's
+// function with the op's default parameters, in float and in double, at every extreme input.
+TEST(ElementwiseFunctions, StandaloneOpsComputeTheTablesFunction) {
+  int ops_checked = 0;
+  for (const ElementwiseFunction& f : elementwise_functions()) {
+    if (f.operands != 1) continue;
+    int version = 0;
+    for (const auto& [key, versions] : OpRegistry::global().listing())
+      if (key.first.empty() && key.second == f.name) version = versions.back();
+    if (version == 0) continue;  // no ONNX op of that name (GeluTanh, Affine, ScaledTanh)
+    ++ops_checked;
+    for (DType dtype : {DType::kFloat, DType::kDouble}) {
+      // Clip's default bounds are the range of the input's type: the table's are float's.
+      if (f.function == Elementwise::kClip && dtype == DType::kDouble) continue;
+      ir::Graph g;
+      ir::Node* node = g.add_node(std::string(f.name), {g.add_value("x")}, {g.add_value("y")}, "op", "", version);
+      const Result<const OpDef*> def = resolve_op(OpRegistry::global(), *node);
+      ASSERT_TRUE(def.is_ok()) << f.name;
+      Tensor x = Tensor::allocate(dtype, {static_cast<int64_t>(kExtremes.size())});
+      for (size_t i = 0; i < kExtremes.size(); ++i) store_double(x, static_cast<int64_t>(i), kExtremes[i]);
+      const Result<std::vector<Tensor>> y = evaluate_node(*def.value(), *node, {&x});
+      ASSERT_TRUE(y.is_ok()) << f.name << ": " << y.status().to_string();
+      for (size_t i = 0; i < kExtremes.size(); ++i) {
+        const double xi = element_as_double(x, static_cast<int64_t>(i)), got = element_as_double(y.value()[0], static_cast<int64_t>(i));
+        const std::string at = call(f, kExtremes[i], 0.0) + " as the op, " + dtype_name(dtype);
+        const double a = f.default_alpha, c = f.default_beta;
+        if (dtype == DType::kFloat)
+          expect_same(f(static_cast<float>(xi), 0.0f, static_cast<float>(a), static_cast<float>(c)), got, xi, at);
+        else
+          EXPECT_TRUE(std::isnan(got) ? std::isnan(f(xi, 0.0, a, c)) : got == f(xi, 0.0, a, c)) << at << " = " << got;
+      }
+    }
+  }
+  EXPECT_GE(ops_checked, 16);
 }
 
 // The ONNX mapping of fused activations reads the table: an activation op becomes one, an op the

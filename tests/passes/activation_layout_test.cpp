@@ -22,8 +22,8 @@ namespace {
 
 PassContext layout_context() {
   PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(16), ops::ActivationLayout::blocked(8),
-                            ops::ActivationLayout::channels_last()};
+  ctx.preferences = {{ops::GraphForm::kActivationLayouts},
+                     {ops::ActivationLayout::blocked(16), ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()}};
   return ctx;
 }
 
@@ -334,7 +334,7 @@ TEST(ActivationLayout, AChannelShuffleJoinsAChannelsLastRegion) {
 
 TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
   PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()};
+  ctx.preferences = {{ops::GraphForm::kActivationLayouts}, {ops::ActivationLayout::blocked(8), ops::ActivationLayout::channels_last()}};
   const testing::Rewritten r = laid_out(two_convs(16, 32, 48), ctx);
   EXPECT_TRUE(r.changed);
   EXPECT_EQ(conv_layouts(r), (std::vector<std::string>{"NCHW8c<-same", "NCHW8c<-same"}));
@@ -342,7 +342,7 @@ TEST(ActivationLayout, AnAvx2ProviderNeverGetsSixteenChannelBlocks) {
 
 TEST(ActivationLayout, ARegionNoPreferredLayoutFitsStaysChannelsFirst) {
   PassContext ctx = testing::fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(16)};
+  ctx.preferences = {{ops::GraphForm::kActivationLayouts}, {ops::ActivationLayout::blocked(16)}};
   const testing::Rewritten r = laid_out(two_convs(16, 20, 16), ctx);
   EXPECT_FALSE(r.changed);
   EXPECT_EQ(op_counts(r)["Conv"], 2);

@@ -24,7 +24,7 @@ using kiln::testing::ScratchDir;
 
 PassContext chain_context() {
   PassContext ctx = testing::fake_context();
-  ctx.elementwise_chains = true;
+  ctx.preferences.forms = {ops::GraphForm::kElementwiseChains};
   return ctx;
 }
 
@@ -76,7 +76,7 @@ TEST(ElementwiseChainFusion, AnOperandReadTwiceIsOneInput) {
             std::string::npos)
       << r.printed;
   ASSERT_TRUE(r.graph && r.graph->nodes().size() == 1) << r.printed;
-  const std::vector<ops::ChainStep> steps = ops::chain_steps(*r.graph->nodes()[0]);
+  const std::vector<ops::ChainStep> steps = ops::chain_steps(*r.graph->nodes()[0]).value();
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_DOUBLE_EQ(steps[0].apply(4.0, 2.0), 8.0);
   EXPECT_DOUBLE_EQ(steps[1].apply(0.0, 0.0), 1.0);

@@ -41,7 +41,7 @@ struct HalfRegion {
 TEST(HalfInFloat, TheRegionComputesInFloatBetweenCasts) {
   HalfRegion t;
   PassContext ctx = fake_context();
-  ctx.half_in_float = true;
+  ctx.preferences.forms = {ops::GraphForm::kHalfInFloat};
   EXPECT_TRUE(changed_ok(compute_half_in_float(t.g, ctx)));
   ASSERT_TRUE(ir::verify(t.g).is_ok()) << ir::print_graph(t.g);
   // Mul and Relu read and write float32; Relu's float32 output feeds the casts down to r.

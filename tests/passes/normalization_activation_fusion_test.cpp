@@ -44,7 +44,7 @@ struct NormThenActivation {
 
 PassContext with_layouts() {
   PassContext ctx = fake_context();
-  ctx.activation_layouts = {ops::ActivationLayout::blocked(16)};
+  ctx.preferences = {{ops::GraphForm::kActivationLayouts}, {ops::ActivationLayout::blocked(16)}};
   return ctx;
 }
 
@@ -55,7 +55,7 @@ TEST(NormalizationActivationFusion, TheReluAfterARegionsBatchNormalizationFoldsI
   ASSERT_EQ(t.g.nodes().size(), 1u);
   EXPECT_EQ(t.norm->outputs[0], t.g.outputs[0]);
   ASSERT_TRUE(ops::fused_activation(*t.norm));
-  EXPECT_EQ(ops::fused_activation(*t.norm)->op, "Relu");
+  EXPECT_EQ(ops::fused_activation(*t.norm)->function, ops::Elementwise::kRelu);
   EXPECT_EQ(t.norm->source_nodes(), (std::vector<std::string>{"bn", "act"}));
 }
 

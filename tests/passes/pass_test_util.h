@@ -170,8 +170,7 @@ struct Rewritten {
   std::unique_ptr<ir::Graph> graph;
   std::string printed;
 };
-// `ctx` carries a lowering pass's settings (activation_layouts, winograd, elementwise_chains,
-// owned); the text's nodes get `opset_version` (legacy forms are opset 6 nodes).
+// `ctx` carries a lowering pass's settings (the preferences, owned); the text's nodes get `opset_version` (legacy forms are opset 6 nodes).
 inline Rewritten rewrite_ir(std::string_view text, Result<bool> (*pass)(ir::Graph&, const PassContext&),
                             const PassContext& ctx, int opset_version = 17) {
   Result<std::unique_ptr<ir::Graph>> g = ir::parse_graph(text, opset_version);

@@ -52,7 +52,7 @@ std::string fused_conv_text(const ConvSpec& s) {
 
 PassContext winograd_context(bool target_has_winograd = true) {
   PassContext ctx = testing::fake_context();
-  ctx.winograd = target_has_winograd;
+  if (target_has_winograd) ctx.preferences.forms = {ops::GraphForm::kWinograd};
   return ctx;
 }
 
@@ -98,7 +98,7 @@ TEST(WinogradSelection, OnlyConvolutionsTheProviderOwnsAreMarked) {
 }
 
 // Whether the cpu provider made for this machine has Winograd convolutions.
-bool host_has_winograd() { return providers::CpuProvider::create({target::host_target()}).value()->graph_preferences().winograd; }
+bool host_has_winograd() { return providers::CpuProvider::create({target::host_target()}).value()->graph_preferences().prefers(ops::GraphForm::kWinograd); }
 
 // Of the marked convolutions, the cpu kernel runs by Winograd (two reorders) only those with enough
 // work per thread, at least 32 input channels and at least 64 output pixels.

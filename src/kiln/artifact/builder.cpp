@@ -63,7 +63,7 @@ nlohmann::json execution_and_target(const compiler::CompiledModel& compiled, con
   const ir::Graph& graph = *compiled.model.graph;
   nlohmann::json shapes = nlohmann::json::object();
   for (size_t i = 0; i < graph.inputs.size() && i < extras.input_shapes.size(); ++i) shapes[graph.inputs[i]->name] = extras.input_shapes[i];
-  const providers::GraphPreferences preferred = compiled.providers.front()->graph_preferences();
+  const ops::GraphPreferences preferred = compiled.providers.front()->graph_preferences();
   std::vector<std::string> layouts;
   for (const ops::ActivationLayout& layout : preferred.activation_layouts) layouts.push_back(layout.name());
   // The compiling machine's CPU is not the artifact's: its level, layouts and needed features are.
@@ -73,7 +73,7 @@ nlohmann::json execution_and_target(const compiler::CompiledModel& compiled, con
             {"level", compiled.target.level},
             {"vector_bits", compiled.target.vector_bits},
             {"activation_layouts", layouts},
-            {"winograd", preferred.winograd},
+            {"winograd", preferred.prefers(ops::GraphForm::kWinograd)},
             {"required_features", kernels.required_features()},
             {"implementations", kernels.implementations()},
             {"node_implementations", kernels.node_implementations()}}}};

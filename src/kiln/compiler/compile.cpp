@@ -42,7 +42,7 @@ Status optimise(ir::Graph& graph, const CompileOptions& options, const partition
                 CompileEvidence& evidence) {
   const auto start = Clock::now();
   passes::PassContext ctx{ops::OpRegistry::global()};
-  ctx.half_in_float = providers.front()->graph_preferences().half_in_float;  // the policy's first choice
+  ctx.preferences = providers.front()->graph_preferences();  // the policy's first choice
   evidence.passes.clear();
   if (options.rewrite) {
     KILN_ASSIGN_OR_RETURN(evidence.passes, passes::run_table_stage(graph, ctx, passes::kGraphStage, options.pipeline));

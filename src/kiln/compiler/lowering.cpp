@@ -14,16 +14,14 @@ Result<std::vector<passes::PassRun>> lower_for_providers(ir::Graph& graph, const
   std::vector<passes::PassRun> all;
   for (size_t i = 0; i < policy_providers && i < providers.size(); ++i) {
     const providers::Provider& provider = *providers[i];
-    const providers::GraphPreferences preferred = provider.graph_preferences();
-    if (preferred.activation_layouts.empty() && !preferred.winograd && !preferred.elementwise_chains) continue;
+    const ops::GraphPreferences preferred = provider.graph_preferences();
+    if (preferred.empty()) continue;
     // Nodes placed elsewhere stay as they are; those made by this lowering are the provider's.
     std::set<const ir::Node*> elsewhere;
     for (const partition::Assignment& a : placed.assignments)
       if (a.provider != provider.name()) elsewhere.insert(a.node);
     passes::PassContext ctx{ops::OpRegistry::global()};
-    ctx.activation_layouts = preferred.activation_layouts;
-    ctx.winograd = preferred.winograd;
-    ctx.elementwise_chains = preferred.elementwise_chains;
+    ctx.preferences = preferred;
     ctx.owned = [&elsewhere](const ir::Node& node) { return !elsewhere.count(&node); };
     KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs, passes::run_table_stage(graph, ctx, passes::kLoweringStage, pipeline));
     for (passes::PassRun& run : runs) {

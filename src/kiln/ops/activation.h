@@ -5,27 +5,23 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/elementwise_functions.h"
 
 namespace kiln::ops {
 
-// GELU, exact (erf) or with the tanh approximation (Gelu's two forms).
-double gelu(double x, bool tanh_form);
-// Mish: x tanh(softplus(x)).
-double mish(double x);
-
 struct Activation {
-  // The ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish, Mish), or
-  // Gelu / GeluTanh for Gelu (ONNX's or kiln's) with approximate none / tanh.
-  std::string op;
+  // The table's function: Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, HardSigmoid, HardSwish, Mish,
+  // or Gelu / GeluTanh for Gelu (ONNX's or kiln's) with approximate none / tanh.
+  Elementwise function = Elementwise::kRelu;
   float alpha = 0, beta = 0;  // LeakyRelu/Elu alpha; Clip min/max; HardSigmoid alpha/beta
-  // Its entry of the element-wise table, found once (activation_of, fused_activation); looked up
-  // by `op` when not set.
-  const ElementwiseFunction* function = nullptr;
 
-  double apply(double x) const;
+  const ElementwiseFunction& entry() const { return elementwise_function(function); }
+  std::string_view name() const { return entry().name; }
+  bool is(Elementwise f) const { return function == f; }
+  double apply(double x) const { return entry()(x, 0.0, static_cast<double>(alpha), static_cast<double>(beta)); }
 };
 
 // The activation `node` computes on its first input, when it is one with constant parameters

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kiln/ops/compare_select.h"
+#include "kiln/ops/elementwise_math.h"
 #include "kiln/tensor.h"
 
 namespace kiln::ops {
@@ -76,13 +77,14 @@ struct QuotientFn {
 
 // The variadic ops fold their inputs in order: out = fn(out, next). Max and Min keep the value
 // already there unless the next one is strictly beyond it (a NaN input after the first is passed over).
+// The element-wise table's Max and Min (NaN in either operand gives NaN), for every type.
 struct MaxFn {
   template <class V>
-  V operator()(V a, V b) const { return a < b ? b : a; }
+  V operator()(V a, V b) const { return elementwise_math::max_(a, b, a, b); }
 };
 struct MinFn {
   template <class V>
-  V operator()(V a, V b) const { return b < a ? b : a; }
+  V operator()(V a, V b) const { return elementwise_math::min_(a, b, a, b); }
 };
 
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "kiln/ops/elementwise_math.h"
 #include "kiln/ops/family_support.h"
 
 namespace kiln::ops {
@@ -37,8 +38,7 @@ Result<std::pair<Compute<T>, Compute<T>>> clip_bounds(const KernelContext& ctx) 
 // v limited to [lo, hi]; the comparisons keep NaN as NaN.
 template <class V>
 V clip_value(V v, V lo, V hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
+  return elementwise_math::clamp_nan(v, lo, hi);  // the element-wise table's Clip: NaN passes
 }
 
 }  // namespace kiln::ops

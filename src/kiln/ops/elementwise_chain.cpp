@@ -17,27 +17,26 @@
 namespace kiln::ops {
 namespace {
 
-// The table's function of a chain step `op`, or nullptr when a chain cannot hold it.
-const ElementwiseFunction* step_function(const std::string& op) {
+// The table's function named `op` when a chain can hold it, else nullptr.
+const ElementwiseFunction* step_function(std::string_view op) {
   const ElementwiseFunction* f = find_elementwise(op);
   return f && f->allows(kChainStep) ? f : nullptr;
 }
 
 Status chain_infer(InferenceContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype<FloatTypes>(ctx, 0));
-  const std::vector<ChainStep> steps = chain_steps(ctx.node());
+  KILN_ASSIGN_OR_RETURN(const std::vector<ChainStep> steps, chain_steps(ctx.node()));
   if (steps.empty()) return ctx.error("a chain needs at least one step");
   const ir::TensorType& x = ctx.input_type(0);
   for (const ChainStep& s : steps) {
-    const ElementwiseFunction* f = step_function(s.op);
-    if (!f) return ctx.error("unknown step " + s.op);
-    if ((f->operands == 2) != s.is_binary())
-      return ctx.error("step " + s.op + (s.is_binary() ? " takes no operand" : " needs an operand"));
+    const std::string name(s.name());
+    if ((s.entry().operands == 2) != s.is_binary())
+      return ctx.error("step " + name + (s.is_binary() ? " takes no operand" : " needs an operand"));
     if (!s.is_binary()) continue;
     if (static_cast<size_t>(s.operand) >= ctx.input_count() || s.operand == 0 || !ctx.has_input(static_cast<size_t>(s.operand)))
-      return ctx.error("step " + s.op + " names input " + std::to_string(s.operand) + ", which the node does not have");
+      return ctx.error("step " + name + " names input " + std::to_string(s.operand) + ", which the node does not have");
     const ir::TensorType& b = ctx.input_type(static_cast<size_t>(s.operand));
-    if (b.dtype != x.dtype) return ctx.error("operand of step " + s.op + " is " + b.to_string() + ", X is " + x.to_string());
+    if (b.dtype != x.dtype) return ctx.error("operand of step " + name + " is " + b.to_string() + ", X is " + x.to_string());
     if (b.shape && x.shape) {
       KILN_ASSIGN_OR_RETURN(const ir::Shape joined, broadcast_shapes(*x.shape, *b.shape));
       if (joined.rank() != x.shape->rank()) return ctx.error("operand " + b.to_string() + " would grow X " + x.to_string());
@@ -66,12 +65,7 @@ Result<std::vector<std::vector<double>>> expanded_operands(KernelContext& ctx, c
 }
 
 Status chain_kernel(KernelContext& ctx) {
-  const std::vector<ChainStep> steps = chain_steps(ctx.node());
-  std::vector<const ElementwiseFunction*> functions;
-  for (const ChainStep& s : steps) {
-    functions.push_back(step_function(s.op));
-    if (!functions.back()) return ctx.error("unknown step " + s.op);
-  }
+  KILN_ASSIGN_OR_RETURN(const std::vector<ChainStep> steps, chain_steps(ctx.node()));
   KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<double>> operands, expanded_operands(ctx, steps));
   const Tensor& x = *ctx.input(0);
   Tensor& y = *ctx.output(0);
@@ -80,7 +74,7 @@ Status chain_kernel(KernelContext& ctx) {
     for (size_t k = 0; k < steps.size(); ++k) {
       const ChainStep& s = steps[k];
       const double b = s.is_binary() ? operands[static_cast<size_t>(s.operand)][static_cast<size_t>(i)] : 0.0;
-      store_double(y, i, s.apply(*functions[k], element_as_double(y, i), b));  // rounded to Y's type, step by step
+      store_double(y, i, s.apply(element_as_double(y, i), b));  // rounded to Y's type, step by step
     }
   }
   return Status::ok();
@@ -88,24 +82,22 @@ Status chain_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-double ChainStep::apply(const ElementwiseFunction& f, double x, double b) const {
+double ChainStep::apply(double x, double b) const {
+  const ElementwiseFunction& f = entry();
   return operand_first ? f(b, x, static_cast<double>(alpha), static_cast<double>(beta))
                        : f(x, b, static_cast<double>(alpha), static_cast<double>(beta));
 }
 
-double ChainStep::apply(double x, double b) const {
-  const ElementwiseFunction* f = step_function(op);
-  return f ? apply(*f, x, b) : x;
-}
-
-std::vector<ChainStep> chain_steps(const ir::Node& chain) {
+Result<std::vector<ChainStep>> chain_steps(const ir::Node& chain) {
   const ir::Attribute* ops_attr = chain.attr("steps");
-  if (!ops_attr) return {};
+  if (!ops_attr) return std::vector<ChainStep>{};
   const std::vector<int64_t> operands = chain.attr_ints("operands"), first = chain.attr_ints("operand_first");
   const std::vector<float> alphas = chain.attr_floats("alphas"), betas = chain.attr_floats("betas");
   std::vector<ChainStep> steps;
   for (size_t i = 0; i < ops_attr->strings.size(); ++i) {
-    ChainStep s{ops_attr->strings[i]};
+    const ElementwiseFunction* f = step_function(ops_attr->strings[i]);
+    if (!f) return invalid_model(chain.describe() + ": unknown step '" + ops_attr->strings[i] + "'");
+    ChainStep s{f->function};
     if (i < alphas.size()) s.alpha = alphas[i];
     if (i < betas.size()) s.beta = betas[i];
     if (i < operands.size()) s.operand = static_cast<int>(operands[i]);
@@ -121,7 +113,7 @@ void set_chain_steps(ir::Node& chain, const std::vector<ChainStep>& steps) {
   std::vector<int64_t> operands, first;
   std::vector<float> alphas, betas;
   for (const ChainStep& s : steps) {
-    ops_attr.strings.push_back(s.op);
+    ops_attr.strings.emplace_back(s.name());
     operands.push_back(s.operand);
     first.push_back(s.operand_first ? 1 : 0);
     alphas.push_back(s.alpha);
@@ -146,13 +138,13 @@ std::optional<ChainStep> chain_step_of(const ir::Node& node, const ir::Value* ch
     if (first && !f->commutative) return std::nullopt;  // c - x, c / x, c ^ x
     const ir::Value* exponent = node.inputs[1];
     if (f->function == Elementwise::kPow && !(exponent->initializer && exponent->initializer->element_count() == 1)) return std::nullopt;
-    return ChainStep{node.op_type, 0, 0, first ? 0 : 1, first};
+    return ChainStep{f->function, 0, 0, first ? 0 : 1, first};
   }
   if (node.inputs[0] != chain_input) return std::nullopt;
   // A parameterised step takes its parameters as the fused activation does; the others have none.
   const std::optional<Activation> a = activation_of(node);
-  if (a && step_function(a->op)) return ChainStep{a->op, a->alpha, a->beta};
-  if (f && !a && node.inputs.size() == 1) return ChainStep{node.op_type};
+  if (a && a->entry().allows(kChainStep)) return ChainStep{a->function, a->alpha, a->beta};
+  if (f && !a && node.inputs.size() == 1) return ChainStep{f->function};
   return std::nullopt;
 }
 

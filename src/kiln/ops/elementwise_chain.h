@@ -12,29 +12,31 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/elementwise_functions.h"
+#include "kiln/status.h"
 
 namespace kiln::ops {
 
 struct ChainStep {
-  std::string op;
+  Elementwise function = Elementwise::kRelu;
   float alpha = 0, beta = 0;    // activation parameters (LeakyRelu, Clip, Elu, HardSigmoid)
   int operand = -1;             // binary: the chain node's input holding the other operand
   bool operand_first = false;   // binary: the operand is the left-hand side
 
   bool is_binary() const { return operand >= 0; }
-  // The step, whose table entry is `f` (elementwise_functions.h), on x and (binary steps) the
-  // operand's value b, in double.
-  double apply(const ElementwiseFunction& f, double x, double b) const;
-  // The same, the entry looked up by name (x itself for a step the table does not have).
+  const ElementwiseFunction& entry() const { return elementwise_function(function); }
+  std::string_view name() const { return entry().name; }
+  // The step on x and (binary steps) the operand's value b, in double.
   double apply(double x, double b) const;
 };
 
-// The steps of a kiln.ElementwiseChain node, read from its attributes.
-std::vector<ChainStep> chain_steps(const ir::Node& chain);
+// The steps of a kiln.ElementwiseChain node, read from its attributes; InvalidModel naming the
+// node and the step when a step is no chain step of the element-wise table.
+Result<std::vector<ChainStep>> chain_steps(const ir::Node& chain);
 void set_chain_steps(ir::Node& chain, const std::vector<ChainStep>& steps);
 
 // The step `node` computes on `chain_input` (one of its inputs), when it is a step a chain can

@@ -1,9 +1,11 @@
 // The element-wise functions Kiln computes inside other kernels, written once: each with its ONNX
 // op name, its operands and parameters, its scalar definition (float and double, one template),
-// the float expression generated code computes, and what may hold it. Every consumer reads this
-// table: the activations of fused nodes (activation.h), kiln.ElementwiseChain's steps and
-// reference (elementwise_chain.h), recurrent cells' activations (recurrent_cell.h), and the code
-// generator's lowering and C++ emitter (codegen/). A name outside the table is not one of them.
+// the float expression generated code computes, its default parameters, and what may hold it. Every consumer reads this
+// table: the standalone ONNX ops (elementwise_unary.cpp, through elementwise_math.h), the
+// activations of fused nodes (activation.h), kiln.ElementwiseChain's steps and reference
+// (elementwise_chain.h), recurrent cells' activations (recurrent_cell.h), the fusion passes, the cpu
+// provider's oneDNN mapping and the code generator (providers/cpu/codegen). Consumers hold an
+// `Elementwise`; a function's name is read or written only at the IR's attributes.
 #pragma once
 
 #include <optional>
@@ -36,6 +38,10 @@ struct ElementwiseFunction {
   int operands = 1;       // 1, or 2 for binary functions (x op b)
   bool commutative = false;
   unsigned uses = 0;      // ElementwiseUse bits
+  // A compare or a few multiplies per element, no transcendental function: a plain loop is fast.
+  bool cheap = false;
+  // alpha and beta when the ONNX op (or an RNN's activation) leaves them out.
+  float default_alpha = 0, default_beta = 0;
   // The function of x (and b for binary ones) with parameters alpha, beta.
   float (*f32)(float x, float b, float alpha, float beta) = nullptr;
   double (*f64)(double x, double b, double alpha, double beta) = nullptr;

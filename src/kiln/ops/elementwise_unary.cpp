@@ -4,9 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/ops/activation.h"
 #include "kiln/ops/clip.h"
 #include "kiln/ops/compare_select.h"
+#include "kiln/ops/elementwise_functions.h"
+#include "kiln/ops/elementwise_math.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -59,43 +60,45 @@ void add_unary(OpRegistry& r, const char* op, std::initializer_list<int> version
   }
 }
 
-template <class V>
-V zero_like(V) {
-  return V{0};
+// An op computing the element-wise table's function `f` (elementwise_functions.h) for every type
+// of Types: `math` calls f's elementwise_math.h template, with the node's alpha and beta (the
+// table's defaults when absent), so the op and every fused or generated form of it compute one
+// definition.
+template <class Types, class Math>
+void add_table_op(OpRegistry& r, Elementwise f, std::initializer_list<int> versions, Math math) {
+  const ElementwiseFunction& entry = elementwise_function(f);
+  add_unary<Types>(r, entry.name.data(), versions, [&entry, math](const ir::Node& n) {
+    const float alpha = n.attr_float("alpha", entry.default_alpha), beta = n.attr_float("beta", entry.default_beta);
+    return [alpha, beta, math](auto x) {
+      using S = decltype(x);
+      return math(x, S(0), static_cast<S>(alpha), static_cast<S>(beta));
+    };
+  });
 }
 
-template <class V>
-V sigmoid(V x) {
-  // exp of a non-positive argument only, so large |x| cannot overflow.
-  return x >= 0 ? V(1) / (V(1) + std::exp(-x)) : std::exp(x) / (V(1) + std::exp(x));
+void register_table_ops(OpRegistry& r) {
+  namespace m = elementwise_math;
+  using E = Elementwise;
+  add_table_op<SignedTypes>(r, E::kRelu, {1, 6, 13, 14}, [](auto... v) { return m::relu(v...); });
+  add_table_op<FloatTypes>(r, E::kLeakyRelu, {1, 6, 16}, [](auto... v) { return m::leaky_relu(v...); });
+  add_table_op<FloatTypes>(r, E::kSigmoid, {1, 6, 13}, [](auto... v) { return m::sigmoid(v...); });
+  add_table_op<FloatTypes>(r, E::kHardSigmoid, {1, 6}, [](auto... v) { return m::hard_sigmoid(v...); });
+  add_table_op<FloatTypes>(r, E::kHardSwish, {14}, [](auto... v) { return m::hard_swish(v...); });
+  add_table_op<FloatTypes>(r, E::kSoftplus, {1}, [](auto... v) { return m::softplus(v...); });
+  add_table_op<FloatTypes>(r, E::kMish, {18}, [](auto... v) { return m::mish(v...); });
+  add_table_op<FloatTypes>(r, E::kSoftsign, {1}, [](auto... v) { return m::softsign(v...); });
+  add_table_op<FloatTypes>(r, E::kElu, {1, 6}, [](auto... v) { return m::elu(v...); });
+  add_table_op<FloatTypes>(r, E::kThresholdedRelu, {10}, [](auto... v) { return m::thresholded_relu(v...); });
+  add_table_op<FloatTypes>(r, E::kTanh, {1, 6, 13}, [](auto... v) { return m::tanh_(v...); });
+  add_table_op<FloatTypes>(r, E::kSqrt, {1, 6, 13}, [](auto... v) { return m::sqrt_(v...); });
+  add_table_op<SignedTypes>(r, E::kNeg, {1, 6, 13}, [](auto... v) { return m::neg(v...); });
+  add_table_op<FloatTypes>(r, E::kExp, {1, 6, 13}, [](auto... v) { return m::exp_(v...); });
+  add_table_op<FloatTypes>(r, E::kLog, {1, 6, 13}, [](auto... v) { return m::log_(v...); });
+  add_table_op<NumericTypes>(r, E::kAbs, {1, 6, 13}, [](auto... v) { return m::abs_(v...); });
 }
 
-template <class V>
-V softplus(V x) {
-  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
-
+// The activations that are not functions of the table (no fused or chained form holds them).
 void register_activations(OpRegistry& r) {
-  add_unary<SignedTypes>(r, "Relu", {1, 6, 13, 14}, pure([](auto x) { return x < 0 ? zero_like(x) : x; }));
-  add_unary<FloatTypes>(r, "LeakyRelu", {1, 6, 16}, [](const ir::Node& n) {
-    const float alpha = n.attr_float("alpha", 0.01f);
-    return [alpha](auto x) { return x < 0 ? x * alpha : x; };
-  });
-  add_unary<FloatTypes>(r, "Sigmoid", {1, 6, 13}, pure([](auto x) { return sigmoid(x); }));
-  add_unary<FloatTypes>(r, "HardSigmoid", {1, 6}, [](const ir::Node& n) {
-    const float alpha = n.attr_float("alpha", 0.2f), beta = n.attr_float("beta", 0.5f);
-    return [alpha, beta](auto x) { return std::fmax(0.0, std::fmin(1.0, double(alpha) * x + beta)); };
-  });
-  add_unary<FloatTypes>(r, "HardSwish", {14}, pure([](auto x) {
-    return x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5));
-  }));
-  add_unary<FloatTypes>(r, "Softplus", {1}, pure([](auto x) { return softplus(x); }));
-  add_unary<FloatTypes>(r, "Mish", {18}, pure([](auto x) { return mish(static_cast<double>(x)); }));
-  add_unary<FloatTypes>(r, "Softsign", {1}, pure([](auto x) { return x / (1 + std::fabs(x)); }));
-  add_unary<FloatTypes>(r, "Elu", {1, 6}, [](const ir::Node& n) {
-    const double alpha = n.attr_float("alpha", 1.0f);
-    return [alpha](auto x) { return x < 0 ? alpha * std::expm1(double(x)) : double(x); };
-  });
   add_unary<FloatTypes>(r, "Selu", {1, 6}, [](const ir::Node& n) {
     const double alpha = n.attr_float("alpha", 1.67326319217681884765625f);
     const double gamma = n.attr_float("gamma", 1.05070102214813232421875f);
@@ -112,24 +115,11 @@ void register_activations(OpRegistry& r) {
       return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
     };
   });
-  add_unary<FloatTypes>(r, "ThresholdedRelu", {10}, [](const ir::Node& n) {
-    const float alpha = n.attr_float("alpha", 1.0f);
-    return [alpha](auto x) { return x > alpha ? x : zero_like(x); };
-  });
 }
 
 void register_math(OpRegistry& r) {
-  add_unary<FloatTypes>(r, "Tanh", {1, 6, 13}, pure([](auto x) { return std::tanh(x); }));
   add_unary<NumericTypes>(r, "Erf", {9, 13}, pure([](auto x) { return std::erf(x); }));
-  add_unary<FloatTypes>(r, "Sqrt", {1, 6, 13}, pure([](auto x) { return std::sqrt(x); }));
   add_unary<FloatTypes>(r, "Reciprocal", {1, 6, 13}, pure([](auto x) { return 1 / x; }));
-  add_unary<SignedTypes>(r, "Neg", {1, 6, 13}, pure([](auto x) { return -x; }));
-  add_unary<FloatTypes>(r, "Exp", {1, 6, 13}, pure([](auto x) { return std::exp(x); }));
-  add_unary<FloatTypes>(r, "Log", {1, 6, 13}, pure([](auto x) { return std::log(x); }));
-  add_unary<NumericTypes>(r, "Abs", {1, 6, 13}, pure([](auto x) {
-    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
-    else return x < 0 ? -x : x;
-  }));
   add_unary<NumericTypes>(r, "Sign", {9, 13}, pure([](auto x) {
     if constexpr (std::is_unsigned_v<decltype(x)>) return x > 0 ? 1 : 0;
     else return x > 0 ? 1 : (x < 0 ? -1 : 0);
@@ -197,6 +187,7 @@ Status clip_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_elementwise_unary_ops(OpRegistry& r) {
+  register_table_ops(r);
   register_activations(r);
   register_math(r);
   register_predicates_and_bits(r);

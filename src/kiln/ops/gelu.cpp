@@ -2,7 +2,7 @@
 // recognises in graphs exported before opset 20; one definition, the same attribute.
 // approximate = "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). Computed in double, stored in x's type.
-#include "kiln/ops/activation.h"
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
@@ -21,11 +21,12 @@ Status gelu_infer(InferenceContext& ctx) {
 }
 
 Status gelu_kernel(KernelContext& ctx) {
-  const bool tanh_form = ctx.node().attr_string("approximate", "none") == "tanh";
+  const ElementwiseFunction& gelu =
+      elementwise_function(ctx.node().attr_string("approximate", "none") == "tanh" ? Elementwise::kGeluTanh : Elementwise::kGelu);
   const Tensor& x = *ctx.input(0);
   Tensor& y = *ctx.output(0);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < x.element_count(); ++i) store_double(y, i, gelu(element_as_double(x, i), tanh_form));
+  for (int64_t i = 0; i < x.element_count(); ++i) store_double(y, i, gelu(element_as_double(x, i), 0.0, 0.0, 0.0));
   return Status::ok();
 }
 

@@ -6,6 +6,7 @@
 #include "kiln/ops/recurrent_cell.h"
 
 #include <map>
+#include <optional>
 
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_families.h"
@@ -18,29 +19,31 @@ namespace {
 
 using Cell = RecurrentCell;
 
-Result<RecurrentActivation> activation(const std::string& name, double alpha, double beta) {
+Result<RecurrentActivation> activation(const std::string& name, std::optional<float> alpha, std::optional<float> beta) {
   const ElementwiseFunction* f = find_elementwise(name);
   if (!f || !f->allows(kRecurrentActivation)) return invalid_model("unknown recurrent activation '" + name + "'");
-  return RecurrentActivation{f, alpha, beta};
+  // Parameters left out take the defaults of the ONNX op of that name.
+  return RecurrentActivation{f, alpha.value_or(f->default_alpha), beta.value_or(f->default_beta)};
 }
 
 // The activations of each direction: f (and g, h) from the attribute, or the op's defaults.
 Result<std::vector<RecurrentActivation>> activations(const ir::Node& node, Cell cell, int directions) {
-  const std::vector<std::string> defaults = cell == Cell::kRnn    ? std::vector<std::string>{"Tanh"}
-                                            : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                 : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  using E = Elementwise;
+  const std::vector<E> defaults = cell == Cell::kRnn   ? std::vector<E>{E::kTanh}
+                                  : cell == Cell::kGru ? std::vector<E>{E::kSigmoid, E::kTanh}
+                                                       : std::vector<E>{E::kSigmoid, E::kTanh, E::kTanh};
   std::vector<std::string> names;
   if (const ir::Attribute* a = node.attr("activations")) names = a->strings;
   if (names.empty())
-    for (int d = 0; d < directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int d = 0; d < directions; ++d)
+      for (E f : defaults) names.emplace_back(elementwise_function(f).name);
   if (names.size() != defaults.size() * static_cast<size_t>(directions))
     return invalid_model(node.describe() + ": expected " + std::to_string(defaults.size() * directions) + " activations");
   const std::vector<float> alphas = node.attr_floats("activation_alpha"), betas = node.attr_floats("activation_beta");
   std::vector<RecurrentActivation> out;
   for (size_t i = 0; i < names.size(); ++i) {
-    // Defaults for the parameterised activations follow the ONNX operator docs.
-    const double alpha = i < alphas.size() ? alphas[i] : names[i] == "HardSigmoid" ? 0.2 : names[i] == "LeakyRelu" ? 0.01 : 1.0;
-    const double beta = i < betas.size() ? betas[i] : names[i] == "HardSigmoid" ? 0.5 : names[i] == "ScaledTanh" ? 1.0 : 0.0;
+    const std::optional<float> alpha = i < alphas.size() ? std::optional<float>(alphas[i]) : std::nullopt;
+    const std::optional<float> beta = i < betas.size() ? std::optional<float>(betas[i]) : std::nullopt;
     KILN_ASSIGN_OR_RETURN(RecurrentActivation f, activation(names[i], alpha, beta));
     out.push_back(f);
   }

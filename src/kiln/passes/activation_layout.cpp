@@ -209,7 +209,7 @@ class Converter {
   // and nCw16c at AVX2 takes milliseconds).
   ActivationLayout layout_for_region(size_t root) {
     const size_t rank = rank_of(*members_[root]);
-    for (const ActivationLayout& layout : ctx_.activation_layouts) {
+    for (const ActivationLayout& layout : ctx_.preferences.activation_layouts) {
       if (!layout.is_blocked()) return layout;
       if (rank != 4) continue;
       bool fits = true;
@@ -227,7 +227,7 @@ class Converter {
   // Winograd on NCHW16c, next to its encoder's 24- and 144-channel blocks).
   void block_parts(size_t root, ActivationLayout region_layout, std::vector<ActivationLayout>& layouts) {
     if (rank_of(*members_[root]) != 4) return;
-    for (const ActivationLayout& layout : ctx_.activation_layouts) {
+    for (const ActivationLayout& layout : ctx_.preferences.activation_layouts) {
       if (layout == region_layout) return;  // only layouts preferred over the region's
       if (!layout.is_blocked()) continue;
       std::vector<bool> fits(members_.size(), false);
@@ -391,7 +391,7 @@ class Converter {
 }  // namespace
 
 Result<bool> choose_activation_layouts(ir::Graph& graph, const PassContext& ctx) {
-  if (ctx.activation_layouts.empty()) return false;
+  if (!ctx.preferences.prefers(ops::GraphForm::kActivationLayouts)) return false;
   return Converter(graph, ctx).run();
 }
 

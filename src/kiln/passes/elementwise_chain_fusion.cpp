@@ -76,7 +76,7 @@ void replace_with_chain(ir::Graph& graph, std::vector<Link>& links) {
 }  // namespace
 
 Result<bool> fuse_elementwise_chains(ir::Graph& graph, const PassContext& ctx) {
-  if (!ctx.elementwise_chains) return false;
+  if (!ctx.preferences.prefers(ops::GraphForm::kElementwiseChains)) return false;
   const std::set<std::string> captured = names_captured_by_subgraphs(graph);
   std::vector<ir::Node*> order;
   for (const auto& n : graph.nodes()) order.push_back(n.get());

@@ -58,7 +58,7 @@ ir::Node* add_cast(ir::Graph& graph, ir::Value* from, ir::Value* to, DType dtype
 }  // namespace
 
 Result<bool> compute_half_in_float(ir::Graph& graph, const PassContext& ctx) {
-  if (!ctx.half_in_float) return false;
+  if (!ctx.preferences.prefers(ops::GraphForm::kHalfInFloat)) return false;
   std::vector<ir::Node*> converted;
   for (const auto& node : graph.nodes())
     if (computes_in_half(*node)) converted.push_back(node.get());

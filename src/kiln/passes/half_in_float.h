@@ -5,7 +5,7 @@
 // own Cast) is cast up once, and each output that a float16 reader or the graph's outputs need is
 // cast back down. Between converted nodes values stay float32 (no rounding to float16 there).
 // Runs before partition, when the session's preferred provider asks for it
-// (GraphPreferences::half_in_float), since that provider cannot place float16 ops otherwise.
+// (ops::GraphForm::kHalfInFloat), since that provider cannot place float16 ops otherwise.
 #pragma once
 
 #include "kiln/ir/graph.h"

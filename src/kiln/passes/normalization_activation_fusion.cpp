@@ -22,13 +22,13 @@ ir::Node* sole_relu(const ir::Graph& graph, const ir::Node& node, const std::set
   const std::vector<ir::Node*> readers = graph.consumers(out);
   if (readers.size() != 1 || !ctx.owns(*readers[0])) return nullptr;
   const std::optional<ops::Activation> activation = ops::activation_of(*readers[0]);
-  return activation && activation->op == "Relu" ? readers[0] : nullptr;
+  return activation && activation->is(ops::Elementwise::kRelu) ? readers[0] : nullptr;
 }
 
 }  // namespace
 
 Result<bool> fuse_normalization_activations(ir::Graph& graph, const PassContext& ctx) {
-  if (ctx.activation_layouts.empty()) return false;
+  if (!ctx.preferences.prefers(ops::GraphForm::kActivationLayouts)) return false;
   const std::set<std::string> captured = names_captured_by_subgraphs(graph);
   std::vector<std::pair<ir::Node*, ir::Node*>> pairs;
   for (const auto& node : graph.nodes())

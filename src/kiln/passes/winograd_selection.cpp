@@ -27,11 +27,11 @@ bool winograd_eligible(const ir::Node& conv) {
   if (conv.attr_int("group", 1) != 1 || conv.input(ops::kFusedResidualInput)) return false;
   if (!all_equal(conv.attr_ints("strides", {1, 1}), 1) || !all_equal(conv.attr_ints("dilations", {1, 1}), 1)) return false;
   const std::optional<ops::Activation> activation = ops::fused_activation(conv);
-  return !activation || activation->op == "Relu";
+  return !activation || activation->is(ops::Elementwise::kRelu);
 }
 
 Result<bool> select_winograd(ir::Graph& graph, const PassContext& ctx) {
-  if (!ctx.winograd) return false;
+  if (!ctx.preferences.prefers(ops::GraphForm::kWinograd)) return false;
   bool changed = false;
   for (const auto& node : graph.nodes()) {
     if (!ctx.owns(*node) || !winograd_eligible(*node)) continue;

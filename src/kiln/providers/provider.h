@@ -14,6 +14,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation_layout.h"
+#include "kiln/ops/graph_preferences.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
@@ -46,18 +47,6 @@ struct ProviderConfig {
   std::map<std::string, std::string_view> embedded_code = {};
 };
 
-// How the graph passes should shape a graph for a provider on its target (passes/pass_context.h).
-struct GraphPreferences {
-  // Layouts its convolution regions run fastest in, best first (empty: leave them channels-first).
-  std::vector<ops::ActivationLayout> activation_layouts;
-  // It has Winograd kernels for wide 3x3 convolutions.
-  bool winograd = false;
-  // It runs a fused chain of element-wise ops in one pass.
-  bool elementwise_chains = false;
-  // It has no float16 kernels: float16 ops compute in float32, cast at the edges (half_in_float).
-  bool half_in_float = false;
-};
-
 // What a provider that generates kernels at run time did over a session (the report's
 // execution.generated section): its compiler, its object cache, the modules and kernels it made.
 struct GeneratedCodeEvidence {
@@ -75,7 +64,8 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
-  virtual GraphPreferences graph_preferences() const { return {}; }
+  // How the graph passes should shape the nodes it runs on its target (ops/graph_preferences.h).
+  virtual ops::GraphPreferences graph_preferences() const { return {}; }
   // The op types it has kernels for ("<domain>.<op>" outside ai.onnx), sorted: `kiln ops` lists
   // them, and the per-op speed harness (bench/ops.sh) checks it times every one.
   virtual std::vector<std::string> op_types() const = 0;

@@ -54,10 +54,10 @@ Result<std::unique_ptr<Engine>> Engine::start(compiler::CompiledModel compiled, 
   engine->report_.analysis = evidence.analysis;
   engine->report_.stages.analysis_ms = evidence.analysis_ms;
   record_compile(engine->report_, evidence);
-  const providers::GraphPreferences preferred = engine->compiled_.providers.front()->graph_preferences();
+  const ops::GraphPreferences preferred = engine->compiled_.providers.front()->graph_preferences();
   for (const ops::ActivationLayout& layout : preferred.activation_layouts)
     engine->report_.target.activation_layouts.push_back(layout.name());
-  engine->report_.target.winograd = preferred.winograd;
+  engine->report_.target.winograd = preferred.prefers(ops::GraphForm::kWinograd);
   const std::lock_guard<std::mutex> lock(engine->mutex_);
   KILN_RETURN_IF_ERROR(engine->plan_at_load(start_time));
   return engine;

@@ -315,12 +315,12 @@ Result<std::shared_ptr<const Provider>> CpuProvider::create(const ProviderConfig
   return std::shared_ptr<const Provider>(new CpuProvider(std::move(cpu), std::move(generator)));
 }
 
-GraphPreferences CpuProvider::graph_preferences() const {
-  GraphPreferences preferences;
-  preferences.activation_layouts = config_.activation_layouts;
-  preferences.winograd = config_.winograd;
-  preferences.elementwise_chains = true;
-  preferences.half_in_float = true;
+ops::GraphPreferences CpuProvider::graph_preferences() const {
+  using ops::GraphForm;
+  // No float16 kernels; oneDNN runs a chain of element-wise steps as post-ops in one pass.
+  ops::GraphPreferences preferences{{GraphForm::kHalfInFloat, GraphForm::kElementwiseChains}, config_.activation_layouts};
+  if (!config_.activation_layouts.empty()) preferences.forms.insert(GraphForm::kActivationLayouts);
+  if (config_.winograd) preferences.forms.insert(GraphForm::kWinograd);
   return preferences;
 }
 

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "kiln/ops/activation.h"
@@ -51,8 +50,12 @@ EltwiseOp pow_op(float e) {
 // Pow needs a constant scalar exponent.
 std::vector<EltwiseOp> eltwise_spec(const ir::Node& node) {
   const std::string& op = node.op_type;
-  if (const std::optional<ops::Activation> a = ops::activation_of(node)) return eltwise_post_ops_for(*a);  // kiln.Gelu too
+  if (const std::optional<ops::Activation> a = ops::activation_of(node)) return onednn_eltwise(*a);  // kiln.Gelu too
   if (!node.domain.empty()) return {};
+  // The table's other unary functions (a fused activation's parameters are activation_of's: Clip
+  // with bounds computed by the graph is none).
+  if (const ops::ElementwiseFunction* f = ops::find_elementwise(op); f && f->operands == 1 && !f->allows(ops::kFusedActivation))
+    return onednn_eltwise(f->function, node.attr_float("alpha", f->default_alpha), node.attr_float("beta", f->default_beta));
   if (op == "Pow") {
     const ir::Value* e = node.input(1);
     if (!e || !e->initializer || e->initializer->element_count() != 1 || e->initializer->dtype() != DType::kFloat)
@@ -68,7 +71,8 @@ std::vector<EltwiseOp> eltwise_spec(const ir::Node& node) {
     return {EltwiseOp{algorithm::eltwise_linear, 1.0f / alpha, 0.0f}, EltwiseOp{algorithm::eltwise_elu, 1.0f},
             EltwiseOp{algorithm::eltwise_linear, alpha, 0.0f}};
   }
-  if (std::optional<EltwiseOp> e = eltwise_for_math(op)) return {*e};
+  if (op == "Reciprocal") return {EltwiseOp{algorithm::eltwise_pow, 1.0f, -1.0f}};
+  if (op == "Round") return {EltwiseOp{algorithm::eltwise_round}};  // halves to even, as ONNX's Round
   return {};
 }
 
@@ -86,13 +90,13 @@ Result<ops::Kernel> build_element_function(const ir::Node& node);
 // beats a oneDNN eltwise primitive, whose execution costs about a microsecond before the first
 // element: for the ops that are a compare or a multiply per element, and for the others (exp,
 // tanh... in scalar code).
-int64_t plain_loop_limit(const std::string& op) {
-  static const std::set<std::string> cheap = {"Relu", "LeakyRelu", "Abs", "Neg", "HardSwish"};
-  return cheap.count(op) ? 16384 : 256;
+int64_t plain_loop_limit(const ir::Node& node) {
+  const ops::ElementwiseFunction* f = ops::find_elementwise(node.op_type);
+  return f && f->cheap ? 16384 : 256;
 }
 
 Result<ops::Kernel> build_eltwise(const ir::Node& node, KernelBuild& build) {
-  if (node.domain.empty() && element_function_of(node) && shape_element_count(output_dims(node, 0)) <= plain_loop_limit(node.op_type) &&
+  if (node.domain.empty() && element_function_of(node) && shape_element_count(output_dims(node, 0)) <= plain_loop_limit(node) &&
       (*element_function_of(node))(node, node.input(0)->type.dtype))
     return build_element_function(node);
   const std::vector<EltwiseOp> spec = eltwise_spec(node);
@@ -127,14 +131,8 @@ Result<ops::Kernel> build_eltwise(const ir::Node& node, KernelBuild& build) {
 
 // ---- binary ----
 
-const std::map<std::string, algorithm>& binary_algorithms() {
-  static const std::map<std::string, algorithm> table{{"Add", algorithm::binary_add}, {"Sub", algorithm::binary_sub},
-                                                      {"Mul", algorithm::binary_mul}, {"Div", algorithm::binary_div},
-                                                      {"Max", algorithm::binary_max}, {"Min", algorithm::binary_min}};
-  return table;
-}
-
-bool commutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
+// The table's binary function of a node (Add, Sub, Mul, Div, Max, Min).
+const ops::ElementwiseFunction& binary_function(const ir::Node& node) { return *ops::find_elementwise(node.op_type); }
 
 template <class D>
 std::vector<D> padded(std::vector<D> dims, size_t rank) {
@@ -151,7 +149,7 @@ int full_operand(const ir::Node& node) {
     return d.size() <= y.size() && padded(d, y.size()) == y;
   };
   if (same(0)) return 0;
-  if (commutative(node.op_type) && same(1)) return 1;
+  if (binary_function(node).commutative && same(1)) return 1;
   return -1;
 }
 
@@ -178,7 +176,7 @@ Result<ops::Kernel> build_binary(const ir::Node& node, KernelBuild& build) {
   const BroadcastView view = collapse_broadcast(output_dims(node, 0), {input_dims(node, b)});
   const memory::desc src0 = row_major_desc(view.output);
   memory::desc src1 = row_major_desc(view.operands.front());
-  const algorithm alg = binary_algorithms().at(node.op_type);
+  const algorithm alg = *onednn_binary(binary_function(node).function);
   dnnl::binary::primitive_desc pd({alg, src0, src1, src0}, cpu_engine());
   // A broadcast oneDNN has no vector kernel for ([2,3,4,5] + [1,3,1,5]): the operand is
   // broadcast-copied into the run scratch first, and the primitive reads it whole.
@@ -212,17 +210,19 @@ struct ChainOp {
 
 std::optional<ChainOp> chain_op(const ir::Node& node, const ops::ChainStep& step) {
   if (!step.is_binary()) {
-    if (std::optional<EltwiseOp> e = eltwise_for_math(step.op)) return ChainOp{e};
-    if (std::optional<EltwiseOp> e = eltwise_for(ops::Activation{step.op, step.alpha, step.beta})) return ChainOp{e};
+    const std::vector<EltwiseOp> e = onednn_eltwise(step.function, step.alpha, step.beta);
+    if (e.size() == 1) return ChainOp{e[0]};
     return std::nullopt;
   }
-  if (step.operand_first && !commutative(step.op)) return std::nullopt;  // not a chain step (elementwise_chain.h)
+  if (step.operand_first && !step.entry().commutative) return std::nullopt;  // not a chain step (elementwise_chain.h)
   const ir::Value* operand = node.input(static_cast<size_t>(step.operand));
-  if (step.op == "Pow") {
+  if (step.function == ops::Elementwise::kPow) {
     if (!operand || !operand->initializer || operand->initializer->element_count() != 1) return std::nullopt;
     return ChainOp{pow_op(operand->initializer->data<float>()[0])};
   }
-  return ChainOp{std::nullopt, binary_algorithms().at(step.op), static_cast<size_t>(step.operand)};
+  const std::optional<algorithm> binary = onednn_binary(step.function);
+  if (!binary) return std::nullopt;
+  return ChainOp{std::nullopt, *binary, static_cast<size_t>(step.operand)};
 }
 
 Capability chain_supports(const ir::Node& node) {
@@ -230,14 +230,17 @@ Capability chain_supports(const ir::Node& node) {
   for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = i;
   Capability c = float_tensors(node, inputs);
   if (!c.supported) return c;
-  for (const ops::ChainStep& step : ops::chain_steps(node))
-    if (!chain_op(node, step)) return Capability::no("chain step " + step.op + " has no oneDNN form here");
+  Result<std::vector<ops::ChainStep>> steps = ops::chain_steps(node);
+  if (!steps.is_ok()) return Capability::no(steps.status().message());
+  for (const ops::ChainStep& step : steps.value())
+    if (!chain_op(node, step)) return Capability::no("chain step " + std::string(step.name()) + " has no oneDNN form here");
   return Capability::yes();
 }
 
 Result<ops::Kernel> build_chain(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(const std::vector<ops::ChainStep> steps, ops::chain_steps(node));
   std::vector<ChainOp> chain;
-  for (const ops::ChainStep& step : ops::chain_steps(node)) chain.push_back(*chain_op(node, step));
+  for (const ops::ChainStep& step : steps) chain.push_back(*chain_op(node, step));
   // The op viewed at its smallest rank (broadcast_view.h); the binary steps' operands in order.
   std::vector<std::vector<int64_t>> operand_dims;
   for (const ChainOp& op : chain)
@@ -486,7 +489,8 @@ void add_eltwise_kernels(CpuKernelTable& table) {
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSigmoid", "HardSwish", "Selu", "Celu", "Exp", "Log",
                          "Sqrt", "Reciprocal", "Round", "Abs", "Neg", "Softplus", "kiln.Gelu", "Gelu", "Mish"})
     table[op] = first_of(CpuKernel{eltwise_supports, build_eltwise}, element_function_kernel(other_dtype_supports));
-  for (const auto& [op, alg] : binary_algorithms()) table[op] = CpuKernel{binary_supports, build_binary};
+  for (const ops::ElementwiseFunction& f : ops::elementwise_functions())
+    if (onednn_binary(f.function)) table[std::string(f.name)] = CpuKernel{binary_supports, build_binary};
   for (const auto& [op, function] : vector_functions())
     table[op] = first_of(node_only(vector_function_supports, build_vector_function),
                          element_function_kernel(element_function_supports));

@@ -5,44 +5,49 @@
 
 namespace kiln::providers::cpu {
 
-std::optional<EltwiseOp> eltwise_for(const ops::Activation& a) {
+std::vector<EltwiseOp> onednn_eltwise(ops::Elementwise f, float alpha, float beta) {
   using dnnl::algorithm;
-  if (a.op == "Relu") return EltwiseOp{algorithm::eltwise_relu};
-  if (a.op == "LeakyRelu") return EltwiseOp{algorithm::eltwise_relu, a.alpha};
-  if (a.op == "Clip") return EltwiseOp{algorithm::eltwise_clip, a.alpha, a.beta};
-  if (a.op == "Sigmoid") return EltwiseOp{algorithm::eltwise_logistic};
-  if (a.op == "Tanh") return EltwiseOp{algorithm::eltwise_tanh};
-  if (a.op == "Elu") return EltwiseOp{algorithm::eltwise_elu, a.alpha};
-  if (a.op == "HardSwish") return EltwiseOp{algorithm::eltwise_hardswish};
-  if (a.op == "Gelu") return EltwiseOp{algorithm::eltwise_gelu_erf};
-  if (a.op == "GeluTanh") return EltwiseOp{algorithm::eltwise_gelu_tanh};
-  if (a.op == "Mish") return EltwiseOp{algorithm::eltwise_mish};
-  return std::nullopt;
+  using E = ops::Elementwise;
+  switch (f) {
+    case E::kRelu: return {{algorithm::eltwise_relu}};
+    case E::kLeakyRelu: return {{algorithm::eltwise_relu, alpha}};
+    case E::kClip: return {{algorithm::eltwise_clip, alpha, beta}};
+    case E::kSigmoid: return {{algorithm::eltwise_logistic}};
+    case E::kTanh: return {{algorithm::eltwise_tanh}};
+    case E::kElu: return {{algorithm::eltwise_elu, alpha}};
+    // clip(alpha x + beta, 0, 1): oneDNN 2.6 has no hardsigmoid.
+    case E::kHardSigmoid: return {{algorithm::eltwise_linear, alpha, beta}, {algorithm::eltwise_clip, 0.0f, 1.0f}};
+    case E::kHardSwish: return {{algorithm::eltwise_hardswish}};
+    case E::kGelu: return {{algorithm::eltwise_gelu_erf}};
+    case E::kGeluTanh: return {{algorithm::eltwise_gelu_tanh}};
+    case E::kMish: return {{algorithm::eltwise_mish}};
+    case E::kSoftplus: return {{algorithm::eltwise_soft_relu}};
+    case E::kExp: return {{algorithm::eltwise_exp}};
+    case E::kLog: return {{algorithm::eltwise_log}};
+    case E::kSqrt: return {{algorithm::eltwise_sqrt}};
+    case E::kAbs: return {{algorithm::eltwise_abs}};
+    case E::kNeg: return {{algorithm::eltwise_linear, -1.0f, 0.0f}};
+    default: return {};
+  }
 }
 
-std::optional<EltwiseOp> eltwise_for_math(const std::string& op) {
+std::optional<dnnl::algorithm> onednn_binary(ops::Elementwise f) {
   using dnnl::algorithm;
-  if (op == "Exp") return EltwiseOp{algorithm::eltwise_exp};
-  if (op == "Log") return EltwiseOp{algorithm::eltwise_log};
-  if (op == "Sqrt") return EltwiseOp{algorithm::eltwise_sqrt};
-  if (op == "Abs") return EltwiseOp{algorithm::eltwise_abs};
-  if (op == "Neg") return EltwiseOp{algorithm::eltwise_linear, -1.0f, 0.0f};
-  if (op == "Softplus") return EltwiseOp{algorithm::eltwise_soft_relu};
-  if (op == "Reciprocal") return EltwiseOp{algorithm::eltwise_pow, 1.0f, -1.0f};
-  if (op == "Round") return EltwiseOp{algorithm::eltwise_round};  // halves to even, as ONNX's Round
-  return std::nullopt;
-}
-
-std::vector<EltwiseOp> eltwise_post_ops_for(const ops::Activation& a) {
-  if (std::optional<EltwiseOp> e = eltwise_for(a)) return {*e};
-  if (a.op == "HardSigmoid")  // clip(alpha x + beta, 0, 1): oneDNN 2.6 has no hardsigmoid
-    return {EltwiseOp{dnnl::algorithm::eltwise_linear, a.alpha, a.beta}, EltwiseOp{dnnl::algorithm::eltwise_clip, 0.0f, 1.0f}};
-  return {};
+  using E = ops::Elementwise;
+  switch (f) {
+    case E::kAdd: return algorithm::binary_add;
+    case E::kSub: return algorithm::binary_sub;
+    case E::kMul: return algorithm::binary_mul;
+    case E::kDiv: return algorithm::binary_div;
+    case E::kMax: return algorithm::binary_max;
+    case E::kMin: return algorithm::binary_min;
+    default: return std::nullopt;
+  }
 }
 
 Capability epilogue_supported(const ir::Node& node) {
-  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && eltwise_post_ops_for(*a).empty())
-    return Capability::no("fused activation " + a->op + " has no oneDNN post-op");
+  if (const std::optional<ops::Activation> a = ops::fused_activation(node); a && onednn_eltwise(*a).empty())
+    return Capability::no("fused activation " + std::string(a->name()) + " has no oneDNN post-op");
   return Capability::yes();
 }
 
@@ -50,7 +55,7 @@ dnnl::primitive_attr epilogue_attr(const ir::Node& node) {
   dnnl::post_ops post_ops;
   if (node.input(kResidualInput)) post_ops.append_sum(1.0f);
   if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
-    for (const EltwiseOp& e : eltwise_post_ops_for(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    for (const EltwiseOp& e : onednn_eltwise(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);

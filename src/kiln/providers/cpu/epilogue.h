@@ -18,17 +18,18 @@ namespace kiln::providers::cpu {
 
 constexpr size_t kResidualInput = ops::kFusedResidualInput;
 
-// The oneDNN eltwise algorithm and its alpha/beta for an activation; nullopt when none fits.
+// One oneDNN eltwise algorithm with its alpha and beta.
 struct EltwiseOp {
   dnnl::algorithm algorithm;
   float alpha = 0, beta = 0;
 };
-std::optional<EltwiseOp> eltwise_for(const ops::Activation& activation);
-// The eltwise post-ops computing an activation, in order: eltwise_for's one, or two for
-// HardSigmoid (linear, then clip to [0, 1]); empty when oneDNN cannot express it.
-std::vector<EltwiseOp> eltwise_post_ops_for(const ops::Activation& activation);
-// The same for the unary math ops Exp, Log, Sqrt, Abs, Neg, Softplus, Reciprocal and Round.
-std::optional<EltwiseOp> eltwise_for_math(const std::string& op);
+// The oneDNN eltwise steps computing the element-wise table's unary function `f` with parameters
+// alpha and beta, in order (HardSigmoid takes two: linear, then clip to [0, 1]); empty when oneDNN
+// cannot express it.
+std::vector<EltwiseOp> onednn_eltwise(ops::Elementwise f, float alpha, float beta);
+inline std::vector<EltwiseOp> onednn_eltwise(const ops::Activation& a) { return onednn_eltwise(a.function, a.alpha, a.beta); }
+// oneDNN's binary algorithm for the table's binary function `f` (Add, Sub, Mul, Div, Max, Min).
+std::optional<dnnl::algorithm> onednn_binary(ops::Elementwise f);
 
 // Declines a fused activation oneDNN has no post-op for.
 Capability epilogue_supported(const ir::Node& node);

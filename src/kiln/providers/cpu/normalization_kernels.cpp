@@ -299,7 +299,8 @@ Capability batch_norm_supports(const ir::Node& node) {
     if (node.outputs[i]) return Capability::no("BatchNormalization's running mean and variance outputs");
   if (node.inputs[0]->type.shape->rank() < 2) return Capability::no("BatchNormalization of rank below 2");
   const std::optional<ops::Activation> activation = fused_relu(node);
-  if (activation && activation->op != "Relu") return Capability::no("BatchNormalization with a fused " + activation->op);
+  if (activation && !activation->is(ops::Elementwise::kRelu))
+    return Capability::no("BatchNormalization with a fused " + std::string(activation->name()));
   return Capability::yes();
 }
 

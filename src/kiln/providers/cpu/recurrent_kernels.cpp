@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kiln/ops/recurrent_cell.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/recurrent_loop.h"
@@ -35,13 +36,13 @@ Capability lstm_supports(const ir::Node& node) {
   if (node.attr_int("layout", 0) != 0) return Capability::no("LSTM with the batch-first layout");
   if (node.has_attr("clip")) return Capability::no("LSTM with clip");
   if (node.attr_int("input_forget", 0) != 0) return Capability::no("LSTM with input_forget");
-  if (const ir::Attribute* a = node.attr("activations")) {
-    for (size_t i = 0; i < a->strings.size(); ++i)
-      if (a->strings[i] != (i % 3 == 0 ? "Sigmoid" : "Tanh")) return Capability::no("LSTM with activation " + a->strings[i]);
+  Result<ops::RecurrentAttrs> attrs = ops::recurrent_attrs(node, ops::RecurrentCell::kLstm);
+  if (!attrs.is_ok()) return Capability::no(attrs.status().message());
+  for (size_t i = 0; i < attrs.value().activations.size(); ++i) {
+    const ops::ElementwiseFunction& f = *attrs.value().activations[i].function;
+    if (f.function != (i % 3 == 0 ? ops::Elementwise::kSigmoid : ops::Elementwise::kTanh))
+      return Capability::no("LSTM with activation " + std::string(f.name));
   }
-  const std::string direction = node.attr_string("direction", "forward");
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    return Capability::no("LSTM direction '" + direction + "'");
   return Capability::yes();
 }
 

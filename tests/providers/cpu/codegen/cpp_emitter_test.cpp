@@ -10,17 +10,10 @@ namespace {
 
 LoopKernel clip_of_sum(const std::vector<int64_t>& output) {
   LoopKernel k = loop_nest("kiln_kernel_0", {output, {output.back()}}, output);
-  k.body.push_back({Instruction::Kind::kLoad, "", 0});
-  k.body.push_back({Instruction::Kind::kLoad, "", 1});
-  Instruction add{Instruction::Kind::kBinary, "Add"};
-  add.lhs = 0;
-  add.rhs = 1;
-  k.body.push_back(add);
-  Instruction clip{Instruction::Kind::kUnary, "Clip"};
-  clip.lhs = 2;
-  clip.alpha = 0.1f;
-  clip.beta = 6.0f;
-  k.body.push_back(clip);
+  k.body.push_back(Instruction::load(0));
+  k.body.push_back(Instruction::load(1));
+  k.body.push_back(Instruction::binary(ops::Elementwise::kAdd, 0, 1));
+  k.body.push_back(Instruction::unary(ops::Elementwise::kClip, 2, 0.1f, 6.0f));
   return k;
 }
 
@@ -43,7 +36,7 @@ TEST(CppEmitter, LargeKernelsSplitTheirOuterLoopsOverThreads) {
   EXPECT_NE(source.find("#pragma omp parallel for collapse(1)"), std::string::npos) << source;
   EXPECT_NE(source.find("simdlen(8)"), std::string::npos) << source;
   LoopKernel copy = loop_nest("flat", {{100000}}, {100000});
-  copy.body.push_back({Instruction::Kind::kLoad, "", 0});
+  copy.body.push_back(Instruction::load(0));
   const std::string flat = emit_module({copy}, 16);
   EXPECT_NE(flat.find("#pragma omp parallel for simd simdlen(16)"), std::string::npos) << flat;
 }
@@ -52,8 +45,8 @@ TEST(CppEmitter, LargeKernelsSplitTheirOuterLoopsOverThreads) {
 // once per row, after the row's loop.
 TEST(CppEmitter, APerRowResultIsStoredOncePerRow) {
   LoopKernel k = row_nest("row_mean", 6, 50, {false});
-  const int sum = k.add(Instruction::reduce("Sum", k.add(Instruction::load(0))));
-  k.add(Instruction::binary("Mul", sum, k.add(Instruction::constant(0.02f))));
+  const int sum = k.add(Instruction::reduce(Instruction::Fold::kSum, k.add(Instruction::load(0))));
+  k.add(Instruction::binary(ops::Elementwise::kMul, sum, k.add(Instruction::constant(0.02f))));
   ASSERT_TRUE(k.stores_per_row());
   const std::string source = emit_module({k}, 16);
   EXPECT_NE(source.find("reduction(+:v1)"), std::string::npos) << source;
@@ -64,7 +57,7 @@ TEST(CppEmitter, APerRowResultIsStoredOncePerRow) {
   EXPECT_LT(row_loop_end, store) << source;
   EXPECT_NE(source.find("const float v3 = (v1 * v2);"), std::string::npos) << source;
   LoopKernel product = row_nest("row_product", 2, 9, {false});
-  product.add(Instruction::reduce("Prod", product.add(Instruction::load(0))));
+  product.add(Instruction::reduce(Instruction::Fold::kProd, product.add(Instruction::load(0))));
   const std::string prod = emit_module({product}, 8);
   EXPECT_NE(prod.find("float v1 = 1.0f;"), std::string::npos) << prod;
   EXPECT_NE(prod.find("reduction(*:v1)"), std::string::npos) << prod;

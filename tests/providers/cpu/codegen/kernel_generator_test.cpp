@@ -36,19 +36,19 @@ namespace fs = std::filesystem;
 // x[4,33] * row[33] + full[4,33] -> Tanh -> Max(., 0.25) -> Pow 2 -> Sub from c (c - x) -> Clip(0, 0.5)
 std::vector<ops::ChainStep> test_steps() {
   std::vector<ops::ChainStep> steps(7);
-  steps[0] = {"Mul"};
+  steps[0] = {ops::Elementwise::kMul};
   steps[0].operand = 1;
-  steps[1] = {"Add"};
+  steps[1] = {ops::Elementwise::kAdd};
   steps[1].operand = 2;
-  steps[2] = {"Tanh"};
-  steps[3] = {"Max"};
+  steps[2] = {ops::Elementwise::kTanh};
+  steps[3] = {ops::Elementwise::kMax};
   steps[3].operand = 3;
-  steps[4] = {"Pow"};
+  steps[4] = {ops::Elementwise::kPow};
   steps[4].operand = 4;
-  steps[5] = {"Sub"};
+  steps[5] = {ops::Elementwise::kSub};
   steps[5].operand = 3;
   steps[5].operand_first = true;
-  steps[6] = {"Clip", 0.0f, 0.5f};
+  steps[6] = {ops::Elementwise::kClip, 0.0f, 0.5f};
   return steps;
 }
 
@@ -144,23 +144,23 @@ TEST(KernelGenerator, EveryChainStepOfTheTableMatchesTheReferenceAtExtremeInputs
     ++steps;
     const bool binary = f.operands == 2;
     // Parameters where the function has them (LeakyRelu and Elu alpha; Clip's bounds).
-    const ops::ChainStep step{std::string(f.name), f.function == ops::Elementwise::kClip ? -1.0f : 0.7f,
+    const ops::ChainStep step{f.function, f.function == ops::Elementwise::kClip ? -1.0f : 0.7f,
                               f.function == ops::Elementwise::kClip ? 2.0f : 0.0f, binary ? 1 : -1};
     ir::Node chain;
-    chain.name = "chain_" + step.op;
+    chain.name = "chain_" + std::string(f.name);
     ops::set_chain_steps(chain, {step});
     const std::vector<int64_t> dims = {static_cast<int64_t>(x.size())};
     Result<LoopKernel> lowered = binary ? lower_elementwise_chain(chain, {dims, dims}, dims) : lower_elementwise_chain(chain, {dims}, dims);
-    ASSERT_TRUE(lowered.is_ok()) << step.op << ": " << lowered.status().to_string();
+    ASSERT_TRUE(lowered.is_ok()) << f.name << ": " << lowered.status().to_string();
     ModuleBuilder module(generator);
     std::shared_ptr<const GeneratedKernel> kernel = module.add(lowered.value());
-    ASSERT_TRUE(module.build().is_ok()) << step.op;
+    ASSERT_TRUE(module.build().is_ok()) << f.name;
     std::vector<float> y(x.size());
     const float* inputs[] = {x.data(), b.data()};
     kernel->function(inputs, y.data());
     for (size_t i = 0; i < x.size(); ++i) {
-      const float want = static_cast<float>(step.apply(f, x[i], binary ? b[i] : 0.0));
-      const std::string at = step.op + "(" + std::to_string(x[i]) + (binary ? ", " + std::to_string(b[i]) : "") + ")";
+      const float want = static_cast<float>(step.apply(x[i], binary ? b[i] : 0.0));
+      const std::string at = std::string(f.name) + "(" + std::to_string(x[i]) + (binary ? ", " + std::to_string(b[i]) : "") + ")";
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(y[i])) << at << " = " << y[i];
       } else if (std::isinf(want)) {

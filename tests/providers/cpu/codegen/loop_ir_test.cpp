@@ -40,7 +40,7 @@ TEST(LoopIr, RowNestsKeepTheRowAsTheInnermostLoop) {
   EXPECT_EQ(k.extents, (Dims{6, 32}));
   EXPECT_EQ(k.strides, (std::vector<Dims>{{32, 1}, {0, 1}}));
   const int x = k.add(Instruction::load(0));
-  k.add(Instruction::binary("Div", x, k.add(Instruction::reduce("Sum", x))));
+  k.add(Instruction::binary(ops::Elementwise::kDiv, x, k.add(Instruction::reduce(Instruction::Fold::kSum, x))));
   EXPECT_TRUE(k.has_reductions());
   EXPECT_NE(k.to_string().find("ReduceSum over i1 of v0"), std::string::npos) << k.to_string();
 }

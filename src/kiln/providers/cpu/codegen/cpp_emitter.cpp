@@ -22,10 +22,9 @@ std::string literal(float v) {
   return buffer;
 }
 
-// The table's generated form of `op` (elementwise_functions.h) with its placeholders filled.
-std::string elementwise(const std::string& op, const std::string& x, const std::string& b, float alpha, float beta) {
-  const ops::ElementwiseFunction* f = ops::find_elementwise(op);
-  std::string code(f ? f->generated : std::string_view("{x}"));
+// The table's generated form of `function` (elementwise_functions.h) with its placeholders filled.
+std::string elementwise(ops::Elementwise function, const std::string& x, const std::string& b, float alpha, float beta) {
+  std::string code(ops::elementwise_function(function).generated);
   const std::pair<std::string, std::string> fills[] = {{"{x}", x}, {"{b}", b}, {"{alpha}", literal(alpha)}, {"{beta}", literal(beta)}};
   for (const auto& [placeholder, value] : fills)
     for (size_t at = code.find(placeholder); at != std::string::npos; at = code.find(placeholder, at + value.size()))
@@ -50,8 +49,8 @@ std::string value_of(const LoopKernel& k, const Instruction& in) {
   switch (in.kind) {
     case Instruction::Kind::kLoad: return "in" + std::to_string(in.input) + "[" + offset(k, static_cast<size_t>(in.input)) + "]";
     case Instruction::Kind::kConstant: return literal(in.value);
-    case Instruction::Kind::kUnary: return elementwise(in.op, v(in.lhs), "", in.alpha, in.beta);
-    case Instruction::Kind::kBinary: return elementwise(in.op, v(in.lhs), v(in.rhs), 0.0f, 0.0f);
+    case Instruction::Kind::kUnary: return elementwise(in.function, v(in.lhs), "", in.alpha, in.beta);
+    case Instruction::Kind::kBinary: return elementwise(in.function, v(in.lhs), v(in.rhs), 0.0f, 0.0f);
     case Instruction::Kind::kReduce: break;
   }
   return v(in.lhs);
@@ -92,10 +91,13 @@ struct Fold {
   std::string init, omp, step;
 };
 
-Fold fold(const std::string& op, const std::string& acc, const std::string& operand) {
-  if (op == "Sum") return {"0.0f", "+", acc + " += " + operand + ";"};
-  if (op == "Prod") return {"1.0f", "*", acc + " *= " + operand + ";"};
-  return {"-INFINITY", "max", acc + " = std::max(" + acc + ", " + operand + ");"};  // Max
+Fold fold(Instruction::Fold kind, const std::string& acc, const std::string& operand) {
+  switch (kind) {
+    case Instruction::Fold::kSum: return {"0.0f", "+", acc + " += " + operand + ";"};
+    case Instruction::Fold::kProd: return {"1.0f", "*", acc + " *= " + operand + ";"};
+    case Instruction::Fold::kMax: break;
+  }
+  return {"-INFINITY", "max", acc + " = std::max(" + acc + ", " + operand + ");"};
 }
 
 // One pass of the innermost loop: the values `target` needs, then `tail` (an accumulation or
@@ -139,7 +141,7 @@ void emit_kernel(std::ostringstream& out, const LoopKernel& k, int width) {
     const Instruction& in = k.body[r];
     if (in.kind != Instruction::Kind::kReduce) continue;
     const std::string acc = "v" + std::to_string(r);
-    const Fold f = fold(in.op, acc, "v" + std::to_string(in.lhs));
+    const Fold f = fold(in.fold, acc, "v" + std::to_string(in.lhs));
     out << pad << "float " << acc << " = " << f.init << ";\n";
     emit_inner_pass(out, k, in.lhs, simd + " reduction(" + f.omp + ":" + acc + ")", f.step, depth);
   }

@@ -35,29 +35,29 @@ Instruction Instruction::constant(float value) {
   return i;
 }
 
-Instruction Instruction::unary(std::string op, int x, float alpha, float beta) {
+Instruction Instruction::unary(ops::Elementwise function, int x, float alpha, float beta) {
   Instruction i;
   i.kind = Kind::kUnary;
-  i.op = std::move(op);
+  i.function = function;
   i.lhs = x;
   i.alpha = alpha;
   i.beta = beta;
   return i;
 }
 
-Instruction Instruction::binary(std::string op, int lhs, int rhs) {
+Instruction Instruction::binary(ops::Elementwise function, int lhs, int rhs) {
   Instruction i;
   i.kind = Kind::kBinary;
-  i.op = std::move(op);
+  i.function = function;
   i.lhs = lhs;
   i.rhs = rhs;
   return i;
 }
 
-Instruction Instruction::reduce(std::string op, int x) {
+Instruction Instruction::reduce(Fold fold, int x) {
   Instruction i;
   i.kind = Kind::kReduce;
-  i.op = std::move(op);
+  i.fold = fold;
   i.lhs = x;
   return i;
 }
@@ -92,6 +92,7 @@ int64_t LoopKernel::element_count() const {
 }
 
 std::string LoopKernel::to_string() const {
+  static constexpr const char* fold_names[] = {"Sum", "Prod", "Max"};  // Instruction::Fold's order
   std::ostringstream out;
   out << "kernel " << name << "\n";
   for (size_t d = 0; d < extents.size(); ++d) {
@@ -106,9 +107,9 @@ std::string LoopKernel::to_string() const {
     switch (in.kind) {
       case Instruction::Kind::kLoad: out << "load in" << in.input; break;
       case Instruction::Kind::kConstant: out << in.value; break;
-      case Instruction::Kind::kUnary: out << in.op << "(v" << in.lhs << ")"; break;
-      case Instruction::Kind::kBinary: out << in.op << "(v" << in.lhs << ", v" << in.rhs << ")"; break;
-      case Instruction::Kind::kReduce: out << "Reduce" << in.op << " over i" << extents.size() - 1 << " of v" << in.lhs; break;
+      case Instruction::Kind::kUnary: out << ops::elementwise_function(in.function).name << "(v" << in.lhs << ")"; break;
+      case Instruction::Kind::kBinary: out << ops::elementwise_function(in.function).name << "(v" << in.lhs << ", v" << in.rhs << ")"; break;
+      case Instruction::Kind::kReduce: out << "Reduce" << fold_names[static_cast<size_t>(in.fold)] << " over i" << extents.size() - 1 << " of v" << in.lhs; break;
     }
     out << "\n";
   }

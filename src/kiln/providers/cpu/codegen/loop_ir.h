@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/ops/elementwise_functions.h"
 #include "kiln/status.h"
 
 namespace kiln::codegen {
@@ -21,9 +22,12 @@ namespace kiln::codegen {
 struct Instruction {
   enum class Kind { kLoad, kConstant, kUnary, kBinary, kReduce };
   Kind kind = Kind::kLoad;
-  // kUnary: an activation or unary math op; kBinary: Add, Sub, Mul, Div, Max, Min, Pow;
-  // kReduce: Sum, Prod or Max.
-  std::string op;
+  // A row reduction's fold.
+  enum class Fold { kSum, kProd, kMax };
+  // kUnary: a unary function of the element-wise table; kBinary: a binary one (Add, Sub, Mul,
+  // Div, Max, Min, Pow).
+  ops::Elementwise function = ops::Elementwise::kAdd;
+  Fold fold = Fold::kSum;     // kReduce
   int input = -1;             // kLoad: the kernel input read at the current element
   int lhs = -1, rhs = -1;     // operands: earlier instructions (kUnary and kReduce use lhs)
   float alpha = 0, beta = 0;  // activation parameters
@@ -31,9 +35,9 @@ struct Instruction {
 
   static Instruction load(int input);
   static Instruction constant(float value);
-  static Instruction unary(std::string op, int x, float alpha = 0, float beta = 0);
-  static Instruction binary(std::string op, int lhs, int rhs);
-  static Instruction reduce(std::string op, int x);
+  static Instruction unary(ops::Elementwise function, int x, float alpha = 0, float beta = 0);
+  static Instruction binary(ops::Elementwise function, int lhs, int rhs);
+  static Instruction reduce(Fold fold, int x);
 };
 
 struct LoopKernel {

@@ -14,11 +14,10 @@
 namespace kiln::codegen {
 namespace {
 
-// The table's function of a chain step `op` with `operands` operands that generated code computes.
-bool generates(const std::string& op, int operands) {
-  const ops::ElementwiseFunction* f = ops::find_elementwise(op);
-  return f && f->allows(ops::kChainStep) && f->operands == operands && !f->generated.empty();
-}
+using E = ops::Elementwise;
+
+// Whether generated code computes a chain step.
+bool generates(const ops::ChainStep& step) { return !step.entry().generated.empty(); }
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
@@ -43,17 +42,20 @@ Result<LoopKernel> lower_elementwise_chain(const ir::Node& chain, const std::vec
                                            const std::vector<int64_t>& output) {
   LoopKernel k = loop_nest("", input_dims, output);
   int value = k.add(Instruction::load(0));
-  for (const ops::ChainStep& step : ops::chain_steps(chain)) {
+  KILN_ASSIGN_OR_RETURN(const std::vector<ops::ChainStep> steps, ops::chain_steps(chain));
+  for (const ops::ChainStep& step : steps) {
+    if (!generates(step)) return unsupported(chain, "chain step " + std::string(step.name()));
+    if ((step.entry().operands == 2) != step.is_binary())
+      return invalid_model(chain.describe() + ": step " + std::string(step.name()) + " has the wrong number of operands");
     if (!step.is_binary()) {
-      if (!generates(step.op, 1)) return unsupported(chain, "chain step " + step.op);
-      value = k.add(Instruction::unary(step.op, value, step.alpha, step.beta));
+      value = k.add(Instruction::unary(step.function, value, step.alpha, step.beta));
       continue;
     }
-    if (!generates(step.op, 2)) return unsupported(chain, "chain step " + step.op);
     if (step.operand <= 0 || static_cast<size_t>(step.operand) >= input_dims.size())
-      return invalid_model(chain.describe() + ": step " + step.op + " names input " + std::to_string(step.operand));
+      return invalid_model(chain.describe() + ": step " + std::string(step.name()) + " names input " + std::to_string(step.operand));
     const int operand = k.add(Instruction::load(step.operand));
-    value = k.add(step.operand_first ? Instruction::binary(step.op, operand, value) : Instruction::binary(step.op, value, operand));
+    value = k.add(step.operand_first ? Instruction::binary(step.function, operand, value)
+                                     : Instruction::binary(step.function, value, operand));
   }
   return k;
 }
@@ -67,14 +69,14 @@ Result<LoopKernel> lower_softmax(const ir::Node& softmax, const std::vector<int6
   const int64_t rows = product(x, 0, axis), row = product(x, axis, x.size());
   LoopKernel k = row_nest("", rows, row, {false});
   const int v = k.add(Instruction::load(0));
-  const int max = k.add(Instruction::reduce("Max", v));
-  const int shifted = k.add(Instruction::binary("Sub", v, max));
-  const int e = k.add(Instruction::unary("Exp", shifted));
-  const int sum = k.add(Instruction::reduce("Sum", e));
+  const int max = k.add(Instruction::reduce(Instruction::Fold::kMax, v));
+  const int shifted = k.add(Instruction::binary(E::kSub, v, max));
+  const int e = k.add(Instruction::unary(E::kExp, shifted));
+  const int sum = k.add(Instruction::reduce(Instruction::Fold::kSum, e));
   if (softmax.op_type == "LogSoftmax")
-    k.add(Instruction::binary("Sub", shifted, k.add(Instruction::unary("Log", sum))));
+    k.add(Instruction::binary(E::kSub, shifted, k.add(Instruction::unary(E::kLog, sum))));
   else
-    k.add(Instruction::binary("Div", e, sum));
+    k.add(Instruction::binary(E::kDiv, e, sum));
   return k;
 }
 
@@ -93,15 +95,15 @@ Result<LoopKernel> lower_layer_norm(const ir::Node& layer_norm, const std::vecto
   LoopKernel k = row_nest("", rows, row, shared_row);
   const int v = k.add(Instruction::load(0));
   const int inverse_n = k.add(Instruction::constant(1.0f / static_cast<float>(row)));
-  const int mean = k.add(Instruction::binary("Mul", k.add(Instruction::reduce("Sum", v)), inverse_n));
-  const int centred = k.add(Instruction::binary("Sub", v, mean));
-  const int square = k.add(Instruction::binary("Mul", centred, centred));
-  const int variance = k.add(Instruction::binary("Mul", k.add(Instruction::reduce("Sum", square)), inverse_n));
+  const int mean = k.add(Instruction::binary(E::kMul, k.add(Instruction::reduce(Instruction::Fold::kSum, v)), inverse_n));
+  const int centred = k.add(Instruction::binary(E::kSub, v, mean));
+  const int square = k.add(Instruction::binary(E::kMul, centred, centred));
+  const int variance = k.add(Instruction::binary(E::kMul, k.add(Instruction::reduce(Instruction::Fold::kSum, square)), inverse_n));
   const int epsilon = k.add(Instruction::constant(layer_norm.attr_float("epsilon", 1e-5f)));
-  const int deviation = k.add(Instruction::unary("Sqrt", k.add(Instruction::binary("Add", variance, epsilon))));
-  const int normalized = k.add(Instruction::binary("Div", centred, deviation));
-  const int scaled = k.add(Instruction::binary("Mul", normalized, k.add(Instruction::load(1))));
-  if (has_bias) k.add(Instruction::binary("Add", scaled, k.add(Instruction::load(2))));
+  const int deviation = k.add(Instruction::unary(E::kSqrt, k.add(Instruction::binary(E::kAdd, variance, epsilon))));
+  const int normalized = k.add(Instruction::binary(E::kDiv, centred, deviation));
+  const int scaled = k.add(Instruction::binary(E::kMul, normalized, k.add(Instruction::load(1))));
+  if (has_bias) k.add(Instruction::binary(E::kAdd, scaled, k.add(Instruction::load(2))));
   return k;
 }
 
@@ -121,13 +123,13 @@ Result<LoopKernel> lower_reduction(const ir::Node& reduction, const std::vector<
   LoopKernel k = row_nest("", rows, row, {false});
   const int v = k.add(Instruction::load(0));
   int operand = v;
-  if (op == "ReduceL1") operand = k.add(Instruction::unary("Abs", v));
-  if (op == "ReduceL2" || op == "ReduceSumSquare") operand = k.add(Instruction::binary("Mul", v, v));
-  const std::string fold = op == "ReduceProd" ? "Prod" : "Sum";
+  if (op == "ReduceL1") operand = k.add(Instruction::unary(E::kAbs, v));
+  if (op == "ReduceL2" || op == "ReduceSumSquare") operand = k.add(Instruction::binary(E::kMul, v, v));
+  const Instruction::Fold fold = op == "ReduceProd" ? Instruction::Fold::kProd : Instruction::Fold::kSum;
   const int folded = k.add(Instruction::reduce(fold, operand));
-  if (op == "ReduceMean") k.add(Instruction::binary("Mul", folded, k.add(Instruction::constant(1.0f / static_cast<float>(row)))));
-  if (op == "ReduceL2") k.add(Instruction::unary("Sqrt", folded));
-  if (op == "ReduceLogSum") k.add(Instruction::unary("Log", folded));
+  if (op == "ReduceMean") k.add(Instruction::binary(E::kMul, folded, k.add(Instruction::constant(1.0f / static_cast<float>(row)))));
+  if (op == "ReduceL2") k.add(Instruction::unary(E::kSqrt, folded));
+  if (op == "ReduceLogSum") k.add(Instruction::unary(E::kLog, folded));
   return k;
 }
 
