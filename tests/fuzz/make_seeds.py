@@ -199,12 +199,48 @@ def resealed(data):
     return out
 
 
+def gguf_seeds():
+    """GGUF files of every metadata value type, nested arrays, an alignment key and tensors of
+    plain and block-quantized types (the layout of ../shared/llm/README.md)."""
+    def gstr(text):
+        data = text.encode()
+        return struct.pack("<Q", len(data)) + data
+
+    def key(name, type_id, value):
+        return gstr(name) + u32(type_id) + value
+
+    def tensor(name, dims, type_id, offset):
+        return gstr(name) + u32(len(dims)) + b"".join(struct.pack("<Q", d) for d in dims) + u32(type_id) + struct.pack("<Q", offset)
+
+    def pad(data, alignment):
+        return data + bytes((alignment - len(data) % alignment) % alignment)
+
+    keys = [key("general.architecture", 8, gstr("llama")), key("llama.block_count", 4, u32(5)),
+            key("llama.attention.layer_norm_rms_epsilon", 6, struct.pack("<f", 1e-5)),
+            key("llama.rope.freq_base", 12, struct.pack("<d", 10000.0)), key("v.i8", 1, b"\xff"), key("v.u16", 2, b"\x01\x00"),
+            key("v.i16", 3, b"\xfe\xff"), key("v.i32", 5, struct.pack("<i", -3)), key("v.u64", 10, struct.pack("<Q", 7)),
+            key("v.i64", 11, struct.pack("<q", -9)), key("tokenizer.ggml.add_bos_token", 7, b"\x01"),
+            key("tokenizer.ggml.tokens", 9, u32(8) + struct.pack("<Q", 3) + gstr("<unk>") + gstr("<s>") + gstr("</s>")),
+            key("tokenizer.ggml.scores", 9, u32(6) + struct.pack("<Q", 3) + struct.pack("<3f", 0.0, -1.0, -2.0)),
+            key("nested", 9, u32(9) + struct.pack("<Q", 1) + u32(5) + struct.pack("<Q", 2) + struct.pack("<2i", 1, 2))]
+    header = b"GGUF" + u32(3) + struct.pack("<Q", 3) + struct.pack("<Q", len(keys))
+    infos = tensor("token_embd.weight", [4, 2], 0, 0) + tensor("blk.0.attn_q.weight", [32, 2], 8, 32) + \
+        tensor("blk.0.ffn_down.weight", [256], 12, 128)
+    data = pad(struct.pack("<8f", *range(8)), 32) + pad(bytes(range(68)), 32) + bytes(144)
+    write("fuzz_gguf", "llama_like.gguf", pad(header + b"".join(keys) + infos, 32) + data)
+    aligned = b"GGUF" + u32(2) + struct.pack("<Q", 1) + struct.pack("<Q", 1) + key("general.alignment", 4, u32(64)) + \
+        tensor("w", [3], 1, 0)
+    write("fuzz_gguf", "version2_aligned.gguf", pad(aligned, 64) + bytes(6))
+    write("fuzz_gguf", "header_only.gguf", b"GGUF" + u32(3) + struct.pack("<Q", 0) + struct.pack("<Q", 0))
+
+
 if __name__ == "__main__":
     onnx_seeds()
     tensor_proto_seeds()
     npy_seeds()
     option_seeds()
     session_run_seeds()
+    gguf_seeds()
     if os.environ.get("KILN"):
         artifact_seeds(os.environ["KILN"])
     else:
