@@ -128,8 +128,8 @@ Result<TensorInfo> read_tensor_info(Cursor& in, uint64_t index) {
     t.dims.push_back(static_cast<int64_t>(dim));
   }
   KILN_ASSIGN_OR_RETURN(t.type_id, in.read<uint32_t>(named + " (its type)"));
-  const std::optional<TensorTypeInfo> type = tensor_type(t.type_id);
-  if (!type) return in.fail(named, "its type " + tensor_type_name(t.type_id) + " is not one Kiln reads");
+  const std::optional<ops::GgmlType> type = ops::ggml_type(t.type_id);
+  if (!type) return in.fail(named, "its type " + ops::ggml_type_name(t.type_id) + " is not one Kiln reads");
   t.type = *type;
   if (t.dims[0] % t.type.block_values != 0)
     return in.fail(named, "its rows of " + std::to_string(t.dims[0]) + " values are not whole " + std::string(t.type.name) +

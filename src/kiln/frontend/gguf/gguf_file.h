@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/frontend/gguf/gguf_types.h"
+#include "kiln/ops/ggml_blocks.h"
 #include "kiln/status.h"
 
 namespace kiln::frontend::gguf {
@@ -47,7 +47,7 @@ struct TensorInfo {
   std::string name;
   std::vector<int64_t> dims;  // innermost first, as the file stores them (dims[0] is contiguous)
   uint32_t type_id = 0;
-  TensorTypeInfo type;        // its layout
+  ops::GgmlType type;        // its layout
   uint64_t offset = 0;        // from the start of the data section
   uint64_t bytes = 0;         // the data's size, from the type and dims
   std::string_view data;      // a view into the file's bytes

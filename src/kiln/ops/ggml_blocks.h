@@ -1,0 +1,34 @@
+// ggml's tensor types (the type ids GGUF files store), one table: each type's name, how many values
+// a block holds and how many bytes it takes; and the reference dequantization of a run of blocks
+// to float (the layouts of ../shared/llm/README.md). The GGUF reader sizes and bounds-checks
+// tensors by the table; a type whose layout it does not hold (the IQ and TQ families, MXFP4) is
+// refused naming it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kiln/status.h"
+
+namespace kiln::ops {
+
+struct GgmlType {
+  uint32_t id = 0;            // ggml's type id, as the file stores it
+  std::string_view name;      // "Q4_K"
+  int64_t block_values = 1;   // values per block (32, 256 for the K types, 1 for plain types)
+  int64_t block_bytes = 4;    // bytes per block
+};
+
+// The type with id `id`, when the table holds its layout.
+std::optional<GgmlType> ggml_type(uint32_t id);
+// A readable name for any id ggml has defined ("IQ2_XXS"), or "type <id>" for one it has not.
+std::string ggml_type_name(uint32_t id);
+
+// The `count` values (a whole number of blocks) of type `type` at `blocks`, as floats into `out`.
+// F32, F16, BF16, F64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1 so far; UnsupportedOperator naming the
+// type for the others (the K types, the integer types).
+Status dequantize(const GgmlType& type, const char* blocks, int64_t count, float* out);
+
+}  // namespace kiln::ops
