@@ -2,7 +2,9 @@
 # Installs what bench/run.sh needs, skipping whatever is already in place (safe to re-run):
 # ONNX Runtime (npm onnxruntime-node 1.30.x, from bench/peers/package-lock.json), OpenBLAS for the
 # PyTorch peer, matplotlib for the chart, and the FMA peak probe. See bench/README.md.
-# `setup.sh onnxruntime` installs ONNX Runtime only (what `make zoo` needs for its references).
+# `setup.sh onnxruntime` installs ONNX Runtime only (what `make zoo` needs for its references);
+# `setup.sh llama` installs llama.cpp only (npm node-llama-cpp 3.21.1's prebuilt CPU build, from
+# bench/peers/llama/package-lock.json: the reference for GGUF models).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +40,17 @@ install_onnxruntime() {
   fi
 }
 
+# llama.cpp: --omit=optional keeps npm from pulling the CUDA and Vulkan builds (730 MB);
+# --ignore-scripts from building llama.cpp from source. The prebuilt CPU build runs offline.
+install_llama() {
+  local installed
+  installed="$(node -p "require('$PEERS/llama/node_modules/node-llama-cpp/package.json').version" 2>/dev/null || true)"
+  if [[ "$installed" != 3.21.1 ]]; then
+    echo "setup: npm ci node-llama-cpp (bench/peers/llama)"
+    (cd "$PEERS/llama" && npm ci --ignore-scripts --omit=optional --no-audit --no-fund)
+  fi
+}
+
 # Debian's default libblas.so.3 may be the reference BLAS (~5 GFLOP/s), which would make PyTorch's
 # matrix products 30x slower than it deserves. The OpenMP build of OpenBLAS is unpacked into
 # bench/peers/openblas and put first on LD_LIBRARY_PATH for the PyTorch runs only, leaving the
@@ -68,6 +81,12 @@ build_fma_probe() {
 if [ "${1:-}" = onnxruntime ]; then
   install_onnxruntime
   echo "setup: ready (onnxruntime-node $(node -p "require('$PEERS/node_modules/onnxruntime-node/package.json').version"))"
+  exit 0
+fi
+
+if [ "${1:-}" = llama ]; then
+  install_llama
+  echo "setup: ready (node-llama-cpp $(node -p "require('$PEERS/llama/node_modules/node-llama-cpp/package.json').version"))"
   exit 0
 fi
 
