@@ -26,9 +26,11 @@ std::optional<GgmlType> ggml_type(uint32_t id);
 // A readable name for any id ggml has defined ("IQ2_XXS"), or "type <id>" for one it has not.
 std::string ggml_type_name(uint32_t id);
 
-// The `count` values (a whole number of blocks) of type `type` at `blocks`, as floats into `out`.
-// F32, F16, BF16, F64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1 so far; UnsupportedOperator naming the
-// type for the others (the K types, the integer types).
+// The `count` values (a whole number of blocks, else InvalidArgument) of type `type` at `blocks`,
+// as floats into `out`: every type of the table (F32, F16, BF16, F64; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// Q8_1; the K types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K; the integers I8, I16, I32, I64, rounded to
+// the nearest float), each value the float ggml's reference dequantization gives, bit for bit.
+// UnsupportedOperator naming the type for a type the table does not hold.
 Status dequantize(const GgmlType& type, const char* blocks, int64_t count, float* out);
 
 }  // namespace kiln::ops
