@@ -1,7 +1,7 @@
 // ggml's block types (ops/ggml_blocks.h): the table's sizes, and each dequantization on blocks
 // written by hand from the layouts of ../shared/llm/README.md, every element checked against the
 // layout's formula (nibble order, the fifth bits, the minimum, the scale's half-precision bits, the
-// K types' packed sub-block scales).
+// K types' packed sub-block scales); the K types also against llama.cpp's reference floats.
 #include "kiln/ops/ggml_blocks.h"
 
 #include <gtest/gtest.h>
@@ -219,6 +219,99 @@ TEST(GgmlBlocks, IntegerTypesConvertToTheNearestFloat) {
   EXPECT_EQ(dequantized(26, std::string(reinterpret_cast<const char*>(i32), 8), 2), (std::vector<float>{16777216.0f, -3.0f}));
   EXPECT_EQ(dequantized(27, std::string(reinterpret_cast<const char*>(i64), 16), 2),
             (std::vector<float>{-1099511627776.0f, 1048576.0f}));
+}
+
+// Two random blocks per K type (the second with any finite half for d and dmin: zero, subnormal,
+// large) and their dequantization by llama.cpp's own numpy reference (gguf-py/gguf/quants.py),
+// computed once offline (random bytes, fixed seed): the FNV-1a hash of all 512 floats' bits, and
+// some of them. Kiln's floats must be the same bit for bit.
+struct ReferenceBlocks {
+  uint32_t id;
+  const char* hex;
+  uint64_t fnv;
+  std::vector<std::pair<int, uint32_t>> samples;  // index, float bits
+};
+
+const ReferenceBlocks kReference[] = {
+    {10,  // Q2_K
+     "19b588f60d0885387248a0ddc730f12876c6fd6763e1db45bbe23f3ad75e10da741d1d5b49388eb2a425e8c46c6f1b9d0e85"
+     "39c8609a6b75148e3a8b8ab7db84973b6ae3a6472bc06881273d87b9e4098da8c01e4cab1f8beadc803515fce7b75894de14"
+     "7f55c4236121031049eb91f81f719491cd011f1c0570b07d033b47c1dc24206d843f94177ea9cdc552add85b2aeafb13813a"
+     "efba18602772d70b627c53055fb3314bf930",
+     0x355b11dfd02760f6ull,
+     {{0, 0xbf258400}, {1, 0xbf258400}, {31, 0xbe802400}, {64, 0xbfb17b00}, {100, 0xbe6c0800},
+      {127, 0xbf16b000}, {128, 0xbe40e000}, {200, 0xbea7ec00}, {254, 0xbf5dd000}, {255, 0xbc580000},
+      {256, 0x44014a38}, {300, 0x4421c48e}, {383, 0x428ee550}, {450, 0x42e49230}, {511, 0x42e5d070}}},
+    {11,  // Q3_K
+     "9228701d1ee3cadc67d947852c2b0b16ec10277d4ca34a96a7d11c4b7e5bcee5654070b8bea89ea3fb31613956947831b545"
+     "c620d81a09ceb3e27c99e0b98ef30b552e045bb67dda92dc62dbd2b5c5c5ddeed26290139217cbca7a85d6c4c0676f7fe362"
+     "6909ca923b8fbdab182545c0d177bd589dd71609b33e92c84381544970b827b4d61ab3315cfe561710c08c43ab8e045523bf"
+     "5eacbc971ed0c8b3f0fda1df054b75d425fc4863376bf7864a1c22c151dece7e7eb8fe98fb6b484c66b16646e08ae64c2047"
+     "bb37180f961491545123cc6233c94f8ee3ab159e",
+     0x84ba61616142dadfull,
+     {{0, 0xbfecdc00}, {1, 0xc01de800}, {31, 0x3fecdc00}, {64, 0xbeb76000}, {100, 0x3f847000},
+      {127, 0xbd230000}, {128, 0x3fa81800}, {200, 0xbf047000}, {254, 0x3f098800}, {255, 0x3e376000},
+      {256, 0x80000000}, {300, 0xbe9b1780}, {383, 0x3ddaf400}, {450, 0x3d42a000}, {511, 0x80000000}}},
+    {12,  // Q4_K
+     "9f176da5ec0dbc313687c56192bbc27bbf791e4969e1a7f2ba79262e2331429093a16bd17708074db5e532e435be4521c862"
+     "a8c5df55514243774e2a151be840eb99afd4b1c02a6d715ace5b2d2c5a37cd066844b1f792ba8a93f5c2c42dc46093518927"
+     "ff9b56eecbffa6d508d91267b9a87a184e6e178763e0430f3d91ecf9fa9d5179f572bc665189f7ba6095bba8e3eb5bc6d866"
+     "24b53e137a54879325e63daeef2d892a11e6e6c29c661cf6113e118924ca4692cad089b1565d61b6e0226fe055e9647db39e"
+     "3f6760a43016de63e9e789eed4d36108516c6f9d72af7621eb353e12745449b96b4a6172f19ca13cc66955148b6bb90d65de"
+     "8414360abcb2a123f27a80a0f95ca513f7bb81191c0987b6db8e7099b43c1a888b5931d965e1",
+     0xffda970918d6cc61ull,
+     {{0, 0x4017d730}, {1, 0x3ff0cea0}, {31, 0x3f9cf9a0}, {64, 0x3f7fc300}, {100, 0x3ff13b98},
+      {127, 0x3f7911d0}, {128, 0x3fb33830}, {200, 0x3fbb10d0}, {254, 0x3f366d70}, {255, 0x3f313020},
+      {256, 0xc999be30}, {300, 0xc815bad0}, {383, 0xc8d0ef9c}, {450, 0xc71d499a}, {511, 0xca031ae5}}},
+    {13,  // Q5_K
+     "4fb3a6cc21a5cff34eb56d9ec38a90254a95b850a2c2caf0d1a2a53dcd47664b7173849e845ca4390a2b2cc14fb536e7e0cd"
+     "b81426d2b48b0246bdd93331fd3d2cda1e0bb26440d9bf16c76d88d3f26636b7cfae6b447193312289a383d44aab93615018"
+     "5e44cd325511df41138b9d919fd27bf005260159f98f830a70db2ee2256fa78b71b11a053cb7574d50e2660335cedacc41e9"
+     "a443bc0bfa2e5768c8d3b4631ee4cf6dce4511a8faaae960787b95af4f119245d7632136a9887904becd8ec29f15a6938015"
+     "9b9086c447dacc6a6052784c989903a95d24a1583457515688b23fe8c62b958c2cce40278d5561a4097e32d0c9eea30f791e"
+     "8277c03efdfdeed229ecc7f3c458e0ef4bff6535b2e7925b9c77ef4593c1e56e1737c566dc5a6b887c4d19a7154e8c9559e4"
+     "14337d1d292807ea45964792d1eb77a382572a9be671b523b6f31b3669ca828d2b61653abaea88b1ff1ecfcdcfe23043c301"
+     "2b6e",
+     0x7a24dc19961c4a83ull,
+     {{0, 0x43822800}, {1, 0x4226f5a0}, {31, 0x42bcff60}, {64, 0x444c0a74}, {100, 0x43f3f648},
+      {127, 0x43e27d6c}, {128, 0x43ff2c74}, {200, 0x431de200}, {254, 0x4408dd06}, {255, 0x43b0e34c},
+      {256, 0xc188a5cc}, {300, 0xc1640555}, {383, 0xc1a5e5fe}, {450, 0xc2130369}, {511, 0xc1a52325}}},
+    {14,  // Q6_K
+     "9cfaf394ae1785273234d7e012332f56a9547a07bd2df0e05efd7dae1437d69f51b826e8004334499d0606179315c6878791"
+     "e53d2f9a21536acd79a46d73b13bff9072d7d9600174b381c73248ba96436ae70e1e1b8b9c4c96b3fa346e1d0b9768854589"
+     "cdc4b86be35d8d15bf31e7a2eb2184f0323011544a54990f75597b49b0a97df655754cb1b1a7eb85f7b94108cafb3af89b10"
+     "a57a8a467d847f9ec5543b7759e408dc2a936c3e98bb60e8bd73659880a600f4fbc46ac9ef90122ccb4aa9c2adcb2efa44fe"
+     "93f52b18c6a479bf5b463eb79042faf8720f6ac98be88a2fdcdb5504b4ef8b8170810aeb25e146eae05e6dc95bdd9cef9699"
+     "7b7de64d0d62c94b2a9fa1c09f0a4debd9e8ff0cf7b2b56bf6d2de9263f44425482f6bdefaac962ed902e34f62ae25c98951"
+     "8da3af6ff9c2020f1ed95c2aed292760a743f85a2eccf63aa767ec4c7469eac0e182096c384926e9f505d2db2b71dcaf7522"
+     "191f4253f01e04c42c3088d9a043b993a04b16c45cbd281c6d681a387a61e0aa4b96b90f9e420015ed8a552f4221c8494b86"
+     "9759412ef76be7f529955f1cec55d0e655bb1cad",
+     0x5a753025b77303e7ull,
+     {{0, 0x462cca10}, {1, 0x454f58e0}, {31, 0x45d15550}, {64, 0x45e46650}, {100, 0xc5d81600},
+      {127, 0x43253e00}, {128, 0xc6a7c642}, {200, 0xc57d6ca0}, {254, 0xc61475b4}, {255, 0x459aea20},
+      {256, 0xc2914c40}, {300, 0x41157300}, {383, 0x433bede0}, {450, 0x42474400}, {511, 0xc2843480}}},
+};
+
+TEST(GgmlBlocks, KTypesMatchLlamaCppsReferenceBitForBit) {
+  for (const ReferenceBlocks& r : kReference) {
+    const std::string hex = r.hex;
+    std::string blocks;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) blocks += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    ASSERT_EQ(static_cast<int64_t>(blocks.size()), 2 * ggml_type(r.id)->block_bytes);
+    const std::vector<float> y = dequantized(r.id, blocks, 512);
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    for (float v : y) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      for (int k = 0; k < 4; ++k) fnv = (fnv ^ ((bits >> (8 * k)) & 0xFF)) * 0x100000001b3ull;
+    }
+    EXPECT_EQ(fnv, r.fnv) << ggml_type_name(r.id);
+    for (const auto& [index, expected] : r.samples) {
+      uint32_t bits;
+      std::memcpy(&bits, &y[static_cast<size_t>(index)], 4);
+      EXPECT_EQ(bits, expected) << ggml_type_name(r.id) << " value " << index << " = " << y[static_cast<size_t>(index)];
+    }
+  }
 }
 
 TEST(GgmlBlocks, TypesOutsideTheTableAndPartialBlocksAreRefused) {
