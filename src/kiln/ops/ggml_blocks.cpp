@@ -94,8 +94,8 @@ void dequantize_q2_k(const char* block, float* y) {
 
 // Q3_K (110 bytes): 32 bytes of high bits (element e's at bit e / 32 of byte e % 32), 64 bytes of
 // 2-bit quants, 12 bytes of 16 signed 6-bit scales, d. Scale i's low 4 bits are nibble i / 8 of
-// byte i % 8, its high 2 bits bits 2 (i / 4) of byte 8 + i % 4; it counts from -32. The quant counts
-// from -4, its high bit set meaning 0-3. Value: (d (scale - 32)) (low2 - (high ? 0 : 4)).
+// byte i % 8, its high 2 bits bits 2 (i / 4) of byte 8 + i % 4; it counts from -32. The quant is
+// its 2 low bits, less 4 where its high bit is clear. Value: (d (scale - 32)) (low2 - (high ? 0 : 4)).
 void dequantize_q3_k(const char* block, float* y) {
   const auto* high = reinterpret_cast<const uint8_t*>(block);
   const auto* qs = high + 32;
