@@ -42,6 +42,18 @@ inline std::vector<Tensor> run(const std::string& op, const std::vector<const Te
   return r.is_ok() ? std::move(r).value() : std::vector<Tensor>(outputs);
 }
 
+// Runs op `op` of domain "kiln" (version 1) on inputs typed as they are; the status of the run.
+inline Result<std::vector<Tensor>> run_kiln(const std::string& op, const std::vector<const Tensor*>& inputs, const Attrs& attrs = {}) {
+  ir::Graph g;
+  std::vector<ir::Value*> ins;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(inputs[i] ? g.add_value("in" + std::to_string(i), ir::make_type(inputs[i]->dtype(), inputs[i]->shape())) : nullptr);
+  ir::Node* node = g.add_node(op, ins, {g.add_value("y")}, "test_" + op, "kiln", 1);
+  node->attributes = attrs;
+  KILN_ASSIGN_OR_RETURN(const OpDef* def, resolve_op(OpRegistry::global(), *node));
+  return evaluate_node(*def, *node, inputs);
+}
+
 // The error message of a run that must fail ("" if it succeeded).
 inline std::string run_error(const std::string& op, const std::vector<const Tensor*>& inputs, const Attrs& attrs = {},
                              int opset = 17, size_t outputs = 1) {

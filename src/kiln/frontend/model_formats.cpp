@@ -1,6 +1,8 @@
 // The format table (model_formats.h).
 #include "kiln/frontend/model_formats.h"
 
+#include "kiln/frontend/gguf/gguf_file.h"
+#include "kiln/frontend/gguf/gguf_import.h"
 #include "kiln/frontend/onnx/importer.h"
 #include "kiln/io/file.h"
 
@@ -8,6 +10,8 @@ namespace kiln::frontend {
 
 const std::vector<ModelFormat>& model_formats() {
   static const std::vector<ModelFormat> formats = {
+      // llama.cpp's packages: "GGUF" (a big-endian file is recognised too, and refused by name).
+      {"gguf", gguf::looks_like_gguf, gguf::import_gguf_file, gguf::import_gguf_bytes},
       // A serialized ModelProto begins with any of its fields' keys: no magic to check.
       {"onnx", [](std::string_view) { return true; }, import_onnx_file, import_onnx_bytes},
   };

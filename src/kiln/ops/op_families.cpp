@@ -36,6 +36,8 @@ void register_all_op_families(OpRegistry& r) {
   register_attention_ops(r);
   register_elementwise_chain_ops(r);
   register_channel_shuffle_ops(r);
+  register_rms_normalization_ops(r);
+  register_rotary_embedding_ops(r);
 }
 
 }  // namespace kiln::ops

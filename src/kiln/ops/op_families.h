@@ -38,6 +38,8 @@ void register_gelu_ops(OpRegistry& r);               // gelu.cpp (domain kiln)
 void register_attention_ops(OpRegistry& r);          // attention.cpp (domain kiln)
 void register_elementwise_chain_ops(OpRegistry& r);  // elementwise_chain.cpp (domain kiln)
 void register_channel_shuffle_ops(OpRegistry& r);    // channel_shuffle.cpp (domain kiln)
+void register_rms_normalization_ops(OpRegistry& r);  // rms_normalization.cpp (domain kiln)
+void register_rotary_embedding_ops(OpRegistry& r);   // rotary_embedding.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

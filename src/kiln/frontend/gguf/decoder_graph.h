@@ -1,0 +1,42 @@
+// The IR graph of a GGUF decoder (the architectures of llm_hyperparameters.h), built from its
+// hyperparameters and tensors, so that the same analysis, passes, partition, memory plan and report
+// apply to it as to an ONNX model. One call processes `sequence` new tokens after `past_sequence`
+// cached ones, as ONNX exports of decoders do (the names are Hugging Face optimum's):
+//   inputs   input_ids [1, sequence] int64, position_ids [1, sequence] int64 (each token's
+//            position, past_sequence + i), past_key_values.<b>.key / .value [1, kv_heads,
+//            past_sequence, head_size] float32 for each block b
+//   outputs  logits [1, sequence, vocab] float32, present.<b>.key / .value [1, kv_heads,
+//            past_sequence + sequence, head_size] (the past with this call's keys and values
+//            appended: the next call's past)
+// A block: RMSNormalization -> Q/K/V products (biases, per-head norms, a fused projection as the
+// architecture has them) -> RotaryEmbedding of Q and K -> kiln.Attention over the past and new keys
+// with grouped heads and a causal mask -> output product -> residual; RMSNormalization -> SwiGLU
+// feed-forward -> residual. Then the output norm and head (token_embd when there is no output.weight).
+// Weights are dequantized to float32 (the quantized products are to come). A tensor missing or of
+// a shape the hyperparameters contradict is an InvalidModel naming it.
+#pragma once
+
+#include <string>
+
+#include "kiln/frontend/gguf/gguf_file.h"
+#include "kiln/frontend/gguf/llm_hyperparameters.h"
+#include "kiln/ir/graph.h"
+#include "kiln/status.h"
+
+namespace kiln::frontend::gguf {
+
+// The names of the decoder's inputs and outputs.
+struct DecoderNames {
+  static constexpr const char* kInputIds = "input_ids";
+  static constexpr const char* kPositionIds = "position_ids";
+  static constexpr const char* kLogits = "logits";
+  static std::string past_key(int64_t block) { return "past_key_values." + std::to_string(block) + ".key"; }
+  static std::string past_value(int64_t block) { return "past_key_values." + std::to_string(block) + ".value"; }
+  static std::string present_key(int64_t block) { return "present." + std::to_string(block) + ".key"; }
+  static std::string present_value(int64_t block) { return "present." + std::to_string(block) + ".value"; }
+};
+
+// The decoder's graph; `max_positions` rows of rotary angles are precomputed (the context length).
+Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const LlmHyperparameters& hp, int64_t max_positions);
+
+}  // namespace kiln::frontend::gguf
