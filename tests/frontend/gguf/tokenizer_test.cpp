@@ -1,6 +1,7 @@
 // The GGUF tokenizers: llama.cpp's test vectors (models/ggml-vocab-<name>.gguf with .inp and .out,
-// kept in $KILN_LLM_DIR/vocab) id for id and decoded back, llama.cpp's stories260K.gguf, special
-// tokens in the text, and hand-written vocabularies for each refusal: a missing or inconsistent
+// kept in $KILN_LLM_DIR/vocab) id for id and decoded back, the pre-tokenizers' word splitting,
+// llama.cpp's stories260K.gguf, special tokens in the text, and hand-written vocabularies for each
+// refusal: a missing or inconsistent
 // key, an id out of range, a tokenizer or pre-tokenizer Kiln does not know, a bad id to decode.
 #include "kiln/frontend/gguf/tokenizer.h"
 
@@ -13,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "kiln/frontend/gguf/pre_tokenizer.h"
 #include "support/gguf_writer.h"
 
 namespace kiln::frontend::gguf {
@@ -113,7 +115,7 @@ TEST_P(LlamaCppVocabulary, TokenizesEveryTestStringAsLlamaCppDoesAndDecodesItBac
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, LlamaCppVocabulary,
-                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2"),
+                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2", "starcoder", "refact", "command-r", "mpt", "falcon", "qwen35", "deepseek-coder"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name) c = c == '-' ? '_' : c;
@@ -276,6 +278,31 @@ TEST(Tokenizer, MergesBytePairsByRankWithinWords) {
   EXPECT_EQ(*(*tokenizer)->decode({3, 2, 3, 5}), "ab ab ab");
   EXPECT_FALSE((*tokenizer)->adds_bos());
   EXPECT_EQ(*(*tokenizer)->encode("a<|endoftext|>", false, true), (std::vector<int32_t>{0, 6}));
+}
+
+std::vector<std::string> words(const std::string& pre_tokenizer, const std::string& text) {
+  const PreTokenizer* entry = find_pre_tokenizer(pre_tokenizer);
+  EXPECT_NE(entry, nullptr) << pre_tokenizer;
+  if (entry == nullptr) return {};
+  Result<WordSplitter> splitter = WordSplitter::make(*entry);
+  EXPECT_TRUE(splitter.is_ok()) << splitter.status().to_string();
+  if (!splitter.is_ok()) return {};
+  std::vector<std::string> split;
+  for (std::string_view word : splitter->split(text)) split.emplace_back(word);
+  return split;
+}
+
+// The word regexes, the hand-made \s+(?!\S) (a space run gives its last character to the next
+// word unless it ends the text) and Unicode white space included.
+TEST(PreTokenizer, CutsTextIntoWordsAsTheRegexesSay) {
+  using Words = std::vector<std::string>;
+  EXPECT_EQ(words("gpt-2", "Hello  world's\n\n"), (Words{"Hello", " ", " world", "'s", "\n\n"}));
+  EXPECT_EQ(words("gpt-2", "a\xE3\x80\x80\xE3\x80\x80" "b"), (Words{"a", "\xE3\x80\x80", "\xE3\x80\x80", "b"}));
+  EXPECT_EQ(words("llama-bpe", "    Hello\n\n 12345!!\n"), (Words{"   ", " Hello", "\n\n", " ", "123", "45", "!!\n"}));
+  EXPECT_EQ(words("qwen2", "I'M 42"), (Words{"I", "'M", " ", "4", "2"}));
+  // default: punctuation runs, then GPT-2's words, then digit runs, then threes of ASCII digits.
+  EXPECT_EQ(words("", "a,b 12345"), (Words{"a", ",", "b", " ", "123", "45"}));
+  EXPECT_EQ(find_pre_tokenizer("no-such-pre"), nullptr);
 }
 
 }  // namespace

@@ -39,6 +39,11 @@ const std::vector<PreTokenizer>& pre_tokenizers() {
       {.names = {"qwen35"}, .patterns = {kQwen35Words}, .clean_up_spaces = false},
       {.names = {"starcoder", "refact", "codeshell", "exaone", "minerva-7b"}, .patterns = {"\\p{N}", kGpt2Words}},
       {.names = {"command-r", "smollm"}, .patterns = {"\\p{N}", kGpt2Words}, .clean_up_spaces = false},
+      // Line breaks, letters, punctuation, CJK and Hangul runs, single digits.
+      {.names = {"deepseek-coder"},
+       .patterns = {"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
+                    "\\p{N}"},
+       .clean_up_spaces = false},
       {.names = {"falcon"}, .patterns = {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2Words, "[0-9][0-9][0-9]"}},
   };
   return table;
