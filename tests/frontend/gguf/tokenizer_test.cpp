@@ -1,8 +1,8 @@
 // The GGUF tokenizers: llama.cpp's test vectors (models/ggml-vocab-<name>.gguf with .inp and .out,
 // kept in $KILN_LLM_DIR/vocab) id for id and decoded back, the pre-tokenizers' word splitting,
 // llama.cpp's stories260K.gguf, special tokens in the text, and hand-written vocabularies for each
-// refusal: a missing or inconsistent
-// key, an id out of range, a tokenizer or pre-tokenizer Kiln does not know, a bad id to decode.
+// refusal: a missing or inconsistent key, an id out of range, a tokenizer or pre-tokenizer Kiln
+// does not know, a bad id to decode.
 #include "kiln/frontend/gguf/tokenizer.h"
 
 #include <gtest/gtest.h>
@@ -115,7 +115,8 @@ TEST_P(LlamaCppVocabulary, TokenizesEveryTestStringAsLlamaCppDoesAndDecodesItBac
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, LlamaCppVocabulary,
-                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2", "starcoder", "refact", "command-r", "mpt", "falcon", "qwen35", "deepseek-coder"),
+                         ::testing::Values("llama-spm", "phi-3", "llama-bpe", "qwen2", "qwen35", "gpt-2", "mpt",
+                                           "starcoder", "refact", "command-r", "falcon", "deepseek-coder"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name) c = c == '-' ? '_' : c;
