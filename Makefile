@@ -1,6 +1,7 @@
 # Kiln's entry points on a fresh Debian 12 machine:
 #   make demo   installs what the tool needs, builds only the tool, runs a bundled model and prints its evidence
-#   make test   installs everything, builds all, exports the parity models, fetches the zoo, replays the
+#   make test   installs everything, builds all, exports the parity models, fetches the zoo and llama.cpp's
+#               references for the language models (tests/llm/llm.sh), replays the
 #               fuzz corpora under the sanitizers (a second build, build-fuzz/), runs every test
 #   make zoo    fetches the zoo's models with npm and records ONNX Runtime's outputs (tests/zoo/README.md)
 #   make install PREFIX=/usr/local  installs the library, headers, CMake and pkg-config files, tool, Python package
@@ -16,10 +17,13 @@ ASAN_DIR ?= build-asan
 # The zoo's models, inputs and ONNX Runtime references live outside the clone; the tests read it too.
 KILN_ZOO_DIR ?= $(HOME)/.cache/kiln/zoo
 export KILN_ZOO_DIR
+# The language-model tests' references (llama.cpp's tokenizer vectors, logits and greedy text), also outside the clone.
+KILN_LLM_DIR ?= $(HOME)/.cache/kiln/llm
+export KILN_LLM_DIR
 # ccache (CMakeLists.txt) hashes paths relative to the clone, so another clone reuses this one's objects.
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps deps-tool deps-fuzz build build-tool install test test-asan test-tsan fuzz-build fuzz-replay fuzz demo models zoo zoo-for-test bench clean
+.PHONY: all deps deps-tool deps-fuzz build build-tool install test llm-for-test test-asan test-tsan fuzz-build fuzz-replay fuzz demo models zoo zoo-for-test bench clean
 
 all: build
 
@@ -67,9 +71,14 @@ zoo:
 zoo-for-test:
 	@./tests/zoo/zoo.sh || echo "make: the zoo is incomplete, so its tests will be skipped: $$(cat '$(KILN_ZOO_DIR)/STATUS' 2>/dev/null)"
 
+# llama.cpp's references for the language-model tests (tests/llm/llm.sh); as with the zoo, a failure
+# only makes the tests that need them skip, naming the reason ($(KILN_LLM_DIR)/STATUS).
+llm-for-test:
+	@./tests/llm/llm.sh || echo "make: the language-model references are incomplete, so their tests will be skipped: $$(cat '$(KILN_LLM_DIR)/STATUS' 2>/dev/null)"
+
 # The fuzz corpora are replayed first (their own build, build-fuzz/), so that the output ends with
 # the main suite's summary.
-test: build models zoo-for-test fuzz-replay
+test: build models zoo-for-test llm-for-test fuzz-replay
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # The conformance suite and the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;

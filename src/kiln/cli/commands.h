@@ -16,6 +16,7 @@ void add_artifact_commands(CLI::App& app, std::function<void(int)> set_exit);  /
 void add_diff_command(CLI::App& app, std::function<void(int)> set_exit);
 void add_cache_command(CLI::App& app, std::function<void(int)> set_exit);  // ls, stats, clear
 void add_ops_command(CLI::App& app, std::function<void(int)> set_exit);
+void add_generate_command(CLI::App& app, std::function<void(int)> set_exit);  // language models (GGUF)
 
 // `kiln inspect` of a .kiln file: its manifest in human form; returns the exit code.
 int inspect_artifact(const std::string& path);

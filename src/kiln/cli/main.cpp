@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_diff_command(app, set_exit);
   kiln::cli::add_cache_command(app, set_exit);
   kiln::cli::add_ops_command(app, set_exit);
+  kiln::cli::add_generate_command(app, set_exit);
   try {
     CLI11_PARSE(app, argc, argv);
   } catch (const std::bad_alloc&) {  // memory the tool itself could not have (a session's is classified already)

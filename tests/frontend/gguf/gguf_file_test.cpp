@@ -181,10 +181,10 @@ TEST(GgufFile, TheFuzzSeedsAreValidFiles) {
   EXPECT_GE(seeds, 3);
 }
 
-// llama.cpp's own conversion of a trained model (../shared/llm/README.md), where this checkout has it.
+// llama.cpp's own conversion of a trained model (tests/llm/README.md).
 TEST(GgufFile, ReadsLlamaCppsStories260K) {
-  const std::filesystem::path path = std::filesystem::path(KILN_SOURCE_DIR) / ".." / "shared" / "llm" / "stories260K.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " beside this checkout";
+  const std::filesystem::path path = std::filesystem::path(KILN_SOURCE_DIR) / "tests" / "llm" / "stories260K.gguf";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is part of the repository";
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();

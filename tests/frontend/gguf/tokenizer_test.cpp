@@ -123,10 +123,10 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, LlamaCppVocabulary,
                            return name;
                          });
 
-// llama.cpp's conversion of a trained model (../shared/llm/README.md), where this checkout has it.
+// llama.cpp's conversion of a trained model (tests/llm/README.md).
 TEST(Tokenizer, EncodesAPromptForStories260KWithBos) {
-  const std::filesystem::path path = std::filesystem::path(KILN_SOURCE_DIR) / ".." / "shared" / "llm" / "stories260K.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " beside this checkout";
+  const std::filesystem::path path = std::filesystem::path(KILN_SOURCE_DIR) / "tests" / "llm" / "stories260K.gguf";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is part of the repository";
   const std::string bytes = read_file(path);
   const Result<std::unique_ptr<Tokenizer>> tokenizer = tokenizer_from(bytes);
   ASSERT_TRUE(tokenizer.is_ok()) << tokenizer.status().to_string();
