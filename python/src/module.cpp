@@ -15,6 +15,7 @@
 
 #include "arrays.h"
 #include "artifact_functions.h"
+#include "generator_binding.h"
 #include "session_options.h"
 #include "status_error.h"
 #include "stream_binding.h"
@@ -226,4 +227,5 @@ PYBIND11_MODULE(_kiln, m) {
   m.def("available_providers", &kiln::providers::available_providers, "The providers this build has, from its registry");
   kiln::python::add_artifact_functions(m);
   kiln::python::add_stream_class(m);
+  kiln::python::add_generator_class(m);
 }

@@ -30,6 +30,8 @@ int run_inspect(const InspectArgs& args) {
   for (const auto& t : m.inputs) std::cout << "  " << t.name << ": " << type_text(t) << "\n";
   std::cout << "outputs\n";
   for (const auto& t : m.outputs) std::cout << "  " << t.name << ": " << type_text(t) << "\n";
+  if (!m.metadata.empty()) std::cout << "metadata\n";
+  for (const auto& [key, value] : m.metadata) std::cout << "  " << key << ": " << value << "\n";
   std::cout << "parameters " << m.parameters << " in " << m.parameter_tensors << " tensors (" << m.parameter_bytes
             << " bytes)\n";
   std::cout << "ops (" << m.nodes << " nodes)\n";
@@ -43,7 +45,7 @@ int run_inspect(const InspectArgs& args) {
 void add_inspect_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show what a model declares: opsets, inputs, outputs, ops, parameters");
-  cmd->add_option("model", args->model, "ONNX model or .kiln artifact")->required();
+  cmd->add_option("model", args->model, "Model (ONNX, GGUF) or .kiln artifact")->required();
   cmd->add_flag("--ir", args->ir, "Print the imported IR");
   cmd->callback([args, set_exit] { set_exit(run_inspect(*args)); });
 }

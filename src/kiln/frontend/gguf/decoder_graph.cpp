@@ -42,7 +42,7 @@ class DecoderBuilder {
       head = embeddings;  // tied to the token embeddings
     }
     ir::Value* logits = op("Gemm", {x, head}, {{"transB", ir::Attribute::of_int(1)}});
-    output(reshape(logits, {1, -1, hp_.vocab_size}), DecoderNames::kLogits);
+    output(reshape(logits, {1, -1, hp_.vocab_size}), DecoderNames::kLogits, {DType::kFloat, ir::Shape({1, seq, hp_.vocab_size})});
     return std::move(graph_);
   }
 
@@ -76,8 +76,9 @@ class DecoderBuilder {
     v = transpose(reshape(v, {1, -1, hp_.kv_heads, hp_.head_size}), {0, 2, 1, 3});
     ir::Value* present_key = op("Concat", {past_key, k}, {{"axis", ir::Attribute::of_int(2)}});
     ir::Value* present_value = op("Concat", {past_value, v}, {{"axis", ir::Attribute::of_int(2)}});
-    output(present_key, DecoderNames::present_key(b));
-    output(present_value, DecoderNames::present_value(b));
+    const ir::TensorType cache{DType::kFloat, ir::Shape({1, hp_.kv_heads, ir::Dim::symbol("total_sequence"), hp_.head_size})};
+    output(present_key, DecoderNames::present_key(b), cache);
+    output(present_value, DecoderNames::present_value(b), cache);
     if (!mask_) mask_ = causal_mask(present_key);
     // Keys and values [1, kv_heads, 1, total, head]: each group of query heads shares them.
     ir::Value* attention = op("Attention", {q, unsqueeze(present_key, 2), unsqueeze(present_value, 2), mask_},
@@ -224,8 +225,10 @@ class DecoderBuilder {
     return v;
   }
 
-  void output(ir::Value* v, const std::string& name) {
+  // `v` as the graph output `name`, declared of `type` (a hint, as an ONNX model's declarations are).
+  void output(ir::Value* v, const std::string& name, ir::TensorType type) {
     graph_->rename_value(v, name);
+    v->type = std::move(type);
     graph_->outputs.push_back(v);
   }
 

@@ -2,6 +2,8 @@
 #include "kiln/frontend/gguf/gguf_import.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "kiln/frontend/gguf/decoder_graph.h"
 #include "kiln/frontend/gguf/gguf_file.h"
@@ -10,6 +12,12 @@
 
 namespace kiln::frontend::gguf {
 namespace {
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
 // The model's metadata: the hyperparameters as text, for inspect and the report.
 std::map<std::string, std::string> describe(const LlmHyperparameters& hp) {
@@ -23,10 +31,52 @@ std::map<std::string, std::string> describe(const LlmHyperparameters& hp) {
       {"gguf.head_count_kv", std::to_string(hp.kv_heads)},
       {"gguf.head_size", std::to_string(hp.head_size)},
       {"gguf.rope_dimension_count", std::to_string(hp.rope_dimensions)},
-      {"gguf.rope_freq_base", std::to_string(hp.rope_freq_base)},
-      {"gguf.rms_epsilon", std::to_string(hp.rms_epsilon)},
+      {"gguf.rope_freq_base", number_text(hp.rope_freq_base)},
+      {"gguf.rms_epsilon", number_text(hp.rms_epsilon)},
       {"gguf.vocab_size", std::to_string(hp.vocab_size)},
   };
+}
+
+std::string bytes_text(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+// The rest of what `kiln inspect` shows of a package: its name, tokenizer, special tokens, chat
+// template, and the tensors by type with their bytes.
+void describe_package(const GgufFile& file, std::map<std::string, std::string>& out) {
+  auto text_of = [&](const char* key) -> std::optional<std::string> {
+    const MetadataValue* v = file.find(key);
+    if (!v) return std::nullopt;
+    if (v->type == ValueType::kString) return v->string_value;
+    if (v->is_integer()) return std::to_string(v->as_int());
+    if (v->type == ValueType::kBool) return v->unsigned_value ? "true" : "false";
+    return std::nullopt;
+  };
+  if (auto name = text_of("general.name")) out["gguf.name"] = *name;
+  if (auto kind = text_of("tokenizer.ggml.model")) out["gguf.tokenizer"] = *kind;
+  if (auto pre = text_of("tokenizer.ggml.pre")) out["gguf.tokenizer_pre"] = *pre;
+  if (const MetadataValue* tokens = file.find("tokenizer.ggml.tokens")) out["gguf.tokenizer_tokens"] = std::to_string(tokens->elements.size());
+  for (const char* special : {"bos", "eos", "unknown", "padding", "eot"})
+    if (auto id = text_of(("tokenizer.ggml." + std::string(special) + "_token_id").c_str())) out["gguf." + std::string(special) + "_token"] = *id;
+  for (const char* flag : {"add_bos_token", "add_eos_token"})
+    if (auto value = text_of(("tokenizer.ggml." + std::string(flag)).c_str())) out["gguf." + std::string(flag)] = *value;
+  const MetadataValue* chat = file.find("tokenizer.chat_template");
+  out["gguf.chat_template"] = chat ? "present (" + std::to_string(chat->string_value.size()) + " bytes)" : "absent";
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_type;  // type -> tensors, bytes
+  uint64_t total = 0;
+  for (const TensorInfo& t : file.tensors) {
+    auto& [count, bytes] = by_type[std::string(t.type.name)];
+    ++count;
+    bytes += t.bytes;
+    total += t.bytes;
+  }
+  std::string types;
+  for (const auto& [type, figures] : by_type)
+    types += (types.empty() ? "" : "; ") + type + " " + std::to_string(figures.first) + " tensors " + bytes_text(figures.second);
+  out["gguf.tensor_types"] = types;
+  out["gguf.tensor_bytes"] = std::to_string(total);
 }
 
 Result<ir::Model> import_from(std::string_view bytes, const std::string& what, const std::string& sha256) {
@@ -38,8 +88,7 @@ Result<ir::Model> import_from(std::string_view bytes, const std::string& what, c
   model.producer_name = "gguf";
   model.producer_version = std::to_string(file.version);
   model.metadata = describe(hp);
-  if (const MetadataValue* name = file.find("general.name"); name && name->type == ValueType::kString)
-    model.metadata["gguf.name"] = name->string_value;
+  describe_package(file, model.metadata);
   model.sha256 = sha256;
   model.file_bytes = static_cast<int64_t>(bytes.size());
   return model;
