@@ -3,7 +3,9 @@
 # (default ~/.cache/kiln/llm), recorded once per machine like the zoo's:
 #   vocab/      llama.cpp's tokenizer test vectors (ggml-vocab-*.gguf with .inp/.out), taken from the
 #               llama.cpp source that npm's node-llama-cpp bundles
-#   refs/       for each model of tests/llm: llama.cpp's greedy continuation (<model>.greedy.json)
+#   models/     test decoders with random weights written by tests/llm/make_models.py (llama in every
+#               ggml type Kiln reads, qwen2, qwen3, phi3 in F32), written again when the script changes
+#   refs/       for each model of tests/llm and models/: llama.cpp's greedy continuation (<model>.greedy.json)
 #               and per-position log-probabilities of the prompt and that continuation
 #               (<model>.logprobs.npy), with the model's sha256 they were recorded for
 # llama.cpp is installed by bench/setup.sh llama. A step that fails is written to
@@ -14,7 +16,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LLM="${KILN_LLM_DIR:-$HOME/.cache/kiln/llm}"
 STATUS="$LLM/STATUS"
 PEER="$ROOT/bench/peers/llama"
-mkdir -p "$LLM/vocab" "$LLM/refs"
+mkdir -p "$LLM/vocab" "$LLM/refs" "$LLM/models"
 problems=()
 
 if ! "$ROOT/bench/setup.sh" llama >/dev/null; then
@@ -55,8 +57,26 @@ record() {
   echo "llm: recorded llama.cpp's references for $name"
 }
 
+# The random-weight decoders: written from the vocab-only GGUFs, again when make_models.py changes.
+writer="$ROOT/tests/llm/make_models.py"
+writer_sha="$(sha256sum "$writer" | cut -d' ' -f1)"
+if [ -f "$LLM/vocab/.complete" ] && ! grep -qx "$writer_sha" "$LLM/models/.complete" 2>/dev/null; then
+  rm -f "$LLM/models/"*.gguf "$LLM/models/.complete"
+  if /usr/bin/python3 "$writer" "$LLM/vocab" "$LLM/models" >/dev/null; then
+    echo "$writer_sha" > "$LLM/models/.complete"
+    echo "llm: wrote the test decoders in $LLM/models"
+  else
+    problems+=("tests/llm/make_models.py failed (python3 with numpy)")
+  fi
+fi
+
 if [ -d "$PEER/node_modules/node-llama-cpp" ]; then
   record "$ROOT/tests/llm/stories260K.gguf" "Once upon a time" 64
+  if [ -f "$LLM/models/.complete" ]; then
+    for model in "$LLM/models/"*.gguf; do
+      record "$model" "Once upon a time there was" 32
+    done
+  fi
 fi
 
 if [ "${#problems[@]}" -gt 0 ]; then
