@@ -17,6 +17,7 @@
 
 #include "kiln/generator.h"
 #include "kiln/tensor_io.h"
+#include "support/test_target.h"
 
 namespace kiln {
 namespace generator_parity {
@@ -89,6 +90,7 @@ TEST_P(GeneratorParity, MatchesLlamaCpp) {
 
   GeneratorOptions options;
   options.session.threads = 2;
+  options.session.isa = testing::test_isa();  // the AVX2 cap in the avx2.* run
   options.context = 256;
   Result<std::unique_ptr<Generator>> loaded = Generator::load(model.string(), options);
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();

@@ -10,6 +10,7 @@
 
 #include "kiln/generator.h"
 #include "kiln/tensor_io.h"
+#include "support/test_target.h"
 
 namespace kiln {
 namespace {
@@ -34,6 +35,7 @@ std::string missing_reference(const std::filesystem::path& file) {
 
 std::unique_ptr<Generator> load(GeneratorOptions options = {}) {
   options.session.threads = 2;
+  options.session.isa = testing::test_isa();  // the AVX2 cap in the avx2.* run
   Result<std::unique_ptr<Generator>> g = Generator::load(kModel.string(), options);
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
   return g.is_ok() ? std::move(g).value() : nullptr;
