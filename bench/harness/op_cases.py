@@ -779,6 +779,35 @@ def _cases():
     add("Attention", "kiln.Attention", attention,
         source="hand: scaled dot-product attention, 12 heads x 128 tokens x 64")
 
+    # Language models (GGUF decoders, frontend/gguf/decoder_graph): Llama-3.2-1B's shapes.
+    kiln_ops = (("kiln", 1),)
+
+    def rms_norm(g):
+        s = g.size((1, 4, 64), (1, 128, 2048))
+        g.output(g.target("RMSNormalization", [g.input(g.uniform(s)), g.init(g.uniform((s[-1],), 0.5, 1.5))], domain="kiln",
+                          epsilon=1e-5), dtype="float32", shape=list(s))
+    add("RMSNormalization", "kiln.RMSNormalization", rms_norm, extra_opsets=kiln_ops,
+        source="hand: Llama-3.2-1B's hidden states, 128 tokens x 2048")
+
+    def rotary(g):
+        tokens, heads, head = g.size((4, 2, 16), (128, 32, 64))
+        angles = np.arange(4096, dtype=np.float32)[:, None] * (10000.0 ** (-np.arange(head // 2, dtype=np.float32) / (head // 2)))[None, :]
+        x = g.input(g.uniform((1, tokens, heads * head)))
+        g.output(g.target("RotaryEmbedding", [x, g.init(np.cos(angles).astype(np.float32)), g.init(np.sin(angles).astype(np.float32)),
+                                              g.init(np.arange(tokens, dtype=np.int64)[None, :])],
+                          domain="kiln", num_heads=heads, interleaved=1), dtype="float32", shape=[1, tokens, heads * head])
+    add("RotaryEmbedding", "kiln.RotaryEmbedding", rotary, extra_opsets=kiln_ops,
+        source="hand: Llama-3.2-1B's queries, 128 tokens x 32 heads x 64, adjacent pairs")
+
+    def block_quantized_matmul(g):
+        n, k = g.size((64, 256), (2048, 2048))
+        blocks = np.random.default_rng(3).integers(0, 256, size=(n, k // 32, 18), dtype=np.uint8)
+        blocks[:, :, 0:2] = np.full((n, k // 32), 0.01, np.float16).view(np.uint8).reshape(n, k // 32, 2)
+        g.output(g.target("BlockQuantizedMatMul", [g.input(g.uniform((1, k))), g.init(blocks.reshape(n, k // 32 * 18))],
+                          domain="kiln", block_type=2), dtype="float32", shape=[1, n])
+    add("BlockQuantizedMatMul", "kiln.BlockQuantizedMatMul", block_quantized_matmul, extra_opsets=kiln_ops,
+        source="hand: one decoded token through Llama-3.2-1B's Q4_0 attn_q, 2048x2048")
+
     def det(g):
         g.output(g.target("Det", [g.input(g.uniform(g.size((4, 3, 3), (4096, 3, 3))))]))
     add("Det", "Det", det, source="hand: 4096 3x3 matrices (geometry heads)")

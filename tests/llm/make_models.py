@@ -429,7 +429,7 @@ def weights(spec, vocab_size):
 def architecture_keys(spec, vocab_size):
     a = spec["arch"]
     keys = [("general.architecture", STRING, value(STRING, a)), ("general.name", STRING, value(STRING, f"kiln-test-{a}")),
-            (f"{a}.context_length", U32, value(U32, CONTEXT)), (f"{a}.embedding_length", U32, value(U32, spec["width"])),
+            (f"{a}.context_length", U32, value(U32, spec.get("context", CONTEXT))), (f"{a}.embedding_length", U32, value(U32, spec["width"])),
             (f"{a}.block_count", U32, value(U32, spec["blocks"])), (f"{a}.feed_forward_length", U32, value(U32, spec["ff"])),
             (f"{a}.attention.head_count", U32, value(U32, spec["heads"])), (f"{a}.attention.head_count_kv", U32, value(U32, spec["kv_heads"])),
             (f"{a}.attention.layer_norm_rms_epsilon", F32V, value(F32V, spec["eps"])), (f"{a}.rope.freq_base", F32V, value(F32V, spec["rope_base"])),

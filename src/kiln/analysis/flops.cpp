@@ -28,7 +28,7 @@ int64_t estimate_flops(const ir::Node& node) {
     const int64_t w_elements = elements(node.input(1)), out_channels = dim(node.input(1), 0);
     return 2 * elements(y) * (out_channels ? w_elements / out_channels : 0) + elements(y);
   }
-  if (node.is("", "MatMul") || node.is("kiln", "FusedMatMul")) return 2 * elements(y) * dim(node.input(0), -1) + elements(y);
+  if (node.is("", "MatMul") || node.is("kiln", "FusedMatMul") || node.is("kiln", "BlockQuantizedMatMul")) return 2 * elements(y) * dim(node.input(0), -1) + elements(y);
   if (node.is("", "Gemm")) {
     const int64_t k = node.attr_int("transA", 0) ? dim(node.input(0), 0) : dim(node.input(0), 1);
     return 2 * elements(y) * k + elements(y);

@@ -1,9 +1,13 @@
 // `kiln generate MODEL.gguf --prompt TEXT -n N`: a language model's continuation of a prompt,
 // printed as it is produced, then time to first token, prompt tokens/s and generation tokens/s
 // (on stderr, so stdout is the text alone). Greedy at --temperature 0; --logits-out writes the
-// float32 logits of every prompt position and generated token as .npy, [tokens, vocab].
+// float32 logits of every prompt position and generated token as .npy, [tokens, vocab]; --json the
+// figures (with the load time) for bench/llm.sh.
+#include <chrono>
 #include <iostream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
@@ -27,6 +31,7 @@ struct GenerateArgs {
   bool ignore_eos = false;
   std::string logits_path;
   std::string report_path;
+  std::string json_path;
   SessionFlags flags;
 };
 
@@ -55,7 +60,9 @@ Status generate(const GenerateArgs& args) {
   KILN_ASSIGN_OR_RETURN(options.session, to_options(args.flags));
   options.context = args.context;
   options.batch = args.batch;
+  const auto load_start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Generator> generator, Generator::load(args.model, options));
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   std::vector<int32_t> prompt;
   if (!args.prompt.empty()) {
     KILN_ASSIGN_OR_RETURN(prompt, generator->tokenize(args.prompt));
@@ -76,6 +83,15 @@ Status generate(const GenerateArgs& args) {
             << " tokens/s, generation " << stats.generation_tokens_per_second << " tokens/s\n";
   if (!args.logits_path.empty()) KILN_RETURN_IF_ERROR(write_npy_file(args.logits_path, logits));
   if (!args.report_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.report_path, generator->session().report_json()));
+  if (!args.json_path.empty()) {
+    const nlohmann::json figures = {{"load_ms", load_ms},
+                                    {"prompt_tokens", stats.prompt_tokens},
+                                    {"generated_tokens", stats.generated_tokens},
+                                    {"time_to_first_token_ms", stats.time_to_first_token_ms},
+                                    {"prompt_tokens_per_s", stats.prompt_tokens_per_second},
+                                    {"generation_tokens_per_s", stats.generation_tokens_per_second}};
+    KILN_RETURN_IF_ERROR(write_text_file(args.json_path, figures.dump() + "\n"));
+  }
   return Status::ok();
 }
 
@@ -97,6 +113,7 @@ void add_generate_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_flag("--ignore-eos", args->ignore_eos, "Keep generating past the end-of-text token");
   cmd->add_option("--logits-out", args->logits_path, "Write the logits of every position as .npy [tokens, vocab]");
   cmd->add_option("--report", args->report_path, "Write the session's report (JSON)");
+  cmd->add_option("--json", args->json_path, "Write load time, time to first token and tokens/s as JSON (for bench/llm.sh)");
   add_session_flags(*cmd, args->flags);
   cmd->callback([args, set_exit] {
     Status s = generate(*args);

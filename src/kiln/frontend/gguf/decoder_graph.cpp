@@ -2,7 +2,10 @@
 #include "kiln/frontend/gguf/decoder_graph.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
+
+#include "kiln/ops/block_quantized_matmul.h"
 
 namespace kiln::frontend::gguf {
 namespace {
@@ -35,13 +38,9 @@ class DecoderBuilder {
     }
     KILN_ASSIGN_OR_RETURN(ir::Value* norm, weight("output_norm.weight", {hp_.embedding}));
     x = rms_norm(x, norm);
-    ir::Value* head = nullptr;
-    if (file_.tensor("output.weight")) {
-      KILN_ASSIGN_OR_RETURN(head, weight("output.weight", {hp_.vocab_size, hp_.embedding}));
-    } else {
-      head = embeddings;  // tied to the token embeddings
-    }
-    ir::Value* logits = op("Gemm", {x, head}, {{"transB", ir::Attribute::of_int(1)}});
+    // The head: output.weight, or tied to the token embeddings.
+    KILN_ASSIGN_OR_RETURN(ir::Value* logits,
+                          linear(x, file_.tensor("output.weight") ? "output.weight" : "token_embd.weight", hp_.vocab_size, hp_.embedding));
     output(reshape(logits, {1, -1, hp_.vocab_size}), DecoderNames::kLogits, {DType::kFloat, ir::Shape({1, seq, hp_.vocab_size})});
     return std::move(graph_);
   }
@@ -55,8 +54,8 @@ class DecoderBuilder {
     ir::Value* h = rms_norm(x, attn_norm);
     ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
     if (hp_.architecture.fused_qkv) {
-      KILN_ASSIGN_OR_RETURN(ir::Value* w, weight(p + "attn_qkv.weight", {q_width + 2 * kv_width, hp_.embedding}));
-      std::vector<ir::Value*> parts = split(product(h, w, nullptr), {q_width, kv_width, kv_width});
+      KILN_ASSIGN_OR_RETURN(ir::Value* qkv, linear(h, p + "attn_qkv.weight", q_width + 2 * kv_width, hp_.embedding));
+      std::vector<ir::Value*> parts = split(qkv, {q_width, kv_width, kv_width});
       q = parts[0], k = parts[1], v = parts[2];
     } else {
       KILN_ASSIGN_OR_RETURN(q, projection(h, p + "attn_q", q_width, hp_.architecture.qkv_bias));
@@ -93,8 +92,8 @@ class DecoderBuilder {
     h = rms_norm(x, ffn_norm);
     ir::Value *gate = nullptr, *up = nullptr;
     if (hp_.architecture.fused_gate_up) {
-      KILN_ASSIGN_OR_RETURN(ir::Value* w, weight(p + "ffn_up.weight", {2 * hp_.feed_forward, hp_.embedding}));
-      std::vector<ir::Value*> parts = split(product(h, w, nullptr), {hp_.feed_forward, hp_.feed_forward});
+      KILN_ASSIGN_OR_RETURN(ir::Value* gate_up, linear(h, p + "ffn_up.weight", 2 * hp_.feed_forward, hp_.embedding));
+      std::vector<ir::Value*> parts = split(gate_up, {hp_.feed_forward, hp_.feed_forward});
       gate = parts[0], up = parts[1];
     } else {
       KILN_ASSIGN_OR_RETURN(gate, projection(h, p + "ffn_gate", hp_.feed_forward, false));
@@ -107,18 +106,22 @@ class DecoderBuilder {
 
   // x [rows, in] times the weight `<name>.weight` [out, in] (+ `<name>.bias` [out]).
   Result<ir::Value*> projection(ir::Value* x, const std::string& name, int64_t out, bool bias, int64_t in = 0) {
-    KILN_ASSIGN_OR_RETURN(ir::Value* w, weight(name + ".weight", {out, in > 0 ? in : hp_.embedding}));
-    ir::Value* b = nullptr;
-    if (bias) {
-      KILN_ASSIGN_OR_RETURN(b, weight(name + ".bias", {out}));
-    }
-    return product(x, w, b);
+    KILN_ASSIGN_OR_RETURN(ir::Value* y, linear(x, name + ".weight", out, in > 0 ? in : hp_.embedding));
+    if (!bias) return y;
+    KILN_ASSIGN_OR_RETURN(ir::Value* b, weight(name + ".bias", {out}));
+    return op("Add", {y, b});
   }
 
-  ir::Value* product(ir::Value* x, ir::Value* w, ir::Value* b) {
-    std::vector<ir::Value*> inputs = {x, w};
-    if (b) inputs.push_back(b);
-    return op("Gemm", inputs, {{"transB", ir::Attribute::of_int(1)}});
+  // x [rows, in] times the weight tensor `name` [out, in]: in the quantized domain for a
+  // block-quantized tensor (kiln.BlockQuantizedMatMul over its blocks), else as a float product.
+  Result<ir::Value*> linear(ir::Value* x, const std::string& name, int64_t out, int64_t in) {
+    const TensorInfo* t = file_.tensor(name);
+    if (!t || t->type.block_values == 1) {
+      KILN_ASSIGN_OR_RETURN(ir::Value* w, weight(name, {out, in}));
+      return op("Gemm", {x, w}, {{"transB", ir::Attribute::of_int(1)}});
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Value* blocks, block_weight(*t, {out, in}));
+    return op("BlockQuantizedMatMul", {x, blocks}, {{ops::kBlockTypeAttribute, ir::Attribute::of_int(t->type_id)}}, "kiln");
   }
 
   ir::Value* rms_norm(ir::Value* x, ir::Value* scale) {
@@ -187,6 +190,19 @@ class DecoderBuilder {
     Status s = ops::dequantize(t->type, t->data.data(), t->element_count(), values.data<float>());
     if (!s.is_ok()) return Status(s.code(), "GGUF tensor " + name + ": " + s.message());
     return graph_->add_constant(name, std::move(values));
+  }
+
+  // A block-quantized tensor, which must have `shape` [out, in], as its bytes: uint8 [out, row bytes].
+  Result<ir::Value*> block_weight(const TensorInfo& t, const std::vector<int64_t>& shape) {
+    const std::string name = t.name + ".blocks";
+    if (ir::Value* known = graph_->find_value(name)) return known;
+    const std::vector<int64_t> dims(t.dims.rbegin(), t.dims.rend());
+    if (dims != shape)
+      return invalid_model("GGUF tensor " + t.name + " has shape " + shape_text(dims) + ", the hyperparameters give " + shape_text(shape));
+    const int64_t row_bytes = shape[1] / t.type.block_values * t.type.block_bytes;
+    Tensor bytes = Tensor::allocate(DType::kUInt8, {shape[0], row_bytes});
+    std::memcpy(bytes.data<uint8_t>(), t.data.data(), t.data.size());
+    return graph_->add_constant(name, std::move(bytes));
   }
 
   ir::Value* int_constant(const std::vector<int64_t>& values, const std::vector<int64_t>& shape) {

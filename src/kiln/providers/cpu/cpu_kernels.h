@@ -58,6 +58,7 @@ void add_integer_matmul_kernels(CpuKernelTable& table);
 void add_indexed_kernels(CpuKernelTable& table);
 void add_topk_kernels(CpuKernelTable& table);
 void add_cumsum_kernels(CpuKernelTable& table);
+void add_block_quantized_matmul_kernels(CpuKernelTable& table);
 void add_trilu_kernels(CpuKernelTable& table);
 void add_detection_kernels(CpuKernelTable& table);
 void add_selection_kernels(CpuKernelTable& table);

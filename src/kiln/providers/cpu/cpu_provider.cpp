@@ -48,6 +48,7 @@ const cpu::CpuKernelTable& table() {
     cpu::add_indexed_kernels(t);
     cpu::add_topk_kernels(t);
     cpu::add_cumsum_kernels(t);
+    cpu::add_block_quantized_matmul_kernels(t);
     cpu::add_trilu_kernels(t);
     cpu::add_detection_kernels(t);
     cpu::add_selection_kernels(t);

@@ -1,0 +1,197 @@
+// cpu kernel for kiln.BlockQuantizedMatMul (ops/block_quantized_matmul.h): products in the
+// quantized domain, one pass over the weights per call. The activations are quantized once per
+// call to 8-bit blocks of 32 (a float scale per block, its sum kept for the types with a minimum);
+// each weight row of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) is multiplied block by
+// block with AVX2's 8-bit multiply-adds into 32-bit sums, scaled per block in float. The other
+// block types (the K types) dequantize one weight row at a time into a float buffer (ggml_blocks'
+// exact dequantization) and take its dot products with every activation row. Output rows are
+// spread over OpenMP threads, each weight row read once per call. Built for the x86-64-v3 baseline
+// (AVX2, FMA).
+#include <immintrin.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kiln/ir/float16.h"
+#include "kiln/ops/block_quantized_matmul.h"
+#include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/onednn_support.h"
+
+namespace kiln::providers::cpu {
+namespace {
+
+constexpr int64_t kActivationBlock = 32;
+
+// 32 activations as round(x / d) in [-127, 127], with d = max |x| / 127 and sum = d * sum(q).
+struct ActivationBlock {
+  float d = 0, sum = 0;
+  alignas(32) int8_t q[kActivationBlock];
+};
+
+void quantize_activations(const float* x, int64_t count, ActivationBlock* out) {
+  for (int64_t b = 0; b < count / kActivationBlock; ++b) {
+    const float* v = x + b * kActivationBlock;
+    float amax = 0;
+    for (int64_t j = 0; j < kActivationBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
+    const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int64_t j = 0; j < kActivationBlock; ++j) {
+      const int q = static_cast<int>(std::nearbyint(v[j] * inverse));
+      out[b].q[j] = static_cast<int8_t>(q);
+      sum += q;
+    }
+    out[b].d = d;
+    out[b].sum = d * static_cast<float>(sum);
+  }
+}
+
+float half_at(const uint8_t* p) {
+  Float16 h;
+  std::memcpy(&h.bits, p, 2);
+  return ir::to_float(h);
+}
+
+float horizontal_sum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// Sum of 32 products of unsigned bytes `u` (at most 31) and signed bytes `s`, as 8 int32 lanes
+// converted to float.
+__m256 unsigned_dot(__m256i u, __m256i s) {
+  const __m256i pairs = _mm256_maddubs_epi16(u, s);
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+// The same for two signed operands: |a| times b with a's sign.
+__m256 signed_dot(__m256i a, __m256i b) { return unsigned_dot(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a)); }
+
+// 16 bytes of nibbles as 32 bytes: low nibbles are values 0-15, high nibbles 16-31.
+__m256i nibbles(const uint8_t* p) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i mask = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask), _mm_and_si128(packed, mask));
+}
+
+// 32 bits (bit j for value j) as 32 bytes of 0x10 or 0.
+__m256i fifth_bits(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                             _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// One weight row of a 32-value type times one activation row: sum over blocks.
+template <uint32_t kType>
+float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  float minimum_terms = 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const ActivationBlock& a = x[b];
+    const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
+    if constexpr (kType == 8) {  // Q8_0: d, 32 int8
+      const uint8_t* block = w + b * 34;
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
+    } else if constexpr (kType == 2) {  // Q4_0: d, nibbles; (q - 8) d
+      const uint8_t* block = w + b * 18;
+      const __m256i q = _mm256_sub_epi8(nibbles(block + 2), _mm256_set1_epi8(8));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
+    } else if constexpr (kType == 3) {  // Q4_1: d, m, nibbles; q d + m
+      const uint8_t* block = w + b * 20;
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), unsigned_dot(nibbles(block + 4), xq), acc);
+      minimum_terms += half_at(block + 2) * a.sum;
+    } else if constexpr (kType == 6) {  // Q5_0: d, fifth bits, nibbles; (q - 16) d
+      const uint8_t* block = w + b * 22;
+      const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles(block + 6), fifth_bits(block + 2)), _mm256_set1_epi8(16));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
+    } else {  // Q5_1: d, m, fifth bits, nibbles; q d + m
+      static_assert(kType == 7);
+      const uint8_t* block = w + b * 24;
+      const __m256i q = _mm256_or_si256(nibbles(block + 8), fifth_bits(block + 4));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), unsigned_dot(q, xq), acc);
+      minimum_terms += half_at(block + 2) * a.sum;
+    }
+  }
+  return horizontal_sum(acc) + minimum_terms;
+}
+
+using RowDot = float (*)(const uint8_t*, const ActivationBlock*, int64_t);
+
+// The quantized-domain row product of a type, when it has one.
+RowDot quantized_row_dot(uint32_t type) {
+  switch (type) {
+    case 2: return row_dot<2>;
+    case 3: return row_dot<3>;
+    case 6: return row_dot<6>;
+    case 7: return row_dot<7>;
+    case 8: return row_dot<8>;
+    default: return nullptr;
+  }
+}
+
+float float_dot(const float* a, const float* b, int64_t count) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+  float sum = horizontal_sum(acc);
+  for (; i < count; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+Capability block_matmul_supports(const ir::Node& node) {
+  const ir::Value* w = node.input(1);
+  if (!w || !w->is_constant()) return Capability::no("W is computed by the graph: the kernel reads constant blocks");
+  return Capability::yes();
+}
+
+Result<ops::Kernel> build_block_matmul(const ir::Node& node, KernelBuild& build) {
+  KILN_ASSIGN_OR_RETURN(const ops::BlockQuantizedWeight weight, ops::block_quantized_weight(node, input_dims(node, 1)));
+  const RowDot quantized = quantized_row_dot(weight.type.id);
+  build.evidence.record_implementation(node.name, quantized ? "kiln:block-quantized " + std::string(weight.type.name) + " x 8-bit, avx2"
+                                                            : "kiln:block-quantized " + std::string(weight.type.name) +
+                                                                  " rows dequantized, float dot, avx2");
+  return ops::Kernel([weight, quantized](ops::KernelContext& ctx) -> Status {
+    const Tensor& x = *ctx.input(0);
+    const uint8_t* w = ctx.input(1)->data<uint8_t>();
+    float* y = ctx.output(0)->data<float>();
+    const int64_t k = weight.columns, n_rows = weight.rows, m_rows = k == 0 ? 0 : x.element_count() / k;
+    const float* xs = x.data<float>();
+    if (quantized) {
+      const int64_t blocks = k / kActivationBlock;
+      std::vector<ActivationBlock> activations(static_cast<size_t>(m_rows * blocks));
+#pragma omp parallel for if (m_rows > 1)
+      for (int64_t m = 0; m < m_rows; ++m) quantize_activations(xs + m * k, k, activations.data() + m * blocks);
+#pragma omp parallel for schedule(static)
+      for (int64_t n = 0; n < n_rows; ++n)
+        for (int64_t m = 0; m < m_rows; ++m) y[m * n_rows + n] = quantized(w + n * weight.row_bytes, activations.data() + m * blocks, blocks);
+      return Status::ok();
+    }
+    std::atomic<bool> failed{false};
+#pragma omp parallel
+    {
+      std::vector<float> row(static_cast<size_t>(k));
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < n_rows; ++n) {
+        if (!ops::dequantize(weight.type, reinterpret_cast<const char*>(w + n * weight.row_bytes), k, row.data()).is_ok()) {
+          failed = true;
+          continue;
+        }
+        for (int64_t m = 0; m < m_rows; ++m) y[m * n_rows + n] = float_dot(xs + m * k, row.data(), k);
+      }
+    }
+    return failed ? ctx.error("W's " + std::string(weight.type.name) + " blocks could not be dequantized") : Status::ok();
+  });
+}
+
+}  // namespace
+
+void add_block_quantized_matmul_kernels(CpuKernelTable& table) {
+  table["kiln.BlockQuantizedMatMul"] = {block_matmul_supports, build_block_matmul};
+}
+
+}  // namespace kiln::providers::cpu
