@@ -109,15 +109,6 @@ void dequantize_q3_k(const char* block, float* y) {
   }
 }
 
-// Q4_K and Q5_K pack eight 6-bit scales and eight 6-bit minimums in 12 bytes: for sub-blocks 0-3
-// the low 6 bits of bytes 0-3 (scales) and 4-7 (minimums); for 4-7 the nibbles of bytes 8-11 (low:
-// scale, high: minimum) with their top 2 bits in the top bits of bytes 0-3 (scales) and 4-7
-// (minimums).
-std::pair<int, int> k_scale_and_min(const uint8_t* packed, int j) {
-  if (j < 4) return {packed[j] & 63, packed[j + 4] & 63};
-  return {(packed[j + 4] & 0x0F) | (packed[j - 4] >> 6) << 4, (packed[j + 4] >> 4) | (packed[j] >> 6) << 4};
-}
-
 // Q4_K (144 bytes): d, dmin, 12 bytes of scales and minimums, 128 bytes of nibbles; Q5_K (176
 // bytes) puts 32 bytes of fifth bits before the nibbles. Each 64 values take 32 bytes, low nibbles
 // first, then high; sub-block j is values 32j to 32j + 31, and element e's fifth bit is bit e / 32
@@ -128,7 +119,7 @@ void dequantize_k_nibbles(const char* block, float* y, bool fifth_bit) {
   const uint8_t* high = packed + 12;
   const uint8_t* qs = high + (fifth_bit ? 32 : 0);
   for (int j = 0; j < 8; ++j) {
-    const auto [scale_bits, min_bits] = k_scale_and_min(packed, j);
+    const auto [scale_bits, min_bits] = k_quant_scale_and_min(packed, j);
     const float scale = d * static_cast<float>(scale_bits), minimum = dmin * static_cast<float>(min_bits);
     for (int l = 0; l < 32; ++l) {
       const int e = 32 * j + l;
@@ -187,6 +178,11 @@ std::string ggml_type_name(uint32_t id) {
   for (const auto& [other, name] : kOtherNames)
     if (other == id) return std::string(name);
   return "type " + std::to_string(id);
+}
+
+std::pair<int, int> k_quant_scale_and_min(const uint8_t* packed, int j) {
+  if (j < 4) return {packed[j] & 63, packed[j + 4] & 63};
+  return {(packed[j + 4] & 0x0F) | (packed[j - 4] >> 6) << 4, (packed[j + 4] >> 4) | (packed[j] >> 6) << 4};
 }
 
 Status dequantize(const GgmlType& type, const char* blocks, int64_t count, float* out) {

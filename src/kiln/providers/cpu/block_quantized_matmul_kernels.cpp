@@ -1,10 +1,11 @@
 // cpu kernel for kiln.BlockQuantizedMatMul (ops/block_quantized_matmul.h): products in the
 // quantized domain, one pass over the weights per call. The activations are quantized once per
 // call to 8-bit blocks of 32 (a float scale per block, its sum kept for the types with a minimum);
-// each weight row of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) is multiplied block by
-// block with AVX2's 8-bit multiply-adds into 32-bit sums, scaled per block in float. The other
-// block types (the K types) dequantize one weight row at a time into a float buffer (ggml_blocks'
-// exact dequantization) and take its dot products with every activation row. Output rows are
+// each weight row of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K is multiplied block by block
+// (a K type's sub-blocks of 32 or pairs of 16) with AVX2's 8-bit multiply-adds into 32-bit sums,
+// scaled per block in float. The other block types (Q2_K, Q3_K, Q8_1, Q8_K) dequantize one weight
+// row at a time into a float buffer (ggml_blocks' exact dequantization) and take its dot products
+// with every activation row. Output rows are
 // spread over OpenMP threads, each weight row read once per call. Built for the x86-64-v3 baseline
 // (AVX2, FMA).
 #include <immintrin.h>
@@ -120,6 +121,66 @@ float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
   return horizontal_sum(acc) + minimum_terms;
 }
 
+// Q4_K and Q5_K rows: super-blocks of 256 whose 8 sub-blocks of 32 (a 6-bit scale and minimum each)
+// are one activation block each; value (d scale) q - (dmin minimum), so a sub-block's products are
+// d scale d_x sum(q xq) - dmin minimum sum(x).
+template <bool kFifthBit>
+float k_nibbles_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
+  constexpr int64_t kBytes = kFifthBit ? 176 : 144;
+  __m256 acc = _mm256_setzero_ps();
+  float minimum_terms = 0;
+  for (int64_t super = 0; super < blocks / 8; ++super) {
+    const uint8_t* block = w + super * kBytes;
+    const float d = half_at(block), dmin = half_at(block + 2);
+    const uint8_t* packed = block + 4;
+    const uint8_t* high = packed + 12;
+    const uint8_t* qs = high + (kFifthBit ? 32 : 0);
+    const __m256i high_bits = kFifthBit ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high)) : _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      const ActivationBlock& a = x[super * 8 + j];
+      const auto [scale, minimum] = ops::k_quant_scale_and_min(packed, j);
+      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j / 2)));
+      __m256i q = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
+      if constexpr (kFifthBit) {
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+        q = _mm256_or_si256(q, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), _mm256_set1_epi8(0x10)));
+      }
+      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * static_cast<float>(scale) * a.d), unsigned_dot(q, xq), acc);
+      minimum_terms += dmin * static_cast<float>(minimum) * a.sum;
+    }
+  }
+  return horizontal_sum(acc) - minimum_terms;
+}
+
+// Q6_K rows: super-blocks of 256, an int8 scale per 16 values, 6-bit quants from -32 (layout in
+// ops/ggml_blocks.cpp); activation block j is the super-block's values 32j to 32j + 31, two scales.
+float q6_k_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t super = 0; super < blocks / 8; ++super) {
+    const uint8_t* block = w + super * 210;
+    const uint8_t* low = block;
+    const uint8_t* pairs = block + 128;
+    const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
+    const float d = half_at(block + 208);
+    for (int j = 0; j < 8; ++j) {
+      const int half = j / 4, k = j % 4;
+      const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(low + 64 * half + 32 * (k % 2)));
+      const __m256i nibble = _mm256_and_si256(k / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0x0F));
+      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pairs + 32 * half));
+      const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(p, 2 * k), _mm256_set1_epi8(3)), 4);
+      const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibble, top), _mm256_set1_epi8(32));
+      const ActivationBlock& a = x[super * 8 + j];
+      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
+      const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
+      // 16-bit pair sums 0-7 are values 0-15 (the first scale), 8-15 values 16-31 (the second).
+      const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(scales[2 * j + 1]), _mm_set1_epi16(scales[2 * j]));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_madd_epi16(products, scale)), acc);
+    }
+  }
+  return horizontal_sum(acc);
+}
+
 using RowDot = float (*)(const uint8_t*, const ActivationBlock*, int64_t);
 
 // The quantized-domain row product of a type, when it has one.
@@ -130,6 +191,9 @@ RowDot quantized_row_dot(uint32_t type) {
     case 6: return row_dot<6>;
     case 7: return row_dot<7>;
     case 8: return row_dot<8>;
+    case 12: return k_nibbles_row_dot<false>;
+    case 13: return k_nibbles_row_dot<true>;
+    case 14: return q6_k_row_dot;
     default: return nullptr;
   }
 }
