@@ -808,6 +808,16 @@ def _cases():
     add("BlockQuantizedMatMul", "kiln.BlockQuantizedMatMul", block_quantized_matmul, extra_opsets=kiln_ops,
         source="hand: one decoded token through Llama-3.2-1B's Q4_0 attn_q, 2048x2048")
 
+    def block_quantized_gather(g):
+        vocab, k = g.size((64, 256), (128256, 2048))
+        blocks = np.random.default_rng(4).integers(0, 256, size=(vocab, k // 32, 18), dtype=np.uint8)
+        blocks[:, :, 0:2] = np.full((vocab, k // 32), 0.01, np.float16).view(np.uint8).reshape(vocab, k // 32, 2)
+        tokens = g.size(4, 128)
+        g.output(g.target("BlockQuantizedGather", [g.init(blocks.reshape(vocab, k // 32 * 18)), g.input(g.ints((tokens,), 0, vocab))],
+                          domain="kiln", block_type=2), dtype="float32", shape=[tokens, k])
+    add("BlockQuantizedGather", "kiln.BlockQuantizedGather", block_quantized_gather, extra_opsets=kiln_ops,
+        source="hand: 128 tokens' embeddings from Llama-3.2-1B's Q4_0 table, 128256x2048")
+
     def det(g):
         g.output(g.target("Det", [g.input(g.uniform(g.size((4, 3, 3), (4096, 3, 3))))]))
     add("Det", "Det", det, source="hand: 4096 3x3 matrices (geometry heads)")

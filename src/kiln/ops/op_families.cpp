@@ -39,6 +39,7 @@ void register_all_op_families(OpRegistry& r) {
   register_rms_normalization_ops(r);
   register_rotary_embedding_ops(r);
   register_block_quantized_matmul_ops(r);
+  register_block_quantized_gather_ops(r);
 }
 
 }  // namespace kiln::ops

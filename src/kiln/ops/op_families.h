@@ -41,6 +41,7 @@ void register_channel_shuffle_ops(OpRegistry& r);    // channel_shuffle.cpp (dom
 void register_rms_normalization_ops(OpRegistry& r);  // rms_normalization.cpp (domain kiln)
 void register_rotary_embedding_ops(OpRegistry& r);   // rotary_embedding.cpp (domain kiln)
 void register_block_quantized_matmul_ops(OpRegistry& r);  // block_quantized_matmul.cpp (domain kiln)
+void register_block_quantized_gather_ops(OpRegistry& r);  // block_quantized_gather.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

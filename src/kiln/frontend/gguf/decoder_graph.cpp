@@ -31,8 +31,7 @@ class DecoderBuilder {
     KILN_RETURN_IF_ERROR(read_freq_factors());
     rotary_tables(max_positions);
 
-    KILN_ASSIGN_OR_RETURN(ir::Value* embeddings, weight("token_embd.weight", {hp_.vocab_size, hp_.embedding}));
-    ir::Value* x = op("Gather", {embeddings, reshape(ids, {-1})});  // [sequence, embedding]
+    KILN_ASSIGN_OR_RETURN(ir::Value* x, embed(reshape(ids, {-1})));  // [sequence, embedding]
     for (int64_t b = 0; b < hp_.blocks; ++b) {
       KILN_ASSIGN_OR_RETURN(x, block(b, x, pasts[static_cast<size_t>(2 * b)], pasts[static_cast<size_t>(2 * b + 1)]));
     }
@@ -102,6 +101,18 @@ class DecoderBuilder {
     ir::Value* swiglu = op("Mul", {op("Mul", {gate, op("Sigmoid", {gate})}), up});
     KILN_ASSIGN_OR_RETURN(ir::Value* down, projection(swiglu, p + "ffn_down", hp_.embedding, false, hp_.feed_forward));
     return op("Add", {x, down});
+  }
+
+  // The token embeddings of `ids`: rows of token_embd.weight, a block-quantized table read in place
+  // (kiln.BlockQuantizedGather), a float one widened to float32 (Gather).
+  Result<ir::Value*> embed(ir::Value* ids) {
+    const TensorInfo* t = file_.tensor("token_embd.weight");
+    if (t && t->type.block_values > 1) {
+      KILN_ASSIGN_OR_RETURN(ir::Value* blocks, block_weight(*t, {hp_.vocab_size, hp_.embedding}));
+      return op("BlockQuantizedGather", {blocks, ids}, {{ops::kBlockTypeAttribute, ir::Attribute::of_int(t->type_id)}}, "kiln");
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Value* table, weight("token_embd.weight", {hp_.vocab_size, hp_.embedding}));
+    return op("Gather", {table, ids});
   }
 
   // x [rows, in] times the weight `<name>.weight` [out, in] (+ `<name>.bias` [out]).

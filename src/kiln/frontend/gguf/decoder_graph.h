@@ -13,8 +13,8 @@
 // with grouped heads and a causal mask -> output product -> residual; RMSNormalization -> SwiGLU
 // feed-forward -> residual. Then the output norm and head (token_embd when there is no output.weight).
 // A block-quantized weight (Q4_0, Q8_0, the K types...) is multiplied in the quantized domain
-// (kiln.BlockQuantizedMatMul over its bytes); float ones (F32, F16, BF16) and the token embeddings
-// are float32 constants. A tensor missing or of a shape the hyperparameters contradict is an
+// (kiln.BlockQuantizedMatMul over its bytes) and looked up in place (kiln.BlockQuantizedGather, the
+// token embeddings); float ones (F32, F16, BF16) are float32 constants. A tensor missing or of a shape the hyperparameters contradict is an
 // InvalidModel naming it.
 #pragma once
 

@@ -59,6 +59,8 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   // One pass over rows on OpenMP threads, memory-bound: RMSNormalization's row statistics and
   // scaling, RotaryEmbedding's pair rotations (rms_normalization.cpp, rotary_embedding.cpp).
   for (const char* op : {"kiln.RMSNormalization", "kiln.RotaryEmbedding"}) table[op] = reference_loop();
+  // A few rows per call (a decoder's tokens), each dequantized once: kiln.BlockQuantizedGather.
+  table["kiln.BlockQuantizedGather"] = reference_loop();
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
   // Optimizer updates (ai.onnx.preview.training): one element-wise pass over each tensor and its
