@@ -1,6 +1,7 @@
 // The cpu provider's kiln.BlockQuantizedMatMul against dequantize-then-multiply (ggml_blocks' exact
 // dequantization, sums in double), for every block type of the table, over shapes of one and
-// several activation rows. Activations that are whole numbers with a block maximum of 127 are
+// several activation rows (from 16 rows the kernel widens weight tiles to float for sgemm, over
+// more than one tile here). Activations that are whole numbers with a block maximum of 127 are
 // quantized without loss, so there the products must agree to float rounding; for other
 // activations the difference is bounded by the 8-bit quantization: half a step (max |x| / 127 of
 // the block) times the sum of |w| over the block.
@@ -120,7 +121,7 @@ void check_type(const ScaleFields& fields, const Shape& s, bool whole_numbers) {
 
 TEST(BlockQuantizedMatMulCpu, EveryBlockTypeMatchesDequantizeThenMultiply) {
   for (const ScaleFields& fields : kTypes)
-    for (const Shape& s : {Shape{1, 256, 5}, Shape{4, 512, 64}, Shape{13, 256, 1}})
+    for (const Shape& s : {Shape{1, 256, 5}, Shape{4, 512, 64}, Shape{13, 256, 1}, Shape{20, 256, 300}})  // 20 rows: the prompt path
       for (bool whole : {true, false}) check_type(fields, s, whole);
 }
 
