@@ -180,11 +180,6 @@ std::string ggml_type_name(uint32_t id) {
   return "type " + std::to_string(id);
 }
 
-std::pair<int, int> k_quant_scale_and_min(const uint8_t* packed, int j) {
-  if (j < 4) return {packed[j] & 63, packed[j + 4] & 63};
-  return {(packed[j + 4] & 0x0F) | (packed[j - 4] >> 6) << 4, (packed[j + 4] >> 4) | (packed[j] >> 6) << 4};
-}
-
 Status dequantize(const GgmlType& type, const char* blocks, int64_t count, float* out) {
   if (count % type.block_values != 0)
     return invalid_argument(std::to_string(count) + " values are not whole " + std::string(type.name) + " blocks");

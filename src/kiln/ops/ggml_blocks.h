@@ -30,8 +30,12 @@ std::string ggml_type_name(uint32_t id);
 // Q4_K and Q5_K pack eight 6-bit scales and eight 6-bit minimums in 12 bytes (`packed`): for
 // sub-blocks 0-3 the low 6 bits of bytes 0-3 (scales) and 4-7 (minimums); for 4-7 the nibbles of
 // bytes 8-11 (low: scale, high: minimum) with their top 2 bits in the top bits of bytes 0-3
-// (scales) and 4-7 (minimums). Sub-block j's (scale, minimum).
-std::pair<int, int> k_quant_scale_and_min(const uint8_t* packed, int j);
+// (scales) and 4-7 (minimums). Sub-block j's (scale, minimum). Inline: the cpu provider's products
+// unpack them per sub-block.
+inline std::pair<int, int> k_quant_scale_and_min(const uint8_t* packed, int j) {
+  if (j < 4) return {packed[j] & 63, packed[j + 4] & 63};
+  return {(packed[j + 4] & 0x0F) | (packed[j - 4] >> 6) << 4, (packed[j + 4] >> 4) | (packed[j] >> 6) << 4};
+}
 
 // The `count` values (a whole number of blocks, else InvalidArgument) of type `type` at `blocks`,
 // as floats into `out`: every type of the table (F32, F16, BF16, F64; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
