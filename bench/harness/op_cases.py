@@ -799,21 +799,23 @@ def _cases():
     add("RotaryEmbedding", "kiln.RotaryEmbedding", rotary, extra_opsets=kiln_ops,
         source="hand: Llama-3.2-1B's queries, 128 tokens x 32 heads x 64, adjacent pairs")
 
+    def q4_0_rows(rows, k, seed):
+        """rows x k values as ggml's Q4_0 blocks (uint8 [rows, k / 32 * 18]): random nibbles, scale 0.01."""
+        blocks = np.random.default_rng(seed).integers(0, 256, size=(rows, k // 32, 18), dtype=np.uint8)
+        blocks[:, :, 0:2] = np.full((rows, k // 32), 0.01, np.float16).view(np.uint8).reshape(rows, k // 32, 2)
+        return blocks.reshape(rows, k // 32 * 18)
+
     def block_quantized_matmul(g):
         n, k = g.size((64, 256), (2048, 2048))
-        blocks = np.random.default_rng(3).integers(0, 256, size=(n, k // 32, 18), dtype=np.uint8)
-        blocks[:, :, 0:2] = np.full((n, k // 32), 0.01, np.float16).view(np.uint8).reshape(n, k // 32, 2)
-        g.output(g.target("BlockQuantizedMatMul", [g.input(g.uniform((1, k))), g.init(blocks.reshape(n, k // 32 * 18))],
+        g.output(g.target("BlockQuantizedMatMul", [g.input(g.uniform((1, k))), g.init(q4_0_rows(n, k, 3))],
                           domain="kiln", block_type=2), dtype="float32", shape=[1, n])
     add("BlockQuantizedMatMul", "kiln.BlockQuantizedMatMul", block_quantized_matmul, extra_opsets=kiln_ops,
         source="hand: one decoded token through Llama-3.2-1B's Q4_0 attn_q, 2048x2048")
 
     def block_quantized_gather(g):
         vocab, k = g.size((64, 256), (128256, 2048))
-        blocks = np.random.default_rng(4).integers(0, 256, size=(vocab, k // 32, 18), dtype=np.uint8)
-        blocks[:, :, 0:2] = np.full((vocab, k // 32), 0.01, np.float16).view(np.uint8).reshape(vocab, k // 32, 2)
         tokens = g.size(4, 128)
-        g.output(g.target("BlockQuantizedGather", [g.init(blocks.reshape(vocab, k // 32 * 18)), g.input(g.ints((tokens,), 0, vocab))],
+        g.output(g.target("BlockQuantizedGather", [g.init(q4_0_rows(vocab, k, 4)), g.input(g.ints((tokens,), 0, vocab))],
                           domain="kiln", block_type=2), dtype="float32", shape=[tokens, k])
     add("BlockQuantizedGather", "kiln.BlockQuantizedGather", block_quantized_gather, extra_opsets=kiln_ops,
         source="hand: 128 tokens' embeddings from Llama-3.2-1B's Q4_0 table, 128256x2048")

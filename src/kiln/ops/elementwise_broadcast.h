@@ -37,4 +37,18 @@ void for_each_broadcast(const std::vector<int64_t>& out_shape, const std::array<
   }
 }
 
+// `t` broadcast to `shape`, flattened, as doubles (a normalization's scale and bias over the
+// normalized dims); nullptr gives `fill`. Empty when it does not broadcast.
+inline std::vector<double> broadcast_doubles(const Tensor* t, const std::vector<int64_t>& shape, double fill) {
+  std::vector<double> out(static_cast<size_t>(shape_element_count(shape)), fill);
+  if (!t) return out;
+  auto b = broadcast_static(shape, t->shape());
+  if (!b.is_ok() || b.value() != shape) return {};
+  const std::vector<double> values = as_doubles(*t);
+  for_each_broadcast<1>(shape, {t->shape()}, [&](int64_t i, const std::array<int64_t, 1>& off) {
+    out[static_cast<size_t>(i)] = values[static_cast<size_t>(off[0])];
+  });
+  return out;
+}
+
 }  // namespace kiln::ops

@@ -85,27 +85,14 @@ Status layer_norm_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// `t` broadcast to `shape`, flattened; nullptr gives `fill`. Empty when it does not broadcast.
-std::vector<double> expand_to(const Tensor* t, const std::vector<int64_t>& shape, double fill) {
-  std::vector<double> out(static_cast<size_t>(shape_element_count(shape)), fill);
-  if (!t) return out;
-  auto b = broadcast_static(shape, t->shape());
-  if (!b.is_ok() || b.value() != shape) return {};
-  const std::vector<double> values = as_doubles(*t);
-  for_each_broadcast<1>(shape, {t->shape()}, [&](int64_t i, const std::array<int64_t, 1>& off) {
-    out[static_cast<size_t>(i)] = values[static_cast<size_t>(off[0])];
-  });
-  return out;
-}
-
 Status layer_norm_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   auto axis = normalize_axis(ctx.node().attr_int("axis", -1), x.rank());
   if (!axis.is_ok()) return ctx.error(axis.status().message());
   const std::vector<int64_t> normalized(x.shape().begin() + axis.value(), x.shape().end());
   const int64_t n = shape_element_count(normalized), outer = n == 0 ? 0 : x.element_count() / n;
-  const std::vector<double> scale = expand_to(ctx.input(1), normalized, 1.0);
-  const std::vector<double> bias = expand_to(ctx.input(2), normalized, 0.0);
+  const std::vector<double> scale = broadcast_doubles(ctx.input(1), normalized, 1.0);
+  const std::vector<double> bias = broadcast_doubles(ctx.input(2), normalized, 0.0);
   if (scale.empty() || bias.empty()) return ctx.error("Scale or B does not broadcast to the normalized shape");
   const double epsilon = ctx.node().attr_float("epsilon", 1e-5f);
   std::vector<double> means(static_cast<size_t>(outer)), inv_std(static_cast<size_t>(outer));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kiln/ops/elementwise_broadcast.h"
 #include "kiln/ops/family_support.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
@@ -32,33 +33,13 @@ Status rms_norm_rule(InferenceContext& ctx) {
   return Status::ok();
 }
 
-// scale's value for each position of the normalized dims (numpy broadcasting); empty when it does
-// not broadcast.
-std::vector<double> scale_per_position(const Tensor& scale, const std::vector<int64_t>& normalized) {
-  auto b = broadcast_static(normalized, scale.shape());
-  if (!b.is_ok() || b.value() != normalized) return {};
-  const int64_t n = shape_element_count(normalized);
-  std::vector<double> out(static_cast<size_t>(n));
-  const std::vector<double> values = as_doubles(scale);
-  const std::vector<int64_t> strides = broadcast_strides(scale.shape(), normalized);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t offset = 0, rest = i;
-    for (size_t d = normalized.size(); d-- > 0;) {
-      offset += (rest % normalized[d]) * strides[d];
-      rest /= normalized[d];
-    }
-    out[static_cast<size_t>(i)] = values[static_cast<size_t>(offset)];
-  }
-  return out;
-}
-
 Status rms_norm_kernel(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   auto axis = normalize_axis(ctx.node().attr_int("axis", -1), x.rank());
   if (!axis.is_ok()) return ctx.error(axis.status().message());
   const std::vector<int64_t> normalized(x.shape().begin() + axis.value(), x.shape().end());
   const int64_t n = shape_element_count(normalized), rows = n == 0 ? 0 : x.element_count() / n;
-  const std::vector<double> scale = scale_per_position(*ctx.input(1), normalized);
+  const std::vector<double> scale = broadcast_doubles(ctx.input(1), normalized, 1.0);
   if (n > 0 && scale.empty()) return ctx.error("scale does not broadcast to the normalized shape");
   const double epsilon = ctx.node().attr_float("epsilon", 1e-5f);
   dispatch<FloatTypes>(x.dtype(), [&]<class T>() {
