@@ -53,8 +53,11 @@ class Stream {
   // Unbound outputs go to buffers of the stream (output()). A carried output cannot be bound.
   Status bind_output(const std::string& name, Tensor buffer);
   // After each call, output `output` becomes the next call's input `input`, without a copy (the
-  // stream alternates two buffers when the shape stays the same). InvalidArgument for unknown
-  // names, different dtypes, an input carried into already, or a bound output.
+  // stream alternates two buffers when the shape stays the same). An output that updates its input
+  // (kiln.TensorScatter over it: a key/value cache) is written over the input's buffer instead,
+  // while the stream alone holds that buffer (never the initial state; not after the caller kept
+  // the output). InvalidArgument for unknown names, different dtypes, an input carried into
+  // already, or a bound output.
   Status carry(const std::string& output, const std::string& input);
   // The next call reads every carried input's initial state again (a new utterance, a new text).
   void reset();

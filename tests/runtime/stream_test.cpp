@@ -2,7 +2,8 @@
 // recurrent cell and ONNX's LSTM); outputs go into bound buffers in place; a carried state
 // alternates two buffers and never writes the caller's initial state; an output the caller keeps
 // is never overwritten; shapes can change; reset, terminate, concurrent streams; every misuse is
-// an InvalidArgument naming the input or output.
+// an InvalidArgument naming the input or output; a carried cache updated by kiln.TensorScatter is
+// written in place while the stream alone holds it.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,23 @@ std::string lstm_model(const testing::ScratchDir& dir) {
   onnx::NodeProto& lstm = b.node("LSTM", {"x", "w", "r", "bias", "", "h", "c"}, {"", "h_out", "c_out"}, "lstm");
   b.int_attribute(lstm, "hidden_size", 6);
   return b.save(dir.file("lstm.onnx"));
+}
+
+// A key/value-style cache: cache float[1, 2, 6, 4] gets x float[1, 2, 1, 4] written at position
+// at[0] (kiln.TensorScatter along axis 2) -> cache_out, and y = the cache's sum.
+std::string cache_model(const testing::ScratchDir& dir) {
+  ModelBuilder b;
+  onnx::OperatorSetIdProto* kiln_ops = b.proto().add_opset_import();
+  kiln_ops->set_domain("kiln");
+  kiln_ops->set_version(1);
+  b.input("cache", kFloat, {int64_t{1}, int64_t{2}, int64_t{6}, int64_t{4}});
+  b.input("x", kFloat, {int64_t{1}, int64_t{2}, int64_t{1}, int64_t{4}});
+  b.input("at", onnx::TensorProto::INT64, {int64_t{1}});
+  b.output("cache_out", kFloat, {int64_t{1}, int64_t{2}, int64_t{6}, int64_t{4}});
+  b.output("y", kFloat, {});
+  b.int_attribute(b.node("TensorScatter", {"cache", "x", "at"}, {"cache_out"}, "update", "kiln"), "axis", 2);
+  b.int_attribute(b.node("ReduceSum", {"cache_out"}, {"y"}, "sum"), "keepdims", 0);
+  return b.save(dir.file("cache.onnx"));
 }
 
 bool same(const Tensor& a, const Tensor& b) {
@@ -188,6 +206,46 @@ TEST(Stream, CarriedStateAlternatesTwoBuffersAndKeptOutputsAreNotOverwritten) {
   EXPECT_TRUE(same(kept, kept_copy)) << "a kept output was overwritten";
 }
 
+TEST(Stream, ACarriedCacheIsUpdatedInPlaceWhileTheStreamAloneHoldsIt) {
+  testing::ScratchDir dir("stream");
+  auto session = load(cache_model(dir));
+  ASSERT_TRUE(session);
+  auto s = std::move(session->open_stream()).value();
+  Tensor initial = Tensor::allocate(DType::kFloat, {1, 2, 6, 4});
+  std::fill(initial.data<float>(), initial.data<float>() + initial.element_count(), 0.5f);
+  const Tensor initial_copy = initial.clone();
+  ASSERT_TRUE(s->bind_input("cache", initial).is_ok());
+  ASSERT_TRUE(s->carry("cache_out", "cache").is_ok());
+  Tensor x = Tensor::allocate(DType::kFloat, {1, 2, 1, 4}), at = Tensor::allocate(DType::kInt64, {1});
+  ASSERT_TRUE(s->bind_input("x", x).is_ok());
+  ASSERT_TRUE(s->bind_input("at", at).is_ok());
+  std::set<const void*> buffers;
+  for (int64_t k = 0; k < 6; ++k) {
+    std::fill(x.data<float>(), x.data<float>() + 8, static_cast<float>(k + 1));
+    at.data<int64_t>()[0] = k;
+    ASSERT_TRUE(s->run().is_ok());
+    buffers.insert(s->output("cache_out").value().raw_data());  // not kept: the stream alone holds it
+    // Positions 0..k hold 1..k+1 in both heads, the rest the initial 0.5.
+    double want = 0;
+    for (int64_t p = 0; p < 6; ++p) want += 8 * (p <= k ? static_cast<double>(p + 1) : 0.5);
+    EXPECT_EQ(s->output("y").value().data<float>()[0], static_cast<float>(want)) << "call " << k;
+  }
+  EXPECT_EQ(buffers.size(), 1u) << "the cache moved between calls instead of being updated in place";
+  EXPECT_TRUE(same(initial, initial_copy)) << "the bound initial state was written";
+  // A cache the caller keeps is not written over: the next call writes a buffer of its own.
+  const Tensor kept = s->output("cache_out").value();
+  const Tensor kept_copy = kept.clone();
+  at.data<int64_t>()[0] = 0;
+  ASSERT_TRUE(s->run().is_ok());
+  EXPECT_NE(s->output("cache_out").value().raw_data(), kept.raw_data());
+  EXPECT_TRUE(same(kept, kept_copy)) << "a kept cache was overwritten";
+  // A write past the cache's end is an error naming the op's input.
+  at.data<int64_t>()[0] = 6;
+  const Status outside = s->run();
+  EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument) << outside.to_string();
+  EXPECT_NE(outside.message().find("write index 6"), std::string::npos) << outside.message();
+}
+
 TEST(Stream, NewShapesArePlannedAndChecked) {
   testing::ScratchDir dir("stream");
   auto session = load(cell_model(dir));
@@ -206,7 +264,7 @@ TEST(Stream, NewShapesArePlannedAndChecked) {
     }
   }
   const nlohmann::json e = nlohmann::json::parse(session->report_json())["execution"];
-  EXPECT_EQ(e["stream_plans_built"], 3);
+  EXPECT_EQ(e["stream_plans_built"], 2) << "batch 1's plan is kept for its second turn";
   // Batches that disagree: the message names the input.
   ASSERT_TRUE(s->bind_input("x", random_tensor(DType::kFloat, {2, 16}, 1)).is_ok());
   const Status mixed = s->run();

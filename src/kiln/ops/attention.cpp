@@ -4,6 +4,10 @@
 //   scores = mask ? mask_fill : scores     optional bool `mask` (input 3), broadcast to scores
 //   scores = scores + bias                 optional additive `bias` (input 4), broadcast to scores
 //   Y = softmax(scores, last axis) x V     V [..., T, Dv];  Y [..., S, Dv]
+// Optional `kv_length` (input 5, int64 [] or [B], B the scores' first dim; ONNX Attention-24's
+// nonpad_kv_seqlen): only keys 0..kv_length-1 take part, the rest of Kt and V is never read (a
+// key/value cache preallocated for the context, valid up to the tokens seen); a row with no key
+// gives zeros.
 // Attributes: scale (default 1), mask_fill (default -3.4028234663852886e38, what exporters use),
 // and the operand layouts of attention.h (q_perm, kt_perm, v_perm, y_perm).
 // The reference kernel runs these steps one by one with the MatMul reference.
@@ -36,7 +40,7 @@ std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
 
 namespace {
 
-constexpr size_t kMaskInput = 3, kBiasInput = 4;
+constexpr size_t kMaskInput = 3, kBiasInput = 4, kKvLengthInput = 5;
 
 // The shape of operand i: its input's shape, transposed by the operand's permutation.
 Result<std::optional<ir::Shape>> operand_shape(const InferenceContext& ctx, size_t i) {
@@ -51,6 +55,11 @@ Status attention_infer(InferenceContext& ctx) {
       ctx.input_type(2).dtype != DType::kFloat)
     return ctx.error("Q, Kt and V must be float32");
   if (ctx.has_input(kMaskInput) && ctx.input_type(kMaskInput).dtype != DType::kBool) return ctx.error("mask must be bool");
+  if (ctx.has_input(kKvLengthInput)) {
+    const ir::TensorType& length = ctx.input_type(kKvLengthInput);
+    if (length.dtype != DType::kInt64) return ctx.error("kv_length must be int64");
+    if (length.shape && length.shape->rank() > 1) return ctx.error("kv_length must be a scalar or [batch]");
+  }
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> q, operand_shape(ctx, 0));
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> kt, operand_shape(ctx, 1));
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> v, operand_shape(ctx, 2));
@@ -86,6 +95,39 @@ Result<std::vector<int64_t>> broadcast_offsets(const KernelContext& ctx, const T
   return strided_offsets(shape, broadcast_strides(t.shape(), shape), 0);
 }
 
+// The number of keys each batch of the scores (their first dim) attends to: kv_length's, checked
+// against the keys there are; every key without it. One entry when it is the same for all.
+Result<std::vector<int64_t>> key_lengths(const KernelContext& ctx, const std::vector<int64_t>& scores_shape) {
+  const int64_t keys = scores_shape.back();
+  const Tensor* given = ctx.input(kKvLengthInput);
+  if (!given) return std::vector<int64_t>{keys};
+  const int64_t batch = scores_shape.size() > 2 ? scores_shape[0] : 1;
+  if (given->rank() > 1 || (given->rank() == 1 && given->shape()[0] != batch && given->shape()[0] != 1))
+    return ctx.error("kv_length must be a scalar or [" + std::to_string(batch) + "], got " + shape_to_string(given->shape()));
+  std::vector<int64_t> lengths(given->data<int64_t>(), given->data<int64_t>() + given->element_count());
+  for (int64_t length : lengths)
+    if (length < 0 || length > keys)
+      return ctx.error("kv_length " + std::to_string(length) + " is outside 0.." + std::to_string(keys) + " (the keys there are)");
+  return lengths;
+}
+
+// V [..., T, Dv] broadcast to the scores' batch dims, its rows at or beyond each batch's key length
+// zeros: the keys outside kv_length are never read, whatever they hold.
+Tensor values_within(const Tensor& v, const std::vector<int64_t>& scores_shape, const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> shape(scores_shape.begin(), scores_shape.end() - 2);
+  const int64_t t = v.shape()[v.rank() - 2], dv = v.shape().back();
+  shape.push_back(t);
+  shape.push_back(dv);
+  const std::vector<int64_t> from = strided_offsets(shape, broadcast_strides(v.shape(), shape), 0);
+  Tensor out = Tensor::allocate(DType::kFloat, shape);
+  const int64_t count = out.element_count(), per_batch = count / (scores_shape.size() > 2 ? scores_shape[0] : 1);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t valid = lengths.size() > 1 ? lengths[static_cast<size_t>(i / per_batch)] : lengths[0];
+    out.data<float>()[i] = (i / dv) % t < valid ? v.data<float>()[from[static_cast<size_t>(i)]] : 0.0f;
+  }
+  return out;
+}
+
 Status attention_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   KILN_ASSIGN_OR_RETURN(const Tensor q, operand(ctx, 0));
@@ -108,11 +150,13 @@ Status attention_kernel(KernelContext& ctx) {
   }
   float* s = scores.data<float>();
   const int64_t t = scores_shape.back(), rows = scores.element_count() / std::max<int64_t>(t, 1);
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> lengths, key_lengths(ctx, scores_shape));
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * t;
+    const int64_t valid = lengths[static_cast<size_t>(r * (lengths.size() > 1 ? static_cast<int64_t>(lengths.size()) : 0) / rows)];
     double top = -std::numeric_limits<double>::infinity();
-    std::vector<double> x(static_cast<size_t>(t));
-    for (int64_t j = 0; j < t; ++j) {
+    std::vector<double> x(static_cast<size_t>(valid));
+    for (int64_t j = 0; j < valid; ++j) {
       const int64_t i = r * t + j;
       double value = static_cast<float>(scale * row[j]);
       if (!mask_at.empty() && ctx.input(kMaskInput)->data<bool>()[mask_at[static_cast<size_t>(i)]]) value = fill;
@@ -122,11 +166,12 @@ Status attention_kernel(KernelContext& ctx) {
     }
     double sum = 0;
     for (double& e : x) sum += (e = std::exp(e - top));
-    for (int64_t j = 0; j < t; ++j) row[j] = static_cast<float>(x[static_cast<size_t>(j)] / sum);
+    for (int64_t j = 0; j < t; ++j) row[j] = j < valid ? static_cast<float>(x[static_cast<size_t>(j)] / sum) : 0.0f;
   }
-  if (std::is_sorted(out_perm.begin(), out_perm.end())) return matmul_reference(node, scores, v, out);
+  const Tensor values = ctx.input(kKvLengthInput) ? values_within(v, scores_shape, lengths) : v;
+  if (std::is_sorted(out_perm.begin(), out_perm.end())) return matmul_reference(node, scores, values, out);
   Tensor y = Tensor::allocate(DType::kFloat, y_shape);
-  KILN_RETURN_IF_ERROR(matmul_reference(node, scores, v, y));
+  KILN_RETURN_IF_ERROR(matmul_reference(node, scores, values, y));
   gather_by_offsets(y, out, permuted_offsets(y_shape, out_perm));
   return Status::ok();
 }

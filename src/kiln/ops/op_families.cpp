@@ -40,6 +40,7 @@ void register_all_op_families(OpRegistry& r) {
   register_rotary_embedding_ops(r);
   register_block_quantized_matmul_ops(r);
   register_block_quantized_gather_ops(r);
+  register_tensor_scatter_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -42,6 +42,7 @@ void register_rms_normalization_ops(OpRegistry& r);  // rms_normalization.cpp (d
 void register_rotary_embedding_ops(OpRegistry& r);   // rotary_embedding.cpp (domain kiln)
 void register_block_quantized_matmul_ops(OpRegistry& r);  // block_quantized_matmul.cpp (domain kiln)
 void register_block_quantized_gather_ops(OpRegistry& r);  // block_quantized_gather.cpp (domain kiln)
+void register_tensor_scatter_ops(OpRegistry& r);     // tensor_scatter.cpp (domain kiln)
 
 void register_all_op_families(OpRegistry& r);
 

@@ -262,4 +262,20 @@ Result<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& compiled, con
   return plan;
 }
 
+std::vector<int> inputs_updated_in_place(const ExecutionPlan& plan) {
+  std::vector<int> updated(plan.output_slots.size(), -1);
+  for (const Step& step : plan.steps) {
+    if (!step.def || step.def->in_place_input < 0 || step.outputs.empty() || step.outputs[0] < 0) continue;
+    const auto k = static_cast<size_t>(step.def->in_place_input);
+    if (k >= step.inputs.size() || step.inputs[k] < 0) continue;
+    const ValueSlot& in = plan.slots[static_cast<size_t>(step.inputs[k])];
+    const ValueSlot& out = plan.slots[static_cast<size_t>(step.outputs[0])];
+    if (in.kind != ValueSlot::Kind::kInput || out.kind != ValueSlot::Kind::kOutput || in.dtype != out.dtype || in.shape != out.shape)
+      continue;
+    if (plan.graph->consumers(in.value).size() != 1 || std::count(step.inputs.begin(), step.inputs.end(), step.inputs[k]) != 1) continue;
+    updated[out.io_index] = static_cast<int>(in.io_index);
+  }
+  return updated;
+}
+
 }  // namespace kiln::runtime

@@ -66,6 +66,12 @@ struct ExecutionPlan : std::enable_shared_from_this<ExecutionPlan> {
   std::vector<partition::PartitionMap::LateDecline> late_declines;
 };
 
+// For each graph output, the graph input it is an update of, or -1: the output's producer may
+// write it over that input (OpDef::in_place_input), nothing else reads the input, and both have
+// one dtype and shape. A stream carrying the output into that input hands the input's buffer to
+// the producer as the output's (a key/value cache written in place).
+std::vector<int> inputs_updated_in_place(const ExecutionPlan& plan);
+
 // What a graph's declared input dims are to the shapes a plan is built for.
 enum class DeclaredInputs {
   kContract,  // a model's inputs: a shape that contradicts them is refused

@@ -1,7 +1,8 @@
 // kiln::Generator (include/kiln/generator.h): the decoder a GGUF package imports as (the format
 // table's gguf row, frontend/gguf/decoder_graph.h), run through a Stream whose carried state is
 // the KV cache (each block's present key and value become the next call's past), with the
-// package's tokenizer.
+// package's tokenizer. The cache is allocated once for the context and written in place: a new
+// text starts over at position 0 and leaves the old keys where they are, never read again.
 #include "kiln/generator.h"
 
 #include <algorithm>
@@ -61,11 +62,8 @@ struct Generator::Impl {
     return Status::ok();
   }
 
-  // Empties the cache: the next call starts at position 0 from the carried inputs' empty state.
-  void reset() {
-    stream->reset();
-    position = 0;
-  }
+  // Empties the cache: the next call writes at position 0, and attends to nothing before it.
+  void reset() { position = 0; }
 
   // Runs `count` tokens from `tokens` at the next positions; their logits are appended to `logits`
   // when given, and the last row is copied to `last`.
@@ -114,7 +112,11 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
   impl->batch = options.batch;
   KILN_ASSIGN_OR_RETURN(impl->session, Session::load(path, options.session));
   KILN_ASSIGN_OR_RETURN(impl->stream, impl->session->open_stream());
-  const Tensor empty = Tensor::allocate(DType::kFloat, {1, impl->hp.kv_heads, 0, impl->hp.head_size});
+  // Every block's initial cache (never written: the stream's first call copies it into buffers of
+  // its own, which later calls update in place).
+  Tensor empty = Tensor::allocate(DType::kFloat, {1, impl->hp.kv_heads, impl->context, impl->hp.head_size});
+  if (!empty.defined()) return allocation_failure("cannot allocate a key/value cache of " + std::to_string(impl->context) + " positions");
+  std::memset(empty.raw_data(), 0, empty.byte_size());
   for (int64_t b = 0; b < impl->hp.blocks; ++b) {
     KILN_RETURN_IF_ERROR(impl->stream->bind_input(DecoderNames::past_key(b), empty));
     KILN_RETURN_IF_ERROR(impl->stream->bind_input(DecoderNames::past_value(b), empty));

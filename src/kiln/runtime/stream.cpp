@@ -1,8 +1,10 @@
 // kiln::Stream (stream.h): a session's model called over and over with bound buffers and carried
 // state. A call reads the bound (or carried) inputs in place and writes each output into its
 // bound buffer or one of the stream's; the inputs are checked, and a plan of the stream's own is
-// built, only when the bindings or the carried shapes change, so a steady call costs the kernels,
-// one lock to record itself, and little else.
+// built (or taken from the few it keeps), only when the bindings or the carried shapes change, so
+// a steady call costs the kernels, one lock to record itself, and little else. A carried output
+// that updates its input (inputs_updated_in_place: a key/value cache) is written over the input's
+// buffer when the stream alone holds it, so that the update costs its new rows only.
 #include "kiln/stream.h"
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include "kiln/ir/elapsed.h"
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/engine.h"
+#include "kiln/runtime/variant_cache.h"
 
 namespace kiln {
 
@@ -26,6 +29,9 @@ bool overlap(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 struct Stream::Impl {
+  // Plans kept for the input shapes seen last (a decoder's prompt batches and its single tokens).
+  static constexpr size_t kPlansKept = 4;
+
   explicit Impl(runtime::Engine& e)
       : engine(e),
         bound(e.inputs().size()),
@@ -58,6 +64,14 @@ struct Stream::Impl {
       return Tensor::shared_view(dtype, shape, std::move(data));
     }
 
+    // Whether `t` (a carried input's tensor, which holds one reference) views one of these buffers
+    // that nothing else holds: the call may then write over it.
+    bool only_holder(const Tensor& t) const {
+      for (const Buffer& b : buffers_)
+        if (b.data.get() == t.raw_data()) return b.data.use_count() == 2;
+      return false;
+    }
+
    private:
     static constexpr size_t kKept = 4;
     struct Buffer {
@@ -77,9 +91,11 @@ struct Stream::Impl {
   std::vector<Tensor> targets;       // per model output: where this call writes it
   std::vector<Tensor> last;          // per model output: the last call's value
   runtime::Executor executor;
+  runtime::VariantCache plans{kPlansKept};
   std::shared_ptr<const runtime::ExecutionPlan> plan;
   runtime::ShapeSignature planned;   // the input shapes `plan` is for
   std::vector<bool> in_place;        // per model output: `plan` writes it into a buffer of its own
+  std::vector<int> updates;          // per model output: the input `plan` may write it over, or -1
   bool bindings_changed = true;
   std::vector<runtime::StepTiming> timings;
   int64_t calls = 0;
@@ -110,8 +126,13 @@ struct Stream::Impl {
                                   "' (carry the output into the input instead)");
     KILN_RETURN_IF_ERROR(engine.check_stream_inputs(named));
     if (!plan || shapes != planned) {
-      KILN_ASSIGN_OR_RETURN(plan, engine.stream_plan(shapes));
+      plan = plans.find(shapes);
+      if (!plan) {
+        KILN_ASSIGN_OR_RETURN(plan, engine.stream_plan(shapes));
+        plans.add(shapes, plan);
+      }
       planned = shapes;
+      updates = runtime::inputs_updated_in_place(*plan);
       in_place.assign(engine.outputs().size(), false);
       for (size_t i = 0; i < plan->output_slots.size(); ++i) {
         const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
@@ -141,8 +162,12 @@ struct Stream::Impl {
     }
     for (size_t i = 0; i < targets.size(); ++i) {
       last[i] = targets[i] = Tensor();  // the stream's own references would keep its buffers busy
+      const int carried = carried_into[i];
       if (bound_outputs[i].defined()) {
         targets[i] = bound_outputs[i];
+      } else if (carried >= 0 && updates[i] == carried && in_place[i] &&
+                 buffers[i].only_holder(next_inputs[static_cast<size_t>(carried)].tensor())) {
+        targets[i] = next_inputs[static_cast<size_t>(carried)].tensor();  // the update writes over its input
       } else if (in_place[i]) {
         const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
         targets[i] = buffers[i].take(slot.dtype, slot.shape);

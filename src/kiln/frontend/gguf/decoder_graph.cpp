@@ -21,15 +21,20 @@ class DecoderBuilder {
   DecoderBuilder(const GgufFile& file, const LlmHyperparameters& hp) : file_(file), hp_(hp), graph_(std::make_unique<ir::Graph>("decoder")) {}
 
   Result<std::unique_ptr<ir::Graph>> build(int64_t max_positions) {
-    const ir::Dim seq = ir::Dim::symbol("sequence"), past = ir::Dim::symbol("past_sequence");
+    const ir::Dim seq = ir::Dim::symbol("sequence");
     ir::Value* ids = input(DecoderNames::kInputIds, {DType::kInt64, ir::Shape({1, seq})});
     positions_ = input(DecoderNames::kPositionIds, {DType::kInt64, ir::Shape({1, seq})});
+    cache_type_ = {DType::kFloat, ir::Shape({1, hp_.kv_heads, ir::Dim::symbol("cache_length"), hp_.head_size})};
     std::vector<ir::Value*> pasts;
     for (int64_t b = 0; b < hp_.blocks; ++b)
-      for (const std::string& name : {DecoderNames::past_key(b), DecoderNames::past_value(b)})
-        pasts.push_back(input(name, {DType::kFloat, ir::Shape({1, hp_.kv_heads, past, hp_.head_size})}));
+      for (const std::string& name : {DecoderNames::past_key(b), DecoderNames::past_value(b)}) pasts.push_back(input(name, cache_type_));
     KILN_RETURN_IF_ERROR(read_freq_factors());
     rotary_tables(max_positions);
+    // This call's tokens go to the cache at the first one's position; the keys up to the last one's
+    // are valid.
+    write_index_ = op("Gather", {positions_, int_constant({0}, {})}, {{"axis", ir::Attribute::of_int(1)}});  // [1]
+    ir::Value* sequence = op("Gather", {op("Shape", {ids}), int_constant({1}, {})}, {{"axis", ir::Attribute::of_int(0)}});
+    valid_keys_ = op("Add", {write_index_, sequence});
 
     KILN_ASSIGN_OR_RETURN(ir::Value* x, embed(reshape(ids, {-1})));  // [sequence, embedding]
     for (int64_t b = 0; b < hp_.blocks; ++b) {
@@ -67,23 +72,23 @@ class DecoderBuilder {
       q = reshape(rms_norm(reshape(q, {-1, hp_.heads, hp_.head_size}), q_norm), {-1, q_width});
       k = reshape(rms_norm(reshape(k, {-1, hp_.kv_heads, hp_.head_size}), k_norm), {-1, kv_width});
     }
-    // [sequence, heads * head] -> rotated -> [1, kv_heads, group, sequence, head]
+    // [sequence, heads * head] -> rotated -> Q [1, group, kv_heads, sequence, head] (query head
+    // h = kv * group + g reads key head kv), K and V [1, kv_heads, sequence, head].
     const int64_t group = hp_.heads / hp_.kv_heads;
-    q = transpose(reshape(rotate(q, hp_.heads), {1, -1, hp_.kv_heads, group, hp_.head_size}), {0, 2, 3, 1, 4});
+    q = transpose(reshape(rotate(q, hp_.heads), {1, -1, hp_.kv_heads, group, hp_.head_size}), {0, 3, 2, 1, 4});
     k = transpose(reshape(rotate(k, hp_.kv_heads), {1, -1, hp_.kv_heads, hp_.head_size}), {0, 2, 1, 3});
     v = transpose(reshape(v, {1, -1, hp_.kv_heads, hp_.head_size}), {0, 2, 1, 3});
-    ir::Value* present_key = op("Concat", {past_key, k}, {{"axis", ir::Attribute::of_int(2)}});
-    ir::Value* present_value = op("Concat", {past_value, v}, {{"axis", ir::Attribute::of_int(2)}});
-    const ir::TensorType cache{DType::kFloat, ir::Shape({1, hp_.kv_heads, ir::Dim::symbol("total_sequence"), hp_.head_size})};
-    output(present_key, DecoderNames::present_key(b), cache);
-    output(present_value, DecoderNames::present_value(b), cache);
+    ir::Value* present_key = op("TensorScatter", {past_key, k, write_index_}, {{"axis", ir::Attribute::of_int(2)}}, "kiln");
+    ir::Value* present_value = op("TensorScatter", {past_value, v, write_index_}, {{"axis", ir::Attribute::of_int(2)}}, "kiln");
+    output(present_key, DecoderNames::present_key(b), cache_type_);
+    output(present_value, DecoderNames::present_value(b), cache_type_);
     if (!mask_) mask_ = causal_mask(present_key);
-    // Keys and values [1, kv_heads, 1, total, head]: each group of query heads shares them.
-    ir::Value* attention = op("Attention", {q, unsqueeze(present_key, 2), unsqueeze(present_value, 2), mask_},
+    // The cache's keys and values broadcast over the group dim; only the valid ones are read.
+    ir::Value* attention = op("Attention", {q, present_key, present_value, mask_, nullptr, valid_keys_},
                               {{"scale", ir::Attribute::of_float(static_cast<float>(1.0 / std::sqrt(static_cast<double>(hp_.head_size))))},
-                               {"kt_perm", ir::Attribute::of_ints({0, 1, 2, 4, 3})}},
+                               {"kt_perm", ir::Attribute::of_ints({0, 1, 3, 2})}},
                               "kiln");
-    ir::Value* merged = reshape(transpose(attention, {0, 3, 1, 2, 4}), {-1, q_width});
+    ir::Value* merged = reshape(transpose(attention, {0, 3, 2, 1, 4}), {-1, q_width});
     KILN_ASSIGN_OR_RETURN(ir::Value* attn_out, projection(merged, p + "attn_output", hp_.embedding, false, q_width));
     x = op("Add", {x, attn_out});
 
@@ -181,7 +186,7 @@ class DecoderBuilder {
     return ops::dequantize(factors->type, factors->data.data(), factors->element_count(), freq_factors_.data());
   }
 
-  // mask [sequence, total]: true where key j comes after query i's position (j > position_i).
+  // mask [sequence, cache]: true where key j comes after query i's position (j > position_i).
   ir::Value* causal_mask(ir::Value* present_key) {
     ir::Value* total = op("Gather", {op("Shape", {present_key}), int_constant({2}, {})}, {{"axis", ir::Attribute::of_int(0)}});
     ir::Value* keys = op("Range", {int_constant({0}, {}), total, int_constant({1}, {})});
@@ -234,7 +239,6 @@ class DecoderBuilder {
     return op("Reshape", {x, int_constant(shape, {static_cast<int64_t>(shape.size())})});
   }
   ir::Value* transpose(ir::Value* x, const std::vector<int64_t>& perm) { return op("Transpose", {x}, {{"perm", ir::Attribute::of_ints(perm)}}); }
-  ir::Value* unsqueeze(ir::Value* x, int64_t axis) { return op("Unsqueeze", {x, int_constant({axis}, {1})}); }
 
   // x's last axis cut into pieces of `sizes`.
   std::vector<ir::Value*> split(ir::Value* x, const std::vector<int64_t>& sizes) {
@@ -263,6 +267,8 @@ class DecoderBuilder {
   const LlmHyperparameters& hp_;
   std::unique_ptr<ir::Graph> graph_;
   ir::Value *positions_ = nullptr, *cos_ = nullptr, *sin_ = nullptr, *mask_ = nullptr;
+  ir::Value *write_index_ = nullptr, *valid_keys_ = nullptr;  // [1]: where this call's keys go, and the keys valid after it
+  ir::TensorType cache_type_;
   std::vector<float> freq_factors_;
 };
 

@@ -1,16 +1,17 @@
 // The IR graph of a GGUF decoder (the architectures of llm_hyperparameters.h), built from its
 // hyperparameters and tensors, so that the same analysis, passes, partition, memory plan and report
-// apply to it as to an ONNX model. One call processes `sequence` new tokens after `past_sequence`
-// cached ones, as ONNX exports of decoders do (the names are Hugging Face optimum's):
+// apply to it as to an ONNX model. One call processes `sequence` new tokens after the ones in a key/
+// value cache preallocated for the context (names as Hugging Face optimum's exports, the cache as
+// ONNX Runtime GenAI's shared past/present buffer):
 //   inputs   input_ids [1, sequence] int64, position_ids [1, sequence] int64 (each token's
-//            position, past_sequence + i), past_key_values.<b>.key / .value [1, kv_heads,
-//            past_sequence, head_size] float32 for each block b
-//   outputs  logits [1, sequence, vocab] float32, present.<b>.key / .value [1, kv_heads,
-//            past_sequence + sequence, head_size] (the past with this call's keys and values
-//            appended: the next call's past)
+//            position; the first one's is the number of tokens cached, p), past_key_values.<b>.key /
+//            .value [1, kv_heads, cache_length, head_size] float32 for each block b, valid up to p
+//   outputs  logits [1, sequence, vocab] float32, present.<b>.key / .value: the cache with this
+//            call's keys and values written at p..p+sequence-1 (kiln.TensorScatter, ONNX's
+//            TensorScatter-24), the next call's past: a stream carries it in place
 // A block: RMSNormalization -> Q/K/V products (biases, per-head norms, a fused projection as the
-// architecture has them) -> RotaryEmbedding of Q and K -> kiln.Attention over the past and new keys
-// with grouped heads and a causal mask -> output product -> residual; RMSNormalization -> SwiGLU
+// architecture has them) -> RotaryEmbedding of Q and K -> kiln.Attention over the cache's valid
+// keys (kv_length p + sequence) with grouped heads and a causal mask -> output product -> residual; RMSNormalization -> SwiGLU
 // feed-forward -> residual. Then the output norm and head (token_embd when there is no output.weight).
 // A block-quantized weight (Q4_0, Q8_0, the K types...) is multiplied in the quantized domain
 // (kiln.BlockQuantizedMatMul over its bytes) and looked up in place (kiln.BlockQuantizedGather, the

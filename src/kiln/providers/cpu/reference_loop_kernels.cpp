@@ -61,6 +61,9 @@ void add_reference_loop_kernels(CpuKernelTable& table) {
   for (const char* op : {"kiln.RMSNormalization", "kiln.RotaryEmbedding"}) table[op] = reference_loop();
   // A few rows per call (a decoder's tokens), each dequantized once: kiln.BlockQuantizedGather.
   table["kiln.BlockQuantizedGather"] = reference_loop();
+  // A key/value cache update: the new rows copied in (in place, the stream's cache), or the whole
+  // cache copied once when the output has a buffer of its own (tensor_scatter.cpp).
+  table["kiln.TensorScatter"] = reference_loop();
   // Losses: one reduction to a value per sample (or one scalar) after a softmax or a gather.
   for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) table[op] = reference_loop();
   // Optimizer updates (ai.onnx.preview.training): one element-wise pass over each tensor and its
