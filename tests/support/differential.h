@@ -12,8 +12,9 @@
 #include "kiln/ops/evaluate.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
-#include "kiln/providers/cpu/generated_module.h"
+#include "kiln/providers/cpu/cpu_plan_state.h"
 #include "kiln/providers/provider.h"
+#include "support/test_target.h"
 
 namespace kiln::testing {
 
@@ -136,7 +137,7 @@ inline DifferentialResult check_against_reference(const providers::Provider& pro
   providers::PlanContext context;
   providers::PlanEvidence evidence;
   providers::KernelBuild build{context, evidence};
-  if (generator) context.set_provider_state(provider.name(), std::make_shared<providers::cpu::GeneratedModule>(generator));
+  context.set_provider_state(provider.name(), std::make_shared<providers::cpu::CpuPlanState>(test_target(), generator));
   codegen::ModuleBuilder* module = providers::cpu::generated_module(context);
   auto kernel = provider.kernel_for(*node, build);
   // A kernel the provider cannot build for these shapes on this target is a late decline, as in a

@@ -1,7 +1,7 @@
 // The cpu provider's kiln.BlockQuantizedMatMul against dequantize-then-multiply (ggml_blocks' exact
 // dequantization, sums in double), for every block type of the table, over shapes of one and
-// several activation rows (from 16 rows the kernel widens weight tiles to float for sgemm, over
-// more than one tile here). Activations that are whole numbers with a block maximum of 127 are
+// several activation rows (from 16 rows the prompt path: 8-bit tiles with the target's dot
+// instructions, VNNI where it has them, or float tiles for sgemm; over more than one tile here). Activations that are whole numbers with a block maximum of 127 are
 // quantized without loss, so there the products must agree to float rounding; for other
 // activations the difference is bounded by the 8-bit quantization: half a step (max |x| / 127 of
 // the block) times the sum of |w| over the block.
@@ -83,6 +83,7 @@ void check_type(const ScaleFields& fields, const Shape& s, bool whole_numbers) {
   ASSERT_TRUE(provider.is_ok()) << provider.status().to_string();
   ASSERT_TRUE(provider.value()->supports(*node).supported);
   providers::PlanContext context;
+  provider.value()->begin_plan(context);  // the prompt path's dot instructions come from the test's target
   providers::PlanEvidence evidence;
   providers::KernelBuild build{context, evidence};
   auto kernel = provider.value()->kernel_for(*node, build);

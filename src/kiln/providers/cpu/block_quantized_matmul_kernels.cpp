@@ -5,10 +5,10 @@
 // (a K type's sub-blocks of 32 or pairs of 16) with AVX2's 8-bit multiply-adds into 32-bit sums,
 // scaled per block in float. The other block types (Q2_K, Q3_K, Q8_1, Q8_K) dequantize one weight
 // row at a time into a float buffer (ggml_blocks' exact dequantization) and take its dot products
-// with every activation row. A prompt's many rows instead widen a tile of weight rows to float and
-// multiply it with oneDNN's sgemm. Output rows are
-// spread over OpenMP threads, each weight row read once per call. Built for the x86-64-v3 baseline
-// (AVX2, FMA).
+// with every activation row. Output rows are spread over OpenMP threads, each weight row read once
+// per call. Built for the x86-64-v3 baseline (AVX2, FMA). A prompt's many rows take the 8-bit tile
+// path of block_quantized_tiles.h (its dot instructions from the plan's Target), or for the types
+// without one widen a tile of weight rows to float for oneDNN's sgemm.
 #include <immintrin.h>
 
 #include <atomic>
@@ -17,49 +17,14 @@
 #include <vector>
 
 #include "kiln/ops/block_quantized_matmul.h"
+#include "kiln/providers/cpu/block_quantized_tiles.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/cpu_plan_state.h"
+#include "kiln/providers/cpu/ggml_block_simd.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {
 namespace {
-
-constexpr int64_t kActivationBlock = 32;
-
-// 32 activations as round(x / d) in [-127, 127], with d = max |x| / 127 and sum = d * sum(q).
-struct ActivationBlock {
-  float d = 0, sum = 0;
-  alignas(32) int8_t q[kActivationBlock];
-};
-
-void quantize_activations(const float* x, int64_t count, ActivationBlock* out) {
-  for (int64_t b = 0; b < count / kActivationBlock; ++b) {
-    const float* v = x + b * kActivationBlock;
-    float amax = 0;
-    for (int64_t j = 0; j < kActivationBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
-    const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-    int sum = 0;
-    for (int64_t j = 0; j < kActivationBlock; ++j) {
-      const int q = static_cast<int>(std::nearbyint(v[j] * inverse));
-      out[b].q[j] = static_cast<int8_t>(q);
-      sum += q;
-    }
-    out[b].d = d;
-    out[b].sum = d * static_cast<float>(sum);
-  }
-}
-
-// A block's fp16 scale, by F16C's conversion (part of the x86-64-v3 baseline).
-float half_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return _cvtsh_ss(bits);
-}
-
-float horizontal_sum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
 
 // Sum of 32 products of unsigned bytes `u` (at most 31) and signed bytes `s`, as 8 int32 lanes
 // converted to float.
@@ -69,23 +34,6 @@ __m256 unsigned_dot(__m256i u, __m256i s) {
 }
 // The same for two signed operands: |a| times b with a's sign.
 __m256 signed_dot(__m256i a, __m256i b) { return unsigned_dot(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a)); }
-
-// 16 bytes of nibbles as 32 bytes: low nibbles are values 0-15, high nibbles 16-31.
-__m256i nibbles(const uint8_t* p) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask), _mm_and_si128(packed, mask));
-}
-
-// 32 bits (bit j for value j) as 32 bytes of 0x10 or 0.
-__m256i fifth_bits(const uint8_t* p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, 4);
-  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                                             _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
-}
 
 // One weight row of a 32-value type times one activation row: sum over blocks.
 template <uint32_t kType>
@@ -134,18 +82,10 @@ float k_nibbles_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t bloc
     const uint8_t* block = w + super * kBytes;
     const float d = half_at(block), dmin = half_at(block + 2);
     const uint8_t* packed = block + 4;
-    const uint8_t* high = packed + 12;
-    const uint8_t* qs = high + (kFifthBit ? 32 : 0);
-    const __m256i high_bits = kFifthBit ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high)) : _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
       const ActivationBlock& a = x[super * 8 + j];
       const auto [scale, minimum] = ops::k_quant_scale_and_min(packed, j);
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j / 2)));
-      __m256i q = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
-      if constexpr (kFifthBit) {
-        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
-        q = _mm256_or_si256(q, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), _mm256_set1_epi8(0x10)));
-      }
+      const __m256i q = k_nibble_quants<kFifthBit>(block, j);
       const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
       acc = _mm256_fmadd_ps(_mm256_set1_ps(d * static_cast<float>(scale) * a.d), unsigned_dot(q, xq), acc);
       minimum_terms += dmin * static_cast<float>(minimum) * a.sum;
@@ -160,17 +100,10 @@ float q6_k_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t super = 0; super < blocks / 8; ++super) {
     const uint8_t* block = w + super * 210;
-    const uint8_t* low = block;
-    const uint8_t* pairs = block + 128;
     const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
     const float d = half_at(block + 208);
     for (int j = 0; j < 8; ++j) {
-      const int half = j / 4, k = j % 4;
-      const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(low + 64 * half + 32 * (k % 2)));
-      const __m256i nibble = _mm256_and_si256(k / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0x0F));
-      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pairs + 32 * half));
-      const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(p, 2 * k), _mm256_set1_epi8(3)), 4);
-      const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibble, top), _mm256_set1_epi8(32));
+      const __m256i q = _mm256_sub_epi8(q6_k_quants(block, j), _mm256_set1_epi8(32));
       const ActivationBlock& a = x[super * 8 + j];
       const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
       const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
@@ -208,10 +141,10 @@ float float_dot(const float* a, const float* b, int64_t count) {
   return sum;
 }
 
-// From this many activation rows (a prompt) the weights are widened to float a tile of rows at a
-// time and multiplied by oneDNN's sgemm: each weight value then serves every row at FMA speed,
-// where the 8-bit path would unpack it again for every row.
-constexpr int64_t kFloatProductRows = 16;
+// From this many activation rows (a prompt) the weights are unpacked a tile of rows at a time, which
+// every row then multiplies (block_quantized_tiles.h; the types without that path widen the tile to
+// float for oneDNN's sgemm), where the one-token path would unpack each weight again for every row.
+constexpr int64_t kPromptRows = 16;
 constexpr int64_t kFloatTileRows = 256;
 
 Status float_product(ops::KernelContext& ctx, const ops::BlockQuantizedWeight& weight, const float* xs, int64_t m_rows, const uint8_t* w,
@@ -242,15 +175,20 @@ Result<ops::Kernel> build_block_matmul(const ir::Node& node, KernelBuild& build)
   KILN_ASSIGN_OR_RETURN(const ops::BlockQuantizedWeight weight, ops::block_quantized_weight(node, input_dims(node, 1)));
   const RowDot quantized = quantized_row_dot(weight.type.id);
   const std::string type(weight.type.name);
+  const char* tile_instructions = has_tile_product(weight.type.id) ? tile_product_instructions(plan_target(build.context)) : nullptr;
   build.evidence.record_implementation(node.name, "kiln:block-quantized " + type + (quantized ? " x 8-bit, avx2" : " rows dequantized, float dot") +
-                                                      "; prompts: float tiles, oneDNN sgemm");
-  return ops::Kernel([weight, quantized](ops::KernelContext& ctx) -> Status {
+                                                      "; prompts: " + (tile_instructions ? std::string("8-bit tiles, ") + tile_instructions
+                                                                                         : std::string("float tiles, oneDNN sgemm")));
+  return ops::Kernel([weight, quantized, tile_instructions](ops::KernelContext& ctx) -> Status {
     const Tensor& x = *ctx.input(0);
     const uint8_t* w = ctx.input(1)->data<uint8_t>();
     float* y = ctx.output(0)->data<float>();
     const int64_t k = weight.columns, n_rows = weight.rows, m_rows = k == 0 ? 0 : x.element_count() / k;
     const float* xs = x.data<float>();
-    if (m_rows >= kFloatProductRows) return float_product(ctx, weight, xs, m_rows, w, y);
+    if (m_rows >= kPromptRows) {
+      if (tile_instructions) return tile_product(weight, xs, m_rows, w, y, tile_instructions).with_context(ctx.node().describe());
+      return float_product(ctx, weight, xs, m_rows, w, y);
+    }
     if (quantized) {
       const int64_t blocks = k / kActivationBlock;
       std::vector<ActivationBlock> activations(static_cast<size_t>(m_rows * blocks));

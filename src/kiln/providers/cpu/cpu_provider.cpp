@@ -326,7 +326,7 @@ ops::GraphPreferences CpuProvider::graph_preferences() const {
 }
 
 void CpuProvider::begin_plan(PlanContext& context) const {
-  if (generator_ && context.generated_kernels_allowed()) context.set_provider_state(name(), std::make_shared<cpu::GeneratedModule>(generator_));
+  context.set_provider_state(name(), std::make_shared<cpu::CpuPlanState>(config_.target, context.generated_kernels_allowed() ? generator_ : nullptr));
 }
 
 Status CpuProvider::finish_plan(KernelBuild& build) const {

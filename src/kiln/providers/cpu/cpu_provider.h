@@ -7,7 +7,7 @@
 
 #include "kiln/providers/cpu/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/cpu_config.h"
-#include "kiln/providers/cpu/generated_module.h"
+#include "kiln/providers/cpu/cpu_plan_state.h"
 #include "kiln/providers/provider.h"
 
 namespace kiln::providers {

@@ -5,7 +5,7 @@
 #include "kiln/providers/cpu/codegen/kernel_generator.h"
 #include "kiln/providers/cpu/codegen/lowering.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
-#include "kiln/providers/cpu/generated_module.h"
+#include "kiln/providers/cpu/cpu_plan_state.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
 namespace kiln::providers::cpu {

@@ -1,0 +1,99 @@
+// The pieces the cpu provider's block-quantized products share (block_quantized_matmul_kernels.cpp
+// one token at a time, block_quantized_tiles.cpp for prompts): activations quantized to 8-bit blocks
+// of 32, and each block type's quants of one block of 32 as 32 unsigned bytes with AVX2 (the
+// x86-64-v3 baseline). Layouts: ops/ggml_blocks.cpp and ../shared/llm/README.md.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace kiln::providers::cpu {
+
+inline constexpr int64_t kActivationBlock = 32;
+
+// 32 activations as round(x / d) in [-127, 127], with d = max |x| / 127 and sum = d * sum(q).
+struct ActivationBlock {
+  float d = 0, sum = 0;
+  alignas(32) int8_t q[kActivationBlock];
+};
+
+inline void quantize_activations(const float* x, int64_t count, ActivationBlock* out) {
+  for (int64_t b = 0; b < count / kActivationBlock; ++b) {
+    const float* v = x + b * kActivationBlock;
+    float amax = 0;
+    for (int64_t j = 0; j < kActivationBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
+    const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int64_t j = 0; j < kActivationBlock; ++j) {
+      const int q = static_cast<int>(std::nearbyint(v[j] * inverse));
+      out[b].q[j] = static_cast<int8_t>(q);
+      sum += q;
+    }
+    out[b].d = d;
+    out[b].sum = d * static_cast<float>(sum);
+  }
+}
+
+inline float horizontal_sum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// A block's fp16 scale, by F16C's conversion (part of the x86-64-v3 baseline).
+inline float half_at(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return _cvtsh_ss(bits);
+}
+
+// 16 bytes of nibbles as 32 bytes: low nibbles are values 0-15, high nibbles 16-31.
+inline __m256i nibbles(const uint8_t* p) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i mask = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask), _mm_and_si128(packed, mask));
+}
+
+// 32 bits (bit j for value j) as 32 bytes of 0x10 or 0.
+inline __m256i fifth_bits(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                             _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// Q4_K (kFifthBit false) and Q5_K super-blocks of 256: d, dmin, 12 bytes of 6-bit scales and
+// minimums, [32 bytes of fifth bits,] 128 bytes of nibbles. The quants (0-15, or 0-31) of sub-block j.
+template <bool kFifthBit>
+__m256i k_nibble_quants(const uint8_t* super, int j) {
+  const uint8_t* high = super + 16;
+  const uint8_t* qs = high + (kFifthBit ? 32 : 0);
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j / 2)));
+  __m256i q = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
+  if constexpr (kFifthBit) {
+    const __m256i high_bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high));
+    const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+    q = _mm256_or_si256(q, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), _mm256_set1_epi8(0x10)));
+  }
+  return q;
+}
+
+// Q6_K super-blocks of 256 (210 bytes: 128 of low nibbles, 64 of 2-bit pairs, 16 int8 scales, d):
+// the 6-bit quants (0-63, the value being d scale (q - 32)) of values 32j to 32j + 31, whose two
+// halves have scales 2j and 2j + 1.
+inline __m256i q6_k_quants(const uint8_t* super, int j) {
+  const int half = j / 4, k = j % 4;
+  const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 64 * half + 32 * (k % 2)));
+  const __m256i nibble = _mm256_and_si256(k / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0x0F));
+  const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 128 + 32 * half));
+  const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(p, 2 * k), _mm256_set1_epi8(3)), 4);
+  return _mm256_or_si256(nibble, top);
+}
+
+}  // namespace kiln::providers::cpu
