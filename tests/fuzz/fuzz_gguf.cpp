@@ -23,6 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto ids = tokenizer.value()->encode("Once upon a <s> time \xF0\x9F\x94\xA5", true, true); ids.is_ok())
       (void)tokenizer.value()->decode(ids.value());
   }
-  if (auto hp = gguf::read_hyperparameters(file.value()); hp.is_ok()) (void)gguf::build_decoder_graph(file.value(), hp.value(), 16);
+  if (auto hp = gguf::read_hyperparameters(file.value()); hp.is_ok()) (void)gguf::build_decoder_graph(file.value(), nullptr, hp.value(), 16);
   return static_cast<int>(sum & 0u);
 }

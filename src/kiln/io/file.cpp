@@ -1,9 +1,10 @@
 // File reading with streaming SHA-256 (OpenSSL's, which uses the CPU's SHA instructions: about 4x
-// libsodium's portable one here) and atomic writes (temp file + rename).
+// libsodium's portable one here), read-only mappings (mmap) and atomic writes (temp file + rename).
 #include "kiln/io/file.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -165,6 +166,17 @@ Result<FileImage> read_file_image(const std::string& path) {
   }
   std::shared_ptr<const char> owner(storage, data);
   return FileImage{owner, std::string_view(data, size)};
+}
+
+Result<FileImage> map_file_image(const std::string& path) {
+  FdCloser file{-1};
+  KILN_ASSIGN_OR_RETURN(const size_t size, open_regular_file(path, file));
+  if (size == 0) return FileImage{};
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+  if (base == MAP_FAILED) return read_file_image(path);
+  // The mapping outlives the descriptor: it is undone when the last copy of the owner goes.
+  std::shared_ptr<const char> owner(static_cast<const char*>(base), [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
+  return FileImage{owner, std::string_view(owner.get(), size), true};
 }
 
 Result<std::string> sha256_hex(std::string_view bytes) {

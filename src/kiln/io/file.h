@@ -1,5 +1,5 @@
-// Whole-file reading (optionally hashing the bytes as they stream in) and atomic file writing:
-// the only places Kiln touches files byte by byte.
+// Whole-file reading (optionally hashing the bytes as they stream in), whole-file mapping and
+// atomic file writing: the only places Kiln touches files byte by byte.
 #pragma once
 
 #include <memory>
@@ -44,18 +44,31 @@ class HashingReader {
   std::unique_ptr<State> state_;
 };
 
-// A whole file read into memory of its own (64-byte aligned; charged to the current memory
-// budget, ir/memory_budget.h): `bytes` stays valid while any copy of `owner` lives (empty for an
-// empty file). Read, not mapped: a file changed or truncated by another process after the read
-// cannot reach these bytes (no SIGBUS, and what a load verified is what it runs).
+// A whole file's bytes: `bytes` stays valid while any copy of `owner` lives (empty for an empty
+// file). `owner` may be the start of an aliasing pointer (std::shared_ptr's aliasing constructor)
+// for a tensor that views part of the bytes and keeps them alive.
 struct FileImage {
   std::shared_ptr<const char> owner;
   std::string_view bytes;
+  bool mapped = false;  // the file's pages themselves (map_file_image), not a copy in memory
 };
 
-// Reads `path` whole. NotFound when it does not exist, InvalidArgument when it cannot be read or
-// changed size while being read, AllocationFailure when its size cannot be allocated.
+// Reads `path` whole into memory of its own (64-byte aligned; charged to the current memory
+// budget, ir/memory_budget.h). Read, not mapped: a file changed or truncated by another process
+// after the read cannot reach these bytes (no SIGBUS, and what a load verified is what it runs).
+// NotFound when it does not exist, InvalidArgument when it cannot be read or changed size while
+// being read, AllocationFailure when its size cannot be allocated.
 Result<FileImage> read_file_image(const std::string& path);
+
+// Maps `path` whole, read-only and private (unmapped when the last copy of `owner` goes): the
+// bytes are the OS's cached pages of the file, read from disk when first touched, shared with
+// every other process that maps or reads it, and not charged to the memory budget (clean pages
+// the OS may drop and read again). The price of not copying: truncating the file while it is
+// mapped makes a read of the lost pages fault (SIGBUS), and rewriting it in place changes what
+// later reads see, so a mapped file must stay as it is while its bytes are in use (as llama.cpp's
+// models do). An empty file, or one the OS cannot map, is read instead (read_file_image, `mapped`
+// false). Errors as read_file_image's.
+Result<FileImage> map_file_image(const std::string& path);
 
 // Lower-case hex SHA-256 of `bytes`.
 Result<std::string> sha256_hex(std::string_view bytes);

@@ -288,20 +288,27 @@ int64_t count_nodes(const Graph& graph) {
   return count;
 }
 
-ParameterStats parameter_stats(const Graph& graph) {
+ParameterStats parameter_stats(const Graph& graph, std::string_view mapped) {
+  // Addresses compared as integers: the constants and the mapping are separate objects.
+  const auto mapped_begin = reinterpret_cast<uintptr_t>(mapped.data());
   ParameterStats stats;
   for (const auto& v : graph.values()) {
     if (!v->is_constant()) continue;
+    const Tensor& t = *v->initializer;
     stats.count += 1;
-    stats.elements += v->initializer->element_count();
-    stats.bytes += static_cast<int64_t>(v->initializer->byte_size());
+    stats.elements += t.element_count();
+    stats.bytes += static_cast<int64_t>(t.byte_size());
+    const uintptr_t offset = reinterpret_cast<uintptr_t>(t.raw_data()) - mapped_begin;  // wraps when below
+    if (!mapped.empty() && offset < mapped.size() && t.byte_size() <= mapped.size() - offset)
+      stats.mapped_bytes += static_cast<int64_t>(t.byte_size());
   }
   for (const auto& node : graph.nodes()) {
     for_each_subgraph(*node, [&](Graph& sub) {
-      ParameterStats s = parameter_stats(sub);
+      ParameterStats s = parameter_stats(sub, mapped);
       stats.count += s.count;
       stats.elements += s.elements;
       stats.bytes += s.bytes;
+      stats.mapped_bytes += s.mapped_bytes;
     });
   }
   return stats;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/attribute.h"
@@ -132,13 +133,15 @@ std::vector<std::string> names_captured_by(const Node& node);
 // Nodes of a graph, those inside subgraphs included.
 int64_t count_nodes(const Graph& graph);
 
-// Parameter (initializer) count and bytes of a graph, subgraphs included.
+// Parameter (initializer) count and bytes of a graph, subgraphs included; `mapped_bytes`: of
+// those, the bytes of the constants that lie in `mapped` (a model file's mapped bytes).
 struct ParameterStats {
   int64_t count = 0;
   int64_t elements = 0;
   int64_t bytes = 0;
+  int64_t mapped_bytes = 0;
 };
-ParameterStats parameter_stats(const Graph& graph);
+ParameterStats parameter_stats(const Graph& graph, std::string_view mapped = {});
 
 // A whole model: the main graph plus what the file says about itself.
 struct Model {
@@ -154,6 +157,12 @@ struct Model {
   std::string source_path;
   std::string sha256;  // hex SHA-256 of the model file
   int64_t file_bytes = 0;
+  // The model file mapped (io::map_file_image) when constants view it in place, the weights being
+  // the file's own bytes (a GGUF package's block-quantized tensors); kept mapped while the model
+  // lives. Both empty when no constant views a mapping (the file read into memory, or a package of
+  // float weights, which are copies).
+  std::shared_ptr<const char> mapping;
+  std::string_view mapped_file;
 };
 
 }  // namespace kiln::ir

@@ -43,6 +43,9 @@ struct MemorySection {
   int64_t planned_bytes = 0;
   int64_t in_use_bytes = 0;
   int64_t peak_bytes = 0;
+  // The model's constant bytes that are views of its mapped file (ir::Model::mapping): the file's
+  // own pages, not held by the session's buffers, so outside the budget's counts above.
+  int64_t mapped_bytes = 0;
 };
 
 // The instruction set the kernels were built for, and what the plan's layout-dependent kernels

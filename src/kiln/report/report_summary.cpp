@@ -57,7 +57,8 @@ std::string to_summary(const Report& r) {
     << r.memory.dynamic_values << " dynamic\n";
   s << "budget     planned " << mib(r.memory.planned_bytes) << ", in use " << mib(r.memory.in_use_bytes) << ", peak "
     << mib(r.memory.peak_bytes) << " of "
-    << (r.memory.limit_bytes > 0 ? mib(r.memory.limit_bytes) + " (--memory-limit)" : std::string("no limit")) << "\n";
+    << (r.memory.limit_bytes > 0 ? mib(r.memory.limit_bytes) + " (--memory-limit)" : std::string("no limit"))
+    << (r.memory.mapped_bytes > 0 ? "; weights mapped from the file " + mib(r.memory.mapped_bytes) : std::string()) << "\n";
   s << "times      import " << ms(r.stages.import_ms) << ", analysis " << ms(r.stages.analysis_ms) << ", passes "
     << ms(r.stages.passes_ms) << ", partition " << ms(r.stages.partition_ms) << ", plan " << ms(r.stages.plan_ms)
     << ", load total " << ms(r.stages.load_ms);

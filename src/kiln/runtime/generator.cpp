@@ -94,7 +94,9 @@ Generator::~Generator() = default;
 Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, const GeneratorOptions& options) {
   auto impl = std::make_unique<Impl>();
   {
-    KILN_ASSIGN_OR_RETURN(const io::FileImage image, io::read_file_image(path));
+    // The package's metadata, from a mapping of the file: only the pages of the metadata are read
+    // here (the session maps it again and reads the weights from the same cached pages).
+    KILN_ASSIGN_OR_RETURN(const io::FileImage image, io::map_file_image(path));
     KILN_ASSIGN_OR_RETURN(const frontend::gguf::GgufFile file, frontend::gguf::parse_gguf(image.bytes, path));
     KILN_ASSIGN_OR_RETURN(impl->hp, frontend::gguf::read_hyperparameters(file));
     KILN_ASSIGN_OR_RETURN(impl->tokenizer, frontend::gguf::make_tokenizer(file));

@@ -79,6 +79,7 @@ struct Load {
                 model.model_version, model.metadata};
     engine.report.model = summarize_model(model, false);
     engine.report.model.path = bytes ? "<bytes>" : path;
+    engine.report.memory.mapped_bytes = ir::parameter_stats(*model.graph, model.mapped_file).mapped_bytes;
     engine.report.stages.import_ms = ms_since(start);
     return Status::ok();
   }

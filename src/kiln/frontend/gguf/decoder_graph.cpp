@@ -2,7 +2,6 @@
 #include "kiln/frontend/gguf/decoder_graph.h"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 #include "kiln/ops/block_quantized_matmul.h"
@@ -18,7 +17,8 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 
 class DecoderBuilder {
  public:
-  DecoderBuilder(const GgufFile& file, const LlmHyperparameters& hp) : file_(file), hp_(hp), graph_(std::make_unique<ir::Graph>("decoder")) {}
+  DecoderBuilder(const GgufFile& file, std::shared_ptr<const char> file_bytes, const LlmHyperparameters& hp)
+      : file_(file), file_bytes_(std::move(file_bytes)), hp_(hp), graph_(std::make_unique<ir::Graph>("decoder")) {}
 
   Result<std::unique_ptr<ir::Graph>> build(int64_t max_positions) {
     const ir::Dim seq = ir::Dim::symbol("sequence");
@@ -194,7 +194,11 @@ class DecoderBuilder {
   }
 
   // ---- weights ----
-  // The tensor `name`, which must have `shape` (outermost first), as a float32 constant.
+  // The tensor `name`, which must have `shape` (outermost first), as a float32 constant of its own:
+  // converted from F16 and BF16, and copied from F32 as well, since a kernel that is a constant's
+  // only reader may pack it in place into its storage (the cpu provider's oneDNN weights), which a
+  // read-only mapping cannot take. These are the norms and biases (the few float weights of a
+  // quantized package), or a float package's all.
   Result<ir::Value*> weight(const std::string& name, const std::vector<int64_t>& shape) {
     if (ir::Value* known = graph_->find_value(name)) return known;
     const TensorInfo* t = file_.tensor(name);
@@ -208,7 +212,9 @@ class DecoderBuilder {
     return graph_->add_constant(name, std::move(values));
   }
 
-  // A block-quantized tensor, which must have `shape` [out, in], as its bytes: uint8 [out, row bytes].
+  // A block-quantized tensor, which must have `shape` [out, in], as its bytes: uint8 [out, row bytes],
+  // a view of them in the file that keeps the file's bytes alive (its kernels only read it, with
+  // unaligned loads: a block's bytes have no alignment to keep).
   Result<ir::Value*> block_weight(const TensorInfo& t, const std::vector<int64_t>& shape) {
     const std::string name = t.name + ".blocks";
     if (ir::Value* known = graph_->find_value(name)) return known;
@@ -216,9 +222,8 @@ class DecoderBuilder {
     if (dims != shape)
       return invalid_model("GGUF tensor " + t.name + " has shape " + shape_text(dims) + ", the hyperparameters give " + shape_text(shape));
     const int64_t row_bytes = shape[1] / t.type.block_values * t.type.block_bytes;
-    Tensor bytes = Tensor::allocate(DType::kUInt8, {shape[0], row_bytes});
-    std::memcpy(bytes.data<uint8_t>(), t.data.data(), t.data.size());
-    return graph_->add_constant(name, std::move(bytes));
+    std::shared_ptr<void> bytes(std::const_pointer_cast<char>(file_bytes_), const_cast<char*>(t.data.data()));
+    return graph_->add_constant(name, Tensor::shared_view(DType::kUInt8, {shape[0], row_bytes}, std::move(bytes)));
   }
 
   ir::Value* int_constant(const std::vector<int64_t>& values, const std::vector<int64_t>& shape) {
@@ -264,6 +269,7 @@ class DecoderBuilder {
   }
 
   const GgufFile& file_;
+  const std::shared_ptr<const char> file_bytes_;
   const LlmHyperparameters& hp_;
   std::unique_ptr<ir::Graph> graph_;
   ir::Value *positions_ = nullptr, *cos_ = nullptr, *sin_ = nullptr, *mask_ = nullptr;
@@ -274,8 +280,9 @@ class DecoderBuilder {
 
 }  // namespace
 
-Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const LlmHyperparameters& hp, int64_t max_positions) {
-  return DecoderBuilder(file, hp).build(max_positions);
+Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const std::shared_ptr<const char>& file_bytes,
+                                                       const LlmHyperparameters& hp, int64_t max_positions) {
+  return DecoderBuilder(file, file_bytes, hp).build(max_positions);
 }
 
 }  // namespace kiln::frontend::gguf

@@ -15,10 +15,12 @@
 // feed-forward -> residual. Then the output norm and head (token_embd when there is no output.weight).
 // A block-quantized weight (Q4_0, Q8_0, the K types...) is multiplied in the quantized domain
 // (kiln.BlockQuantizedMatMul over its bytes) and looked up in place (kiln.BlockQuantizedGather, the
-// token embeddings); float ones (F32, F16, BF16) are float32 constants. A tensor missing or of a shape the hyperparameters contradict is an
-// InvalidModel naming it.
+// token embeddings); its constant is a view of its bytes in the file, never a copy. Float ones
+// (F32, F16, BF16) are float32 constants of their own. A tensor missing or of a shape the
+// hyperparameters contradict is an InvalidModel naming it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "kiln/frontend/gguf/gguf_file.h"
@@ -40,6 +42,9 @@ struct DecoderNames {
 };
 
 // The decoder's graph; `max_positions` rows of rotary angles are precomputed (the context length).
-Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const LlmHyperparameters& hp, int64_t max_positions);
+// `file_bytes` owns the bytes `file` views (a mapped file): each block-quantized constant shares it
+// (null: the caller keeps the bytes alive as long as the graph).
+Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const std::shared_ptr<const char>& file_bytes,
+                                                       const LlmHyperparameters& hp, int64_t max_positions);
 
 }  // namespace kiln::frontend::gguf

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 #include "kiln/frontend/gguf/decoder_graph.h"
@@ -79,34 +80,42 @@ void describe_package(const GgufFile& file, std::map<std::string, std::string>& 
   out["gguf.tensor_bytes"] = std::to_string(total);
 }
 
-Result<ir::Model> import_from(std::string_view bytes, const std::string& what, const std::string& sha256) {
-  KILN_ASSIGN_OR_RETURN(const GgufFile file, parse_gguf(bytes, what));
+// The package in `image`, whose block-quantized constants view its bytes.
+Result<ir::Model> import_image(const io::FileImage& image, const std::string& what) {
+  KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(image.bytes));
+  KILN_ASSIGN_OR_RETURN(const GgufFile file, parse_gguf(image.bytes, what));
   KILN_ASSIGN_OR_RETURN(const LlmHyperparameters hp, read_hyperparameters(file));
   ir::Model model;
-  KILN_ASSIGN_OR_RETURN(model.graph, build_decoder_graph(file, hp, std::min(hp.context_length, kMaxRotaryPositions)));
+  KILN_ASSIGN_OR_RETURN(model.graph, build_decoder_graph(file, image.owner, hp, std::min(hp.context_length, kMaxRotaryPositions)));
+  // Kept where weights view it: a float package's are copies, and its mapping (every page of which
+  // the hash read) goes with the image.
+  if (image.mapped && ir::parameter_stats(*model.graph, image.bytes).mapped_bytes > 0) {
+    model.mapping = image.owner;
+    model.mapped_file = image.bytes;
+  }
   model.opset_imports = {{"", 17}, {"kiln", 1}};
   model.producer_name = "gguf";
   model.producer_version = std::to_string(file.version);
   model.metadata = describe(hp);
   describe_package(file, model.metadata);
   model.sha256 = sha256;
-  model.file_bytes = static_cast<int64_t>(bytes.size());
+  model.file_bytes = static_cast<int64_t>(image.bytes.size());
   return model;
 }
 
 }  // namespace
 
 Result<ir::Model> import_gguf_file(const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(const io::FileImage image, io::read_file_image(path));
-  KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(image.bytes));
-  KILN_ASSIGN_OR_RETURN(ir::Model model, import_from(image.bytes, path, sha256));
+  KILN_ASSIGN_OR_RETURN(const io::FileImage image, io::map_file_image(path));
+  KILN_ASSIGN_OR_RETURN(ir::Model model, import_image(image, path));
   model.source_path = path;
   return model;
 }
 
 Result<ir::Model> import_gguf_bytes(const std::string& bytes, const std::string&) {
-  KILN_ASSIGN_OR_RETURN(const std::string sha256, io::sha256_hex(bytes));
-  return import_from(bytes, "GGUF bytes", sha256);
+  // The constants view a copy of the caller's bytes, which they keep alive.
+  auto copy = std::make_shared<const std::string>(bytes);
+  return import_image({std::shared_ptr<const char>(copy, copy->data()), *copy}, "GGUF bytes");
 }
 
 }  // namespace kiln::frontend::gguf

@@ -1,6 +1,7 @@
 // The GGUF row of the format table: a GGUF decoder package imported as an ir::Model (its graph
 // from decoder_graph.h, its hyperparameters and tokenizer kind in the model's metadata, under
-// "gguf.*" keys).
+// "gguf.*" keys). A file is mapped, not read (io::map_file_image): its block-quantized weights
+// are the file's bytes, viewed in place (ir::Model::mapping).
 #pragma once
 
 #include <string>
