@@ -122,7 +122,9 @@ void check_type(const ScaleFields& fields, const Shape& s, bool whole_numbers) {
 
 TEST(BlockQuantizedMatMulCpu, EveryBlockTypeMatchesDequantizeThenMultiply) {
   for (const ScaleFields& fields : kTypes)
-    for (const Shape& s : {Shape{1, 256, 5}, Shape{4, 512, 64}, Shape{13, 256, 1}, Shape{20, 256, 300}})  // 20 rows: the prompt path
+    // From 16 rows the prompt path: 300 weight rows are a tile and a part, 37 end in a partial group
+    // of 8, 19 activation rows in a partial register tile.
+    for (const Shape& s : {Shape{1, 256, 5}, Shape{4, 512, 64}, Shape{13, 256, 1}, Shape{20, 256, 300}, Shape{19, 512, 37}})
       for (bool whole : {true, false}) check_type(fields, s, whole);
 }
 

@@ -1,9 +1,10 @@
 // The prompt path of kiln.BlockQuantizedMatMul on cpu: many activation rows times block-quantized
 // weights in 8-bit integers. The activations are quantized once to 8-bit blocks of 32; the weights
 // are unpacked a tile of rows at a time into bytes of quants with a float scale per 16 values and a
-// minimum (w = scale q + minimum), which every activation row then multiplies: 8-bit dot products
-// (VNNI's where the Target has it, AVX2's otherwise) into float sums over 4 activation rows by 2
-// or 4 weight rows at once, the minimums' share as one float product of block sums (oneDNN's sgemm).
+// minimum (w = scale q + minimum), interleaved 8 rows by 4 bytes, which every activation row then
+// multiplies: 8-bit dot products (VNNI's where the Target has it, AVX2's otherwise) of 4 broadcast
+// activation bytes against 8 weight rows at once, for 4 activation rows by 8 to 24 weight rows in
+// registers, the minimums' share as one float product of block sums (oneDNN's sgemm).
 #pragma once
 
 #include <cstdint>
