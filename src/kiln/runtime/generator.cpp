@@ -66,22 +66,25 @@ struct Generator::Impl {
   void reset() { position = 0; }
 
   // Runs `count` tokens from `tokens` at the next positions; their logits are appended to `logits`
-  // when given, and the last row is copied to `last`.
+  // when given (else only the last token's are computed), and the last row is copied to `last`.
   Status evaluate(const int32_t* tokens, int64_t count, std::vector<float>* logits, std::vector<float>& last) {
     for (int64_t start = 0; start < count; start += batch) {
-      const int64_t n = std::min(batch, count - start);
+      const int64_t n = std::min(batch, count - start), kept = logits ? n : 1;
       Tensor ids = Tensor::allocate(DType::kInt64, {1, n}), positions = Tensor::allocate(DType::kInt64, {1, n});
+      Tensor indices = Tensor::allocate(DType::kInt64, {kept});
       for (int64_t i = 0; i < n; ++i) {
         ids.data<int64_t>()[i] = tokens[start + i];
         positions.data<int64_t>()[i] = position + i;
       }
+      for (int64_t i = 0; i < kept; ++i) indices.data<int64_t>()[i] = n - kept + i;
       KILN_RETURN_IF_ERROR(stream->bind_input(DecoderNames::kInputIds, ids));
       KILN_RETURN_IF_ERROR(stream->bind_input(DecoderNames::kPositionIds, positions));
+      KILN_RETURN_IF_ERROR(stream->bind_input(DecoderNames::kLogitsIndices, indices));
       KILN_RETURN_IF_ERROR(stream->run());
       KILN_ASSIGN_OR_RETURN(const Tensor out, stream->output(DecoderNames::kLogits));
       const float* rows = out.data<float>();
-      if (logits) logits->insert(logits->end(), rows, rows + n * hp.vocab_size);
-      last.assign(rows + (n - 1) * hp.vocab_size, rows + n * hp.vocab_size);
+      if (logits) logits->insert(logits->end(), rows, rows + kept * hp.vocab_size);
+      last.assign(rows + (kept - 1) * hp.vocab_size, rows + kept * hp.vocab_size);
       position += n;
     }
     return Status::ok();

@@ -24,6 +24,8 @@ class DecoderBuilder {
     const ir::Dim seq = ir::Dim::symbol("sequence");
     ir::Value* ids = input(DecoderNames::kInputIds, {DType::kInt64, ir::Shape({1, seq})});
     positions_ = input(DecoderNames::kPositionIds, {DType::kInt64, ir::Shape({1, seq})});
+    const ir::Dim logits_count = ir::Dim::symbol("logits_count");
+    ir::Value* logits_indices = input(DecoderNames::kLogitsIndices, {DType::kInt64, ir::Shape({logits_count})});
     cache_type_ = {DType::kFloat, ir::Shape({1, hp_.kv_heads, ir::Dim::symbol("cache_length"), hp_.head_size})};
     std::vector<ir::Value*> pasts;
     for (int64_t b = 0; b < hp_.blocks; ++b)
@@ -40,12 +42,15 @@ class DecoderBuilder {
     for (int64_t b = 0; b < hp_.blocks; ++b) {
       KILN_ASSIGN_OR_RETURN(x, block(b, x, pasts[static_cast<size_t>(2 * b)], pasts[static_cast<size_t>(2 * b + 1)]));
     }
+    // Only the rows whose logits are asked for go through the output norm and head (a prompt's
+    // next token needs the last one's alone).
+    x = op("Gather", {x, logits_indices}, {{"axis", ir::Attribute::of_int(0)}});
     KILN_ASSIGN_OR_RETURN(ir::Value* norm, weight("output_norm.weight", {hp_.embedding}));
     x = rms_norm(x, norm);
     // The head: output.weight, or tied to the token embeddings.
     KILN_ASSIGN_OR_RETURN(ir::Value* logits,
                           linear(x, file_.tensor("output.weight") ? "output.weight" : "token_embd.weight", hp_.vocab_size, hp_.embedding));
-    output(reshape(logits, {1, -1, hp_.vocab_size}), DecoderNames::kLogits, {DType::kFloat, ir::Shape({1, seq, hp_.vocab_size})});
+    output(reshape(logits, {1, -1, hp_.vocab_size}), DecoderNames::kLogits, {DType::kFloat, ir::Shape({1, logits_count, hp_.vocab_size})});
     return std::move(graph_);
   }
 

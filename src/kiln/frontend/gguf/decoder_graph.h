@@ -5,8 +5,10 @@
 // ONNX Runtime GenAI's shared past/present buffer):
 //   inputs   input_ids [1, sequence] int64, position_ids [1, sequence] int64 (each token's
 //            position; the first one's is the number of tokens cached, p), past_key_values.<b>.key /
-//            .value [1, kv_heads, cache_length, head_size] float32 for each block b, valid up to p
-//   outputs  logits [1, sequence, vocab] float32, present.<b>.key / .value: the cache with this
+//            .value [1, kv_heads, cache_length, head_size] float32 for each block b, valid up to p,
+//            logits_indices [logits_count] int64: the tokens of this call (0..sequence-1) whose
+//            logits are computed (the last alone to pick the next token, all of them to score)
+//   outputs  logits [1, logits_count, vocab] float32, present.<b>.key / .value: the cache with this
 //            call's keys and values written at p..p+sequence-1 (kiln.TensorScatter, ONNX's
 //            TensorScatter-24), the next call's past: a stream carries it in place
 // A block: RMSNormalization -> Q/K/V products (biases, per-head norms, a fused projection as the
@@ -34,6 +36,7 @@ namespace kiln::frontend::gguf {
 struct DecoderNames {
   static constexpr const char* kInputIds = "input_ids";
   static constexpr const char* kPositionIds = "position_ids";
+  static constexpr const char* kLogitsIndices = "logits_indices";
   static constexpr const char* kLogits = "logits";
   static std::string past_key(int64_t block) { return "past_key_values." + std::to_string(block) + ".key"; }
   static std::string past_value(int64_t block) { return "past_key_values." + std::to_string(block) + ".value"; }
