@@ -4,7 +4,8 @@
 // instructions, VNNI where it has them, or float tiles for sgemm; over more than one tile here). Activations that are whole numbers with a block maximum of 127 are
 // quantized without loss, so there the products must agree to float rounding; for other
 // activations the difference is bounded by the 8-bit quantization: half a step (max |x| / 127 of
-// the block) times the sum of |w| over the block.
+// the quantized group: 32 values, or a K type's 256 for the one-token path) times the sum of |w|
+// over the group.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,9 +101,10 @@ void check_type(const ScaleFields& fields, const Shape& s, bool whole_numbers) {
     for (int64_t m = 0; m < s.m; ++m) {
       const float* xs = x.data<float>() + m * s.k;
       double want = 0, magnitude = 0, quantization = 0;
-      for (int64_t b = 0; b < s.k / 32; ++b) {
+      const int64_t group = type.block_values == 256 ? 256 : 32;
+      for (int64_t b = 0; b < s.k / group; ++b) {
         double amax = 0, wsum = 0;
-        for (int64_t j = b * 32; j < b * 32 + 32; ++j) {
+        for (int64_t j = b * group; j < b * group + group; ++j) {
           want += static_cast<double>(xs[j]) * row[static_cast<size_t>(j)];
           magnitude += std::abs(static_cast<double>(xs[j]) * row[static_cast<size_t>(j)]);
           amax = std::max(amax, std::abs(static_cast<double>(xs[j])));

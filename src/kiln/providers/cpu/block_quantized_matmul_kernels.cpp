@@ -1,9 +1,9 @@
 // cpu kernel for kiln.BlockQuantizedMatMul (ops/block_quantized_matmul.h): products in the
 // quantized domain, one pass over the weights per call. The activations are quantized once per
-// call to 8-bit blocks of 32 (a float scale per block, its sum kept for the types with a minimum);
-// each weight row of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K is multiplied block by block
-// (a K type's sub-blocks of 32 or pairs of 16) with AVX2's 8-bit multiply-adds into 32-bit sums,
-// scaled per block in float. The other block types (Q2_K, Q3_K, Q8_1, Q8_K) dequantize one weight
+// call to 8-bit blocks of 32 (a float scale per block, its sum kept for the types with a minimum),
+// or for the K types of 256 (one scale, sums of 16); each weight row of Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q4_K, Q5_K and Q6_K is multiplied block by block with AVX2's 8-bit multiply-adds into
+// 32-bit sums, scaled in float per block (a K type's sub-block scales multiply in integers). The other block types (Q2_K, Q3_K, Q8_1, Q8_K) dequantize one weight
 // row at a time into a float buffer (ggml_blocks' exact dequantization) and take its dot products
 // with every activation row. Output rows are spread over OpenMP threads, each weight row read once
 // per call. Built for the x86-64-v3 baseline (AVX2, FMA). A prompt's many rows take the 8-bit tile
@@ -70,64 +70,94 @@ float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
   return horizontal_sum(acc) + minimum_terms;
 }
 
-// Q4_K and Q5_K rows: super-blocks of 256 whose 8 sub-blocks of 32 (a 6-bit scale and minimum each)
-// are one activation block each; value (d scale) q - (dmin minimum), so a sub-block's products are
-// d scale d_x sum(q xq) - dmin minimum sum(x).
+// The K types' rows times activations quantized per super-block of 256 (ActivationSuperBlock, one
+// d): a super-block's products and minimums sum in 32-bit integers, one conversion to float each.
+
+// Q4_K and Q5_K super-blocks: d, dmin, 12 bytes of 6-bit scales and minimums (ggml_blocks.h's
+// k_quant_scale_and_min: bytes 0-3 hold scales 0-3 and bytes 4-7 minimums 0-3 in their low 6
+// bits; scales and minimums 4-7 are bytes 8-11's nibbles with the top 2 bits of bytes 0-7), then
+// [32 bytes of fifth bits,] 128 bytes of nibbles; value (d scale_j) q - (dmin minimum_j) for
+// sub-block j of 32. A super-block's product is d d_x sum_j scale_j dot_j - dmin d_x sum_j
+// minimum_j sum_j(x).
 template <bool kFifthBit>
-float k_nibbles_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
+float k_nibbles_row_dot(const uint8_t* w, const ActivationSuperBlock* x, int64_t supers) {
   constexpr int64_t kBytes = kFifthBit ? 176 : 144;
   __m256 acc = _mm256_setzero_ps();
   float minimum_terms = 0;
-  for (int64_t super = 0; super < blocks / 8; ++super) {
+  for (int64_t super = 0; super < supers; ++super) {
     const uint8_t* block = w + super * kBytes;
-    const float d = half_at(block), dmin = half_at(block + 2);
-    const uint8_t* packed = block + 4;
+    const ActivationSuperBlock& a = x[super];
+    uint32_t packed[3];
+    std::memcpy(packed, block + 4, 12);
+    const uint32_t scale_words[2] = {packed[0] & 0x3F3F3F3Fu, (packed[2] & 0x0F0F0F0Fu) | ((packed[0] >> 2) & 0x30303030u)};
+    const uint32_t minimum_words[2] = {packed[1] & 0x3F3F3F3Fu, ((packed[2] >> 4) & 0x0F0F0F0Fu) | ((packed[1] >> 2) & 0x30303030u)};
+    uint8_t scales[8], minimums[8];
+    std::memcpy(scales, scale_words, 8);
+    std::memcpy(minimums, minimum_words, 8);
+    __m256i sums = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
-      const ActivationBlock& a = x[super * 8 + j];
-      const auto [scale, minimum] = ops::k_quant_scale_and_min(packed, j);
       const __m256i q = k_nibble_quants<kFifthBit>(block, j);
-      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * static_cast<float>(scale) * a.d), unsigned_dot(q, xq), acc);
-      minimum_terms += dmin * static_cast<float>(minimum) * a.sum;
+      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q + 32 * j));
+      sums = _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xq), _mm256_set1_epi16(scales[j])));
     }
+    int minimum_sum = 0;
+    for (int j = 0; j < 8; ++j) minimum_sum += minimums[j] * (a.sums[2 * j] + a.sums[2 * j + 1]);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(half_at(block) * a.d), acc);
+    minimum_terms += half_at(block + 2) * a.d * static_cast<float>(minimum_sum);
   }
   return horizontal_sum(acc) - minimum_terms;
 }
 
-// Q6_K rows: super-blocks of 256, an int8 scale per 16 values, 6-bit quants from -32 (layout in
-// ops/ggml_blocks.cpp); activation block j is the super-block's values 32j to 32j + 31, two scales.
-float q6_k_row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
+// Q6_K super-blocks of 256: an int8 scale per 16 values, 6-bit quants q (0-63) with value
+// d scale (q - 32) (layout in ops/ggml_blocks.cpp); the product is d d_x (sum scale q x - 32 sum
+// scale sum16(x)), 16-bit pair sums 0-7 of a block of 32 being values 0-15, 8-15 values 16-31.
+float q6_k_row_dot(const uint8_t* w, const ActivationSuperBlock* x, int64_t supers) {
   __m256 acc = _mm256_setzero_ps();
-  for (int64_t super = 0; super < blocks / 8; ++super) {
+  for (int64_t super = 0; super < supers; ++super) {
     const uint8_t* block = w + super * 210;
+    const ActivationSuperBlock& a = x[super];
     const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
-    const float d = half_at(block + 208);
+    __m256i sums = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
-      const __m256i q = _mm256_sub_epi8(q6_k_quants(block, j), _mm256_set1_epi8(32));
-      const ActivationBlock& a = x[super * 8 + j];
-      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
-      const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
-      // 16-bit pair sums 0-7 are values 0-15 (the first scale), 8-15 values 16-31 (the second).
+      const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q + 32 * j));
       const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(scales[2 * j + 1]), _mm_set1_epi16(scales[2 * j]));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_madd_epi16(products, scale)), acc);
+      sums = _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(q6_k_quants(block, j), xq), scale));
     }
+    // 32 sum_g scale_g sum16_g(x): the quants' offset.
+    const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
+    const __m256i offset = _mm256_madd_epi16(scales16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.sums)));
+    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(offset, 5));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(half_at(block + 208) * a.d), acc);
   }
   return horizontal_sum(acc);
 }
 
-using RowDot = float (*)(const uint8_t*, const ActivationBlock*, int64_t);
+// y [m_rows, N] = x times W^T in the quantized domain, each weight row read once: the activations
+// quantized to `Activation` blocks, then every weight row's dot with every activation row.
+template <class Activation, float (*kRowDot)(const uint8_t*, const Activation*, int64_t)>
+void quantized_rows(const ops::BlockQuantizedWeight& weight, const float* xs, int64_t m_rows, const uint8_t* w, float* y) {
+  const int64_t k = weight.columns, n_rows = weight.rows, blocks = k / Activation::kValues;
+  std::vector<Activation> activations(static_cast<size_t>(m_rows * blocks));
+#pragma omp parallel for if (m_rows > 1)
+  for (int64_t m = 0; m < m_rows; ++m) quantize_activations(xs + m * k, k, activations.data() + m * blocks);
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < n_rows; ++n)
+    for (int64_t m = 0; m < m_rows; ++m) y[m * n_rows + n] = kRowDot(w + n * weight.row_bytes, activations.data() + m * blocks, blocks);
+}
 
-// The quantized-domain row product of a type, when it has one.
-RowDot quantized_row_dot(uint32_t type) {
+using RowProduct = void (*)(const ops::BlockQuantizedWeight&, const float*, int64_t, const uint8_t*, float*);
+
+// The quantized-domain product of a type, when it has one.
+RowProduct quantized_row_product(uint32_t type) {
   switch (type) {
-    case 2: return row_dot<2>;
-    case 3: return row_dot<3>;
-    case 6: return row_dot<6>;
-    case 7: return row_dot<7>;
-    case 8: return row_dot<8>;
-    case 12: return k_nibbles_row_dot<false>;
-    case 13: return k_nibbles_row_dot<true>;
-    case 14: return q6_k_row_dot;
+    case 2: return quantized_rows<ActivationBlock, row_dot<2>>;
+    case 3: return quantized_rows<ActivationBlock, row_dot<3>>;
+    case 6: return quantized_rows<ActivationBlock, row_dot<6>>;
+    case 7: return quantized_rows<ActivationBlock, row_dot<7>>;
+    case 8: return quantized_rows<ActivationBlock, row_dot<8>>;
+    case 12: return quantized_rows<ActivationSuperBlock, k_nibbles_row_dot<false>>;
+    case 13: return quantized_rows<ActivationSuperBlock, k_nibbles_row_dot<true>>;
+    case 14: return quantized_rows<ActivationSuperBlock, q6_k_row_dot>;
     default: return nullptr;
   }
 }
@@ -173,7 +203,7 @@ Capability block_matmul_supports(const ir::Node& node) {
 
 Result<ops::Kernel> build_block_matmul(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::BlockQuantizedWeight weight, ops::block_quantized_weight(node, input_dims(node, 1)));
-  const RowDot quantized = quantized_row_dot(weight.type.id);
+  const RowProduct quantized = quantized_row_product(weight.type.id);
   const std::string type(weight.type.name);
   const char* tile_instructions = has_tile_product(weight.type.id) ? tile_product_instructions(plan_target(build.context)) : nullptr;
   build.evidence.record_implementation(node.name, "kiln:block-quantized " + type + (quantized ? " x 8-bit, avx2" : " rows dequantized, float dot") +
@@ -190,13 +220,7 @@ Result<ops::Kernel> build_block_matmul(const ir::Node& node, KernelBuild& build)
       return float_product(ctx, weight, xs, m_rows, w, y);
     }
     if (quantized) {
-      const int64_t blocks = k / kActivationBlock;
-      std::vector<ActivationBlock> activations(static_cast<size_t>(m_rows * blocks));
-#pragma omp parallel for if (m_rows > 1)
-      for (int64_t m = 0; m < m_rows; ++m) quantize_activations(xs + m * k, k, activations.data() + m * blocks);
-#pragma omp parallel for schedule(static)
-      for (int64_t n = 0; n < n_rows; ++n)
-        for (int64_t m = 0; m < m_rows; ++m) y[m * n_rows + n] = quantized(w + n * weight.row_bytes, activations.data() + m * blocks, blocks);
+      quantized(weight, xs, m_rows, w, y);
       return Status::ok();
     }
     std::atomic<bool> failed{false};

@@ -15,26 +15,49 @@ namespace kiln::providers::cpu {
 
 inline constexpr int64_t kActivationBlock = 32;
 
-// 32 activations as round(x / d) in [-127, 127], with d = max |x| / 127 and sum = d * sum(q).
+// `count` activations as round(x / d) into q, in [-127, 127] with d = max |x| / 127; returns d.
+inline float quantize_values(const float* x, int64_t count, int8_t* q) {
+  float amax = 0;
+  for (int64_t j = 0; j < count; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+  for (int64_t j = 0; j < count; ++j) q[j] = static_cast<int8_t>(std::nearbyint(x[j] * inverse));
+  return d;
+}
+
+// 32 activations quantized with their own d, and sum = d * sum(q) (the minimums' share).
 struct ActivationBlock {
+  static constexpr int64_t kValues = kActivationBlock;
   float d = 0, sum = 0;
   alignas(32) int8_t q[kActivationBlock];
 };
 
 inline void quantize_activations(const float* x, int64_t count, ActivationBlock* out) {
   for (int64_t b = 0; b < count / kActivationBlock; ++b) {
-    const float* v = x + b * kActivationBlock;
-    float amax = 0;
-    for (int64_t j = 0; j < kActivationBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
-    const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    out[b].d = quantize_values(x + b * kActivationBlock, kActivationBlock, out[b].q);
     int sum = 0;
-    for (int64_t j = 0; j < kActivationBlock; ++j) {
-      const int q = static_cast<int>(std::nearbyint(v[j] * inverse));
-      out[b].q[j] = static_cast<int8_t>(q);
-      sum += q;
+    for (const int8_t q : out[b].q) sum += q;
+    out[b].sum = out[b].d * static_cast<float>(sum);
+  }
+}
+
+// 256 activations (a K type's super-block) quantized with one d, and the sum of each 16 quants (the
+// K types' minimums and offsets, in integers): the products of a super-block sum in 32-bit integers
+// and convert to float once.
+struct ActivationSuperBlock {
+  static constexpr int64_t kValues = 256;
+  float d = 0;
+  int16_t sums[16];
+  alignas(32) int8_t q[256];
+};
+
+inline void quantize_activations(const float* x, int64_t count, ActivationSuperBlock* out) {
+  for (int64_t b = 0; b < count / ActivationSuperBlock::kValues; ++b) {
+    out[b].d = quantize_values(x + b * ActivationSuperBlock::kValues, ActivationSuperBlock::kValues, out[b].q);
+    for (int g = 0; g < 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += out[b].q[16 * g + j];
+      out[b].sums[g] = static_cast<int16_t>(sum);
     }
-    out[b].d = d;
-    out[b].sum = d * static_cast<float>(sum);
   }
 }
 
