@@ -26,7 +26,7 @@
 namespace kiln::providers::cpu {
 namespace {
 
-// Sum of 32 products of unsigned bytes `u` (at most 31) and signed bytes `s`, as 8 int32 lanes
+// Sum of 32 products of unsigned bytes `u` (at most 63) and signed bytes `s`, as 8 int32 lanes
 // converted to float.
 __m256 unsigned_dot(__m256i u, __m256i s) {
   const __m256i pairs = _mm256_maddubs_epi16(u, s);
@@ -35,7 +35,9 @@ __m256 unsigned_dot(__m256i u, __m256i s) {
 // The same for two signed operands: |a| times b with a's sign.
 __m256 signed_dot(__m256i a, __m256i b) { return unsigned_dot(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a)); }
 
-// One weight row of a 32-value type times one activation row: sum over blocks.
+// One weight row of a 32-value type times one activation row: sum over blocks. Every type but
+// Q8_0 multiplies its unsigned quants, value d q + m: the minimum m (Q4_0's -8 d, Q5_0's -16 d,
+// Q4_1's and Q5_1's own) times the block's activation sum.
 template <uint32_t kType>
 float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
   __m256 acc = _mm256_setzero_ps();
@@ -43,28 +45,29 @@ float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b) {
     const ActivationBlock& a = x[b];
     const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
-    if constexpr (kType == 8) {  // Q8_0: d, 32 int8
+    if constexpr (kType == 8) {  // Q8_0: d, 32 int8, signed
       const uint8_t* block = w + b * 34;
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
       acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
-    } else if constexpr (kType == 2) {  // Q4_0: d, nibbles; (q - 8) d
+    } else {
+      __m256i q;
+      float d = 0, minimum = 0;
+      if constexpr (kType == 2) {  // Q4_0: d, nibbles; (q - 8) d
       const uint8_t* block = w + b * 18;
-      const __m256i q = _mm256_sub_epi8(nibbles(block + 2), _mm256_set1_epi8(8));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
-    } else if constexpr (kType == 3) {  // Q4_1: d, m, nibbles; q d + m
-      const uint8_t* block = w + b * 20;
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), unsigned_dot(nibbles(block + 4), xq), acc);
-      minimum_terms += half_at(block + 2) * a.sum;
-    } else if constexpr (kType == 6) {  // Q5_0: d, fifth bits, nibbles; (q - 16) d
-      const uint8_t* block = w + b * 22;
-      const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles(block + 6), fifth_bits(block + 2)), _mm256_set1_epi8(16));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
-    } else {  // Q5_1: d, m, fifth bits, nibbles; q d + m
-      static_assert(kType == 7);
-      const uint8_t* block = w + b * 24;
-      const __m256i q = _mm256_or_si256(nibbles(block + 8), fifth_bits(block + 4));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), unsigned_dot(q, xq), acc);
-      minimum_terms += half_at(block + 2) * a.sum;
+        q = nibbles(block + 2), d = half_at(block), minimum = -8 * d;
+      } else if constexpr (kType == 3) {  // Q4_1: d, m, nibbles
+        const uint8_t* block = w + b * 20;
+        q = nibbles(block + 4), d = half_at(block), minimum = half_at(block + 2);
+      } else if constexpr (kType == 6) {  // Q5_0: d, fifth bits, nibbles; (q - 16) d
+        const uint8_t* block = w + b * 22;
+        q = _mm256_or_si256(nibbles(block + 6), fifth_bits(block + 2)), d = half_at(block), minimum = -16 * d;
+      } else {  // Q5_1: d, m, fifth bits, nibbles
+        static_assert(kType == 7);
+        const uint8_t* block = w + b * 24;
+        q = _mm256_or_si256(nibbles(block + 8), fifth_bits(block + 4)), d = half_at(block), minimum = half_at(block + 2);
+      }
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), unsigned_dot(q, xq), acc);
+      minimum_terms += minimum * a.sum;
     }
   }
   return horizontal_sum(acc) + minimum_terms;

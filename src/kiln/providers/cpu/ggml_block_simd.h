@@ -76,9 +76,8 @@ inline float half_at(const uint8_t* p) {
 
 // 16 bytes of nibbles as 32 bytes: low nibbles are values 0-15, high nibbles 16-31.
 inline __m256i nibbles(const uint8_t* p) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask), _mm_and_si128(packed, mask));
+  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0x0F));
 }
 
 // 32 bits (bit j for value j) as 32 bytes of 0x10 or 0.
