@@ -75,6 +75,9 @@ class Generator {
   int64_t vocab_size() const;
   int64_t context() const;
   const Session& session() const;
+  // The session's report (docs/REPORT.md) with its `generation` section: the key/value cache's
+  // positions and bytes, the load time and the last generate() call's figures.
+  std::string report_json(int indent = 2) const;
 
  private:
   struct Impl;

@@ -66,7 +66,7 @@ class NativeGenerator {
 
   int64_t vocab_size() const { return g_->vocab_size(); }
   int64_t context() const { return g_->context(); }
-  std::string report_json() const { return g_->session().report_json(); }
+  std::string report_json() const { return g_->report_json(); }
 
  private:
   explicit NativeGenerator(std::unique_ptr<Generator> g) : g_(std::move(g)) {}

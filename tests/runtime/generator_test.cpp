@@ -137,6 +137,34 @@ TEST(Generator, SamplingIsSeededAndStaysInTheVocabulary) {
   for (int32_t id : first) EXPECT_TRUE(id >= 0 && id < g->vocab_size());
 }
 
+// The report names the model (architecture, hyperparameters, tokenizer hash), the cache and the
+// last generation's figures, and each product's kernel.
+TEST(Generator, ReportNamesTheModelTheCacheAndTheFigures) {
+  GeneratorOptions options;
+  options.context = 96;
+  std::unique_ptr<Generator> g = load(options);
+  ASSERT_NE(g, nullptr);
+  SamplingOptions greedy;
+  greedy.stop_at_end_of_generation = false;
+  const std::vector<int32_t> prompt = {1, 403, 407};
+  ASSERT_TRUE(g->generate(prompt, 8, greedy, nullptr).is_ok());
+  const nlohmann::json report = nlohmann::json::parse(g->report_json());
+  const nlohmann::json& metadata = report["model"]["metadata"];
+  EXPECT_EQ(metadata["gguf.architecture"], "llama");
+  EXPECT_EQ(metadata["gguf.tokenizer_sha256"].get<std::string>().size(), 64u);
+  const nlohmann::json& generation = report["generation"];
+  EXPECT_EQ(generation["context"], 96);
+  const int64_t blocks = std::stoll(metadata["gguf.block_count"].get<std::string>());
+  const int64_t kv_heads = std::stoll(metadata["gguf.head_count_kv"].get<std::string>());
+  const int64_t head = std::stoll(metadata["gguf.head_size"].get<std::string>());
+  EXPECT_EQ(generation["kv_cache_bytes"], 2 * blocks * kv_heads * 96 * head * 4);
+  EXPECT_EQ(generation["prompt_tokens"], 3);
+  EXPECT_EQ(generation["generated_tokens"], 8);
+  for (const char* positive : {"load_ms", "time_to_first_token_ms", "prompt_tokens_per_s", "generation_tokens_per_s", "peak_resident_bytes"})
+    EXPECT_GT(generation[positive].get<double>(), 0) << positive;
+  EXPECT_FALSE(report["target"]["node_implementations"].empty());
+}
+
 TEST(Generator, RefusesBadInputNamingIt) {
   GeneratorOptions options;
   options.context = 16;

@@ -82,7 +82,7 @@ Status generate(const GenerateArgs& args) {
             << "time to first token " << stats.time_to_first_token_ms << " ms, prompt " << stats.prompt_tokens_per_second
             << " tokens/s, generation " << stats.generation_tokens_per_second << " tokens/s\n";
   if (!args.logits_path.empty()) KILN_RETURN_IF_ERROR(write_npy_file(args.logits_path, logits));
-  if (!args.report_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.report_path, generator->session().report_json()));
+  if (!args.report_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.report_path, generator->report_json()));
   if (!args.json_path.empty()) {
     const nlohmann::json figures = {{"load_ms", load_ms},
                                     {"prompt_tokens", stats.prompt_tokens},

@@ -192,6 +192,20 @@ struct TuningSection {
   std::vector<Choice> choices;
 };
 
+// A language model's generation (kiln::Generator's report): its key/value cache, load time and the
+// last generate() call's figures.
+struct GenerationSection {
+  int64_t context = 0;         // positions the key/value cache holds
+  int64_t kv_cache_bytes = 0;  // every block's keys and values for the context
+  double load_ms = 0;          // Generator::load: import, compile, plan, tokenizer
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double time_to_first_token_ms = 0;
+  double prompt_tokens_per_second = 0;
+  double generation_tokens_per_second = 0;
+  int64_t peak_resident_bytes = 0;  // the process's peak resident memory after the call
+};
+
 struct Report {
   std::vector<ParityResult> parity;
   std::string kiln_version;
@@ -210,6 +224,7 @@ struct Report {
   ExecutionSection execution;
   GuardSection guards;
   RunSection run;
+  std::optional<GenerationSection> generation;
 };
 
 // The options section: each option a load was given, as text.

@@ -26,6 +26,7 @@ json model_json(const ModelInfo& m) {
           {"ir_version", m.ir_version},
           {"producer", m.producer},
           {"opset_imports", m.opset_imports},
+          {"metadata", m.metadata},
           {"inputs", tensors_json(m.inputs)},
           {"outputs", tensors_json(m.outputs)},
           {"nodes", m.nodes},
@@ -257,6 +258,16 @@ nlohmann::json to_json_value(const Report& report) {
       {"run", run_json(report.run)},
       {"parity", parity_json(report.parity)},
   };
+  if (const std::optional<GenerationSection>& g = report.generation)
+    doc["generation"] = {{"context", g->context},
+                         {"kv_cache_bytes", g->kv_cache_bytes},
+                         {"load_ms", g->load_ms},
+                         {"prompt_tokens", g->prompt_tokens},
+                         {"generated_tokens", g->generated_tokens},
+                         {"time_to_first_token_ms", g->time_to_first_token_ms},
+                         {"prompt_tokens_per_s", g->prompt_tokens_per_second},
+                         {"generation_tokens_per_s", g->generation_tokens_per_second},
+                         {"peak_resident_bytes", g->peak_resident_bytes}};
   return doc;
 }
 

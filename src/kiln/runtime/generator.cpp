@@ -5,6 +5,8 @@
 // text starts over at position 0 and leaves the old keys where they are, never read again.
 #include "kiln/generator.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -15,6 +17,8 @@
 #include "kiln/frontend/gguf/llm_hyperparameters.h"
 #include "kiln/frontend/gguf/tokenizer.h"
 #include "kiln/io/file.h"
+#include "kiln/report/report.h"
+#include "kiln/runtime/session_access.h"
 #include "kiln/runtime/token_sampler.h"
 #include "kiln/stream.h"
 
@@ -43,6 +47,12 @@ size_t complete_utf8_prefix(const std::string& bytes) {
   return bytes.size();
 }
 
+// The process's peak resident memory (getrusage's maximum resident set size, in KiB on Linux).
+int64_t peak_resident_bytes() {
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<int64_t>(usage.ru_maxrss) * 1024 : 0;
+}
+
 }  // namespace
 
 struct Generator::Impl {
@@ -53,6 +63,7 @@ struct Generator::Impl {
   std::unique_ptr<Session> session;
   std::unique_ptr<Stream> stream;
   int64_t position = 0;  // tokens in the cache
+  report::GenerationSection evidence;  // the report's generation section
 
   Status check_tokens(const std::vector<int32_t>& tokens) const {
     for (size_t i = 0; i < tokens.size(); ++i)
@@ -95,6 +106,7 @@ Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Generator::~Generator() = default;
 
 Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, const GeneratorOptions& options) {
+  const auto load_start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   {
     // The package's metadata, from a mapping of the file: only the pages of the metadata are read
@@ -128,6 +140,9 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_key(b), DecoderNames::past_key(b)));
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_value(b), DecoderNames::past_value(b)));
   }
+  impl->evidence.context = impl->context;
+  impl->evidence.kv_cache_bytes = 2 * impl->hp.blocks * static_cast<int64_t>(empty.byte_size());
+  impl->evidence.load_ms = ms_between(load_start, std::chrono::steady_clock::now());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }
 
@@ -181,6 +196,12 @@ Result<GenerationStats> Generator::generate(const std::vector<int32_t>& prompt, 
   const double generation_ms = ms_between(first_token, end);
   stats.generation_tokens_per_second =
       stats.generated_tokens > 1 && generation_ms > 0 ? 1000.0 * static_cast<double>(stats.generated_tokens - 1) / generation_ms : 0;
+  g.evidence.prompt_tokens = stats.prompt_tokens;
+  g.evidence.generated_tokens = stats.generated_tokens;
+  g.evidence.time_to_first_token_ms = stats.time_to_first_token_ms;
+  g.evidence.prompt_tokens_per_second = stats.prompt_tokens_per_second;
+  g.evidence.generation_tokens_per_second = stats.generation_tokens_per_second;
+  g.evidence.peak_resident_bytes = peak_resident_bytes();
   if (logits) {
     const int64_t rows = static_cast<int64_t>(all_logits.size()) / g.hp.vocab_size;
     *logits = Tensor::allocate(DType::kFloat, {rows, g.hp.vocab_size});
@@ -206,5 +227,11 @@ Result<Tensor> Generator::logits(const std::vector<int32_t>& tokens) {
 int64_t Generator::vocab_size() const { return impl_->hp.vocab_size; }
 int64_t Generator::context() const { return impl_->context; }
 const Session& Generator::session() const { return *impl_->session; }
+
+std::string Generator::report_json(int indent) const {
+  report::Report report = SessionAccess::report(*impl_->session);
+  report.generation = impl_->evidence;
+  return report::to_json(report, indent);
+}
 
 }  // namespace kiln

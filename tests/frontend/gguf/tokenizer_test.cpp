@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "kiln/frontend/gguf/pre_tokenizer.h"
+#include "kiln/frontend/gguf/vocabulary.h"
 #include "support/gguf_writer.h"
 
 namespace kiln::frontend::gguf {
@@ -259,6 +261,36 @@ TEST(Tokenizer, RefusesTokenizersKilnDoesNotKnowNamingThem) {
   unknown_pre.merges = {"a b"};
   unknown_pre.pre = "no-such-pre";
   expect_refused(unknown_pre, StatusCode::kUnsupportedOperator, "'no-such-pre'");
+}
+
+// The tokenizer's hash covers every tokenizer.* entry and nothing else, whatever their order.
+TEST(Tokenizer, HashNamesTheTokenizerAloneWhateverTheOrder) {
+  const auto hash_of = [](const GgufFile& file) {
+    const Result<std::string> hash = tokenizer_sha256(file);
+    EXPECT_TRUE(hash.is_ok()) << hash.status().to_string();
+    return hash.is_ok() ? *hash : std::string();
+  };
+  const Result<GgufFile> file = parse_gguf(SmallVocabulary().bytes(), "vocab.gguf");
+  ASSERT_TRUE(file.is_ok()) << file.status().to_string();
+  const std::string hash = hash_of(*file);
+  EXPECT_EQ(hash.size(), 64u);
+
+  GgufFile reordered = *file;
+  std::reverse(reordered.metadata.begin(), reordered.metadata.end());
+  MetadataValue name;
+  name.type = ValueType::kString;
+  name.string_value = "another model";
+  reordered.metadata.push_back({"general.name", name});
+  EXPECT_EQ(hash_of(reordered), hash) << "other keys and the order of the entries do not change it";
+
+  SmallVocabulary renamed;
+  renamed.tokens[7] = "ba";
+  const Result<GgufFile> other = parse_gguf(renamed.bytes(), "vocab.gguf");
+  ASSERT_TRUE(other.is_ok());
+  EXPECT_NE(hash_of(*other), hash) << "a token's spelling does";
+  SmallVocabulary rescored;
+  rescored.scores[4] = -3;
+  EXPECT_NE(hash_of(*parse_gguf(rescored.bytes(), "vocab.gguf")), hash) << "a score does";
 }
 
 // Byte-level BPE on a small vocabulary: words are cut by the pre-tokenizer, merged by rank.

@@ -9,6 +9,7 @@
 #include "kiln/frontend/gguf/decoder_graph.h"
 #include "kiln/frontend/gguf/gguf_file.h"
 #include "kiln/frontend/gguf/llm_hyperparameters.h"
+#include "kiln/frontend/gguf/vocabulary.h"
 #include "kiln/io/file.h"
 
 namespace kiln::frontend::gguf {
@@ -98,6 +99,7 @@ Result<ir::Model> import_image(const io::FileImage& image, const std::string& wh
   model.producer_version = std::to_string(file.version);
   model.metadata = describe(hp);
   describe_package(file, model.metadata);
+  KILN_ASSIGN_OR_RETURN(model.metadata["gguf.tokenizer_sha256"], tokenizer_sha256(file));
   model.sha256 = sha256;
   model.file_bytes = static_cast<int64_t>(image.bytes.size());
   return model;

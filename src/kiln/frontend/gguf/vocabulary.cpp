@@ -1,6 +1,11 @@
 // Reading tokenizer.ggml.* into a Vocabulary, each key checked before use.
 #include "kiln/frontend/gguf/vocabulary.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/io/file.h"
+
 namespace kiln::frontend::gguf {
 namespace {
 
@@ -184,6 +189,55 @@ Result<Vocabulary> read_vocabulary(const GgufFile& file) {
   KILN_RETURN_IF_ERROR(read_flag(file, "tokenizer.ggml.add_eos_token", vocabulary.add_eos));
   KILN_RETURN_IF_ERROR(read_flag(file, "tokenizer.ggml.add_space_prefix", vocabulary.add_space_prefix));
   return vocabulary;
+}
+
+namespace {
+
+void append_u64(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+void append_canonical(std::string& out, const MetadataValue& value) {
+  out.push_back(static_cast<char>(value.type));
+  switch (value.type) {
+    case ValueType::kString:
+      append_u64(out, value.string_value.size());
+      out += value.string_value;
+      break;
+    case ValueType::kArray:
+      out.push_back(static_cast<char>(value.element_type));
+      append_u64(out, value.elements.size());
+      for (const MetadataValue& element : value.elements) append_canonical(out, element);
+      break;
+    case ValueType::kF32:
+    case ValueType::kF64: {
+      uint64_t bits;
+      std::memcpy(&bits, &value.float_value, 8);
+      append_u64(out, bits);
+      break;
+    }
+    case ValueType::kI8:
+    case ValueType::kI16:
+    case ValueType::kI32:
+    case ValueType::kI64: append_u64(out, static_cast<uint64_t>(value.signed_value)); break;
+    default: append_u64(out, value.unsigned_value); break;  // the unsigned types and bool
+  }
+}
+
+}  // namespace
+
+Result<std::string> tokenizer_sha256(const GgufFile& file) {
+  std::vector<const MetadataEntry*> entries;
+  for (const MetadataEntry& entry : file.metadata)
+    if (entry.key.rfind("tokenizer.", 0) == 0) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(), [](const MetadataEntry* a, const MetadataEntry* b) { return a->key < b->key; });
+  std::string canonical;
+  for (const MetadataEntry* entry : entries) {
+    append_u64(canonical, entry->key.size());
+    canonical += entry->key;
+    append_canonical(canonical, entry->value);
+  }
+  return io::sha256_hex(canonical);
 }
 
 }  // namespace kiln::frontend::gguf
