@@ -10,6 +10,7 @@
 
 #include "kiln/generator.h"
 #include "kiln/tensor_io.h"
+#include "support/model_builder.h"
 #include "support/test_target.h"
 
 namespace kiln {
@@ -163,6 +164,52 @@ TEST(Generator, ReportNamesTheModelTheCacheAndTheFigures) {
   for (const char* positive : {"load_ms", "time_to_first_token_ms", "prompt_tokens_per_s", "generation_tokens_per_s", "peak_resident_bytes"})
     EXPECT_GT(generation[positive].get<double>(), 0) << positive;
   EXPECT_FALSE(report["target"]["node_implementations"].empty());
+}
+
+// `kiln compile model.gguf -o model.kiln`: the artifact carries the package's metadata (its
+// tokenizer and hyperparameters, tokenizer.gguf) and a valid first call as its warm-up fixture,
+// and the Generator runs from it as from the package. A model that is neither is refused.
+TEST(Generator, RunsFromAnArtifactCompiledFromThePackage) {
+  testing::ScratchDir dir("generator");
+  SessionOptions session_options;
+  session_options.threads = 2;
+  session_options.isa = testing::test_isa();
+  Result<std::unique_ptr<Session>> session = Session::load(kModel.string(), session_options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const std::string artifact = dir.file("stories260K.kiln");
+  const Status written = (*session)->write_artifact(artifact, {});
+  ASSERT_TRUE(written.is_ok()) << written.to_string();
+
+  GeneratorOptions options;
+  options.session = session_options;
+  Result<std::unique_ptr<Generator>> compiled = Generator::load(artifact, options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  std::unique_ptr<Generator> package = load();
+  ASSERT_NE(package, nullptr);
+  const Result<std::vector<int32_t>> prompt = package->tokenize("Once upon a time");
+  ASSERT_TRUE(prompt.is_ok());
+  EXPECT_EQ(*(*compiled)->tokenize("Once upon a time"), *prompt);
+  auto greedy_text = [&](Generator& g) {
+    std::string text;
+    EXPECT_TRUE(g.generate(*prompt, 24, {}, [&](int32_t, const std::string& piece) {
+                  text += piece;
+                  return true;
+                }).is_ok());
+    return text;
+  };
+  EXPECT_EQ(greedy_text(**compiled), greedy_text(*package));
+  const nlohmann::json report = nlohmann::json::parse((*compiled)->report_json());
+  EXPECT_EQ(report["warmup"]["state"], "ready");
+  EXPECT_EQ(report["warmup"]["fixtures"], "artifact");
+  EXPECT_TRUE(report["warmup"]["checked"].get<bool>()) << "the recorded first call's logits were checked";
+
+  testing::ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{2}}).output("y", onnx::TensorProto::FLOAT, {int64_t{2}});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  const Result<std::unique_ptr<Generator>> onnx = Generator::load(b.save(dir.file("relu.onnx")), options);
+  ASSERT_FALSE(onnx.is_ok());
+  EXPECT_EQ(onnx.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(onnx.status().message().find("neither a GGUF package nor an artifact"), std::string::npos) << onnx.status().message();
 }
 
 TEST(Generator, RefusesBadInputNamingIt) {

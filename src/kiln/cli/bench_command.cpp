@@ -189,7 +189,7 @@ Status bench_model(const BenchArgs& args) {
 void add_bench_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "Time a model: load, first run, warm-up, N runs (min/median/p90/max), kernel profile");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("model", args->model, "Model file (ONNX, GGUF)")->required();
   cmd->add_option("--input", args->inputs,
                   "NAME=file.npy | NAME=file.pb | NAME=random[:SEED] (repeatable; inputs not given are random)");
   cmd->add_option("--warmup", args->warmup, "Untimed runs after the first")->check(CLI::NonNegativeNumber);

@@ -53,7 +53,7 @@ int run_compile(const CompileArgs& args) {
 void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* cmd = app.add_subcommand("compile", "Import, analyse, optimise, partition and plan a model; report the evidence");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("model", args->model, "Model file (ONNX, GGUF)")->required();
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("-o,--output", args->artifact_path, "Write the compiled model as a .kiln artifact here (docs/ARTIFACT.md)");
   cmd->add_option("--asset", args->assets, "Store a file in the artifact, NAME=PATH (tokenizer, labels; repeatable)");

@@ -100,7 +100,7 @@ Status generate(const GenerateArgs& args) {
 void add_generate_command(CLI::App& app, std::function<void(int)> set_exit) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* cmd = app.add_subcommand("generate", "Continue a prompt with a language model (GGUF), token by token");
-  cmd->add_option("model", args->model, "GGUF model file")->required();
+  cmd->add_option("model", args->model, "GGUF package, or a .kiln artifact compiled from one")->required();
   cmd->add_option("--prompt", args->prompt, "Text to continue (tokenized with the model's tokenizer, BOS as the model says)");
   cmd->add_option("--tokens", args->tokens, "Token ids to continue instead of a prompt: 1,2,3");
   cmd->add_option("-n,--max-tokens", args->max_tokens, "Tokens to generate")->check(CLI::NonNegativeNumber);

@@ -163,6 +163,12 @@ struct Model {
   // float weights, which are copies).
   std::shared_ptr<const char> mapping;
   std::string_view mapped_file;
+  // Files the format carries besides the graph, stored in an artifact beside the user's assets (a
+  // GGUF package's metadata, hyperparameters and tokenizer, as `tokenizer.gguf`).
+  std::map<std::string, std::string> assets;
+  // Inputs the format knows to be valid (a decoder's first token at position 0), the warm-up
+  // fixtures when none are given; empty: seeded random ones.
+  std::map<std::string, Tensor> example_inputs;
 };
 
 }  // namespace kiln::ir

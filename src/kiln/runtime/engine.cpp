@@ -98,7 +98,10 @@ Result<std::shared_ptr<const ExecutionPlan>> Engine::load_plan() {
   return plan_for(load_shapes_);
 }
 
-Result<std::map<std::string, Tensor>> Engine::generated_inputs() const { return generated_fixture_inputs(graph(), load_shapes_); }
+Result<std::map<std::string, Tensor>> Engine::generated_inputs() const {
+  if (!compiled_.model.example_inputs.empty()) return compiled_.model.example_inputs;
+  return generated_fixture_inputs(graph(), load_shapes_);
+}
 
 Status Engine::check_stream_inputs(const std::map<std::string, Value>& inputs) {
   const std::lock_guard<std::mutex> lock(mutex_);

@@ -75,7 +75,9 @@ class Engine {
   Status warm_up(const std::map<std::string, Tensor>& inputs, int runs, const RunOptions& run_options);
   Status warm_up_values(const std::map<std::string, Value>& inputs, int runs, const RunOptions& run_options);
 
-  // The plan of the load-time shapes and generated inputs of those shapes (what an artifact keeps).
+  // The plan of the load-time shapes, and warm-up inputs when none are given (what an artifact
+  // keeps): the model's example inputs where its format gave some, else seeded random ones of the
+  // load-time shapes.
   Result<std::shared_ptr<const ExecutionPlan>> load_plan();
   Result<std::map<std::string, Tensor>> generated_inputs() const;
 

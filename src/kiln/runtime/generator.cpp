@@ -110,9 +110,23 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
   auto impl = std::make_unique<Impl>();
   {
     // The package's metadata, from a mapping of the file: only the pages of the metadata are read
-    // here (the session maps it again and reads the weights from the same cached pages).
+    // here (the session maps it again and reads the weights from the same cached pages). An
+    // artifact compiled from a package carries it as an asset.
     KILN_ASSIGN_OR_RETURN(const io::FileImage image, io::map_file_image(path));
-    KILN_ASSIGN_OR_RETURN(const frontend::gguf::GgufFile file, frontend::gguf::parse_gguf(image.bytes, path));
+    std::string carried;
+    std::string_view metadata = image.bytes;
+    if (!frontend::gguf::looks_like_gguf(image.bytes)) {
+      KILN_ASSIGN_OR_RETURN(impl->session, Session::load(path, options.session));
+      Result<std::string> asset = impl->session->asset(frontend::gguf::kPackageMetadataAsset);
+      if (!asset.is_ok())
+        return invalid_argument(path + " is neither a GGUF package nor an artifact compiled from one: " + asset.status().message());
+      carried = std::move(asset).value();
+      metadata = carried;
+      // The first call the compile recorded, run and checked against its recorded logits: the
+      // artifact still computes what it did where it was compiled.
+      KILN_RETURN_IF_ERROR(impl->session->warm_up());
+    }
+    KILN_ASSIGN_OR_RETURN(const frontend::gguf::GgufFile file, frontend::gguf::parse_gguf(metadata, path));
     KILN_ASSIGN_OR_RETURN(impl->hp, frontend::gguf::read_hyperparameters(file));
     KILN_ASSIGN_OR_RETURN(impl->tokenizer, frontend::gguf::make_tokenizer(file));
     const frontend::gguf::Vocabulary& vocab = impl->tokenizer->vocabulary();
@@ -127,7 +141,9 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
   if (options.batch <= 0) return invalid_argument("batch must be positive, got " + std::to_string(options.batch));
   impl->context = options.context > 0 ? options.context : std::min(model_context, kDefaultContext);
   impl->batch = options.batch;
-  KILN_ASSIGN_OR_RETURN(impl->session, Session::load(path, options.session));
+  if (!impl->session) {
+    KILN_ASSIGN_OR_RETURN(impl->session, Session::load(path, options.session));
+  }
   KILN_ASSIGN_OR_RETURN(impl->stream, impl->session->open_stream());
   // Every block's initial cache (never written: the stream's first call copies it into buffers of
   // its own, which later calls update in place).

@@ -118,7 +118,10 @@ Status Session::write_artifact(const std::string& path, const ArtifactOptions& o
   if (engine.mode() == ExecutionMode::kJit)
     return invalid_argument("a jit session holds one compiled variant per input shape; write artifacts from graph mode");
   artifact::ArtifactExtras extras;
+  extras.assets = engine.compiled().model.assets;  // the format's own (a GGUF package's tokenizer.gguf)
   for (const auto& [name, asset_path] : options.asset_paths) {
+    if (extras.assets.count(name))
+      return invalid_argument("asset '" + name + "': the model's format stores an asset of that name; choose another");
     Result<std::string> bytes = io::read_file(asset_path);
     if (!bytes.is_ok()) return bytes.status().with_context("asset '" + name + "'");
     extras.assets[name] = std::move(bytes).value();

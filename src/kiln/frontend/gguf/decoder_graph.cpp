@@ -2,6 +2,7 @@
 #include "kiln/frontend/gguf/decoder_graph.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "kiln/ops/block_quantized_matmul.h"
@@ -236,10 +237,14 @@ class DecoderBuilder {
   }
 
   // ---- nodes ----
+  // A node's name, unique in the graph (its outputs are named after it: an artifact requires
+  // every value name once).
+  std::string fresh_name(const std::string& type) { return type + "." + std::to_string(++nodes_); }
+
   ir::Value* op(const std::string& type, std::vector<ir::Value*> inputs, std::map<std::string, ir::Attribute> attributes = {},
                 const std::string& domain = "") {
-    const std::string name = graph_->unique_name(type);
-    ir::Value* out = graph_->add_value(name + "_out");
+    const std::string name = fresh_name(type);
+    ir::Value* out = graph_->add_value(name);
     ir::Node* node = graph_->add_node(type, std::move(inputs), {out}, name, domain, domain.empty() ? 17 : 1);
     node->attributes = std::move(attributes);
     return out;
@@ -252,9 +257,9 @@ class DecoderBuilder {
 
   // x's last axis cut into pieces of `sizes`.
   std::vector<ir::Value*> split(ir::Value* x, const std::vector<int64_t>& sizes) {
-    const std::string name = graph_->unique_name("Split");
+    const std::string name = fresh_name("Split");
     std::vector<ir::Value*> outs;
-    for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(graph_->add_value(name + "_out" + std::to_string(i)));
+    for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(graph_->add_value(name + "_" + std::to_string(i)));
     ir::Node* node = graph_->add_node("Split", {x, int_constant(sizes, {static_cast<int64_t>(sizes.size())})}, outs, name, "", 17);
     node->attributes["axis"] = ir::Attribute::of_int(-1);
     return outs;
@@ -277,6 +282,7 @@ class DecoderBuilder {
   const std::shared_ptr<const char> file_bytes_;
   const LlmHyperparameters& hp_;
   std::unique_ptr<ir::Graph> graph_;
+  int64_t nodes_ = 0;
   ir::Value *positions_ = nullptr, *cos_ = nullptr, *sin_ = nullptr, *mask_ = nullptr;
   ir::Value *write_index_ = nullptr, *valid_keys_ = nullptr;  // [1]: where this call's keys go, and the keys valid after it
   ir::TensorType cache_type_;
@@ -288,6 +294,22 @@ class DecoderBuilder {
 Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, const std::shared_ptr<const char>& file_bytes,
                                                        const LlmHyperparameters& hp, int64_t max_positions) {
   return DecoderBuilder(file, file_bytes, hp).build(max_positions);
+}
+
+std::map<std::string, Tensor> decoder_example_inputs(const LlmHyperparameters& hp) {
+  std::map<std::string, Tensor> inputs;
+  const auto zeros = [](DType dtype, std::vector<int64_t> dims) {
+    Tensor t = Tensor::allocate(dtype, std::move(dims));
+    std::memset(t.raw_data(), 0, t.byte_size());
+    return t;
+  };
+  inputs[DecoderNames::kInputIds] = zeros(DType::kInt64, {1, 1});
+  inputs[DecoderNames::kPositionIds] = zeros(DType::kInt64, {1, 1});
+  inputs[DecoderNames::kLogitsIndices] = zeros(DType::kInt64, {1});
+  for (int64_t b = 0; b < hp.blocks; ++b)
+    for (const std::string& name : {DecoderNames::past_key(b), DecoderNames::past_value(b)})
+      inputs[name] = zeros(DType::kFloat, {1, hp.kv_heads, 1, hp.head_size});
+  return inputs;
 }
 
 }  // namespace kiln::frontend::gguf

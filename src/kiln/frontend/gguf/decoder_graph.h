@@ -22,6 +22,7 @@
 // hyperparameters contradict is an InvalidModel naming it.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,10 @@ struct DecoderNames {
   static std::string present_key(int64_t block) { return "present." + std::to_string(block) + ".key"; }
   static std::string present_value(int64_t block) { return "present." + std::to_string(block) + ".value"; }
 };
+
+// Valid inputs of the decoder: token 0 at position 0 over a zero cache of one position, its logits
+// asked for (a compiled package's warm-up fixture, ir::Model::example_inputs).
+std::map<std::string, Tensor> decoder_example_inputs(const LlmHyperparameters& hp);
 
 // The decoder's graph; `max_positions` rows of rotary angles are precomputed (the context length).
 // `file_bytes` owns the bytes `file` views (a mapped file): each block-quantized constant shares it

@@ -8,6 +8,7 @@
 
 #include "kiln/frontend/gguf/decoder_graph.h"
 #include "kiln/frontend/gguf/gguf_file.h"
+#include "kiln/frontend/gguf/gguf_writer.h"
 #include "kiln/frontend/gguf/llm_hyperparameters.h"
 #include "kiln/frontend/gguf/vocabulary.h"
 #include "kiln/io/file.h"
@@ -100,6 +101,10 @@ Result<ir::Model> import_image(const io::FileImage& image, const std::string& wh
   model.metadata = describe(hp);
   describe_package(file, model.metadata);
   KILN_ASSIGN_OR_RETURN(model.metadata["gguf.tokenizer_sha256"], tokenizer_sha256(file));
+  // What a compiled artifact keeps of the package besides the graph: its metadata (hyperparameters
+  // and tokenizer, which kiln::Generator reads back), and a valid first call to warm up with.
+  model.assets[kPackageMetadataAsset] = write_metadata_gguf(file.metadata);
+  model.example_inputs = decoder_example_inputs(hp);
   model.sha256 = sha256;
   model.file_bytes = static_cast<int64_t>(image.bytes.size());
   return model;

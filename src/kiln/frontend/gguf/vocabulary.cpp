@@ -2,8 +2,8 @@
 #include "kiln/frontend/gguf/vocabulary.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "kiln/frontend/gguf/gguf_writer.h"
 #include "kiln/io/file.h"
 
 namespace kiln::frontend::gguf {
@@ -191,53 +191,12 @@ Result<Vocabulary> read_vocabulary(const GgufFile& file) {
   return vocabulary;
 }
 
-namespace {
-
-void append_u64(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
-}
-
-void append_canonical(std::string& out, const MetadataValue& value) {
-  out.push_back(static_cast<char>(value.type));
-  switch (value.type) {
-    case ValueType::kString:
-      append_u64(out, value.string_value.size());
-      out += value.string_value;
-      break;
-    case ValueType::kArray:
-      out.push_back(static_cast<char>(value.element_type));
-      append_u64(out, value.elements.size());
-      for (const MetadataValue& element : value.elements) append_canonical(out, element);
-      break;
-    case ValueType::kF32:
-    case ValueType::kF64: {
-      uint64_t bits;
-      std::memcpy(&bits, &value.float_value, 8);
-      append_u64(out, bits);
-      break;
-    }
-    case ValueType::kI8:
-    case ValueType::kI16:
-    case ValueType::kI32:
-    case ValueType::kI64: append_u64(out, static_cast<uint64_t>(value.signed_value)); break;
-    default: append_u64(out, value.unsigned_value); break;  // the unsigned types and bool
-  }
-}
-
-}  // namespace
-
 Result<std::string> tokenizer_sha256(const GgufFile& file) {
-  std::vector<const MetadataEntry*> entries;
+  std::vector<MetadataEntry> entries;
   for (const MetadataEntry& entry : file.metadata)
-    if (entry.key.rfind("tokenizer.", 0) == 0) entries.push_back(&entry);
-  std::sort(entries.begin(), entries.end(), [](const MetadataEntry* a, const MetadataEntry* b) { return a->key < b->key; });
-  std::string canonical;
-  for (const MetadataEntry* entry : entries) {
-    append_u64(canonical, entry->key.size());
-    canonical += entry->key;
-    append_canonical(canonical, entry->value);
-  }
-  return io::sha256_hex(canonical);
+    if (entry.key.rfind("tokenizer.", 0) == 0) entries.push_back(entry);
+  std::sort(entries.begin(), entries.end(), [](const MetadataEntry& a, const MetadataEntry& b) { return a.key < b.key; });
+  return io::sha256_hex(write_metadata_gguf(entries));
 }
 
 }  // namespace kiln::frontend::gguf

@@ -76,9 +76,8 @@ std::optional<uint8_t> byte_token_value(std::string_view text);
 // key; a tokenizer model Kiln does not implement is an UnsupportedOperator naming it.
 Result<Vocabulary> read_vocabulary(const GgufFile& file);
 
-// The lower-case hex SHA-256 of `file`'s tokenizer: every tokenizer.* metadata entry in key order,
-// each its key, value type and value encoded canonically (64-bit little-endian numbers, strings
-// and arrays prefixed by their lengths), so any two packages with the same tokenizer (tokens,
+// The lower-case hex SHA-256 of `file`'s tokenizer: of the GGUF file (gguf_writer.h) holding its
+// tokenizer.* metadata entries in key order, so any two packages with the same tokenizer (tokens,
 // scores, merges, special tokens, chat template) agree, whatever their weights.
 Result<std::string> tokenizer_sha256(const GgufFile& file);
 
