@@ -35,42 +35,53 @@ __m256 unsigned_dot(__m256i u, __m256i s) {
 // The same for two signed operands: |a| times b with a's sign.
 __m256 signed_dot(__m256i a, __m256i b) { return unsigned_dot(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a)); }
 
-// One weight row of a 32-value type times one activation row: sum over blocks. Every type but
-// Q8_0 multiplies its unsigned quants, value d q + m: the minimum m (Q4_0's -8 d, Q5_0's -16 d,
-// Q4_1's and Q5_1's own) times the block's activation sum.
+// One block of a 32-value type times its activation block: the products into `acc`, the
+// minimum's share into `minimum_terms`. Every type but Q8_0 multiplies its unsigned quants, value
+// d q + m: the minimum m (Q4_0's -8 d, Q5_0's -16 d, Q4_1's and Q5_1's own) times the block's
+// activation sum.
+template <uint32_t kType>
+inline void block_dot(const uint8_t* w, int64_t b, const ActivationBlock& a, __m256& acc, float& minimum_terms) {
+  const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
+  if constexpr (kType == 8) {  // Q8_0: d, 32 int8, signed
+    const uint8_t* block = w + b * 34;
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
+  } else {
+    __m256i q;
+    float d = 0, minimum = 0;
+    if constexpr (kType == 2) {  // Q4_0: d, nibbles; (q - 8) d
+      const uint8_t* block = w + b * 18;
+      q = nibbles(block + 2), d = half_at(block), minimum = -8 * d;
+    } else if constexpr (kType == 3) {  // Q4_1: d, m, nibbles
+      const uint8_t* block = w + b * 20;
+      q = nibbles(block + 4), d = half_at(block), minimum = half_at(block + 2);
+    } else if constexpr (kType == 6) {  // Q5_0: d, fifth bits, nibbles; (q - 16) d
+      const uint8_t* block = w + b * 22;
+      q = _mm256_or_si256(nibbles(block + 6), fifth_bits(block + 2)), d = half_at(block), minimum = -16 * d;
+    } else {  // Q5_1: d, m, fifth bits, nibbles
+      static_assert(kType == 7);
+      const uint8_t* block = w + b * 24;
+      q = _mm256_or_si256(nibbles(block + 8), fifth_bits(block + 4)), d = half_at(block), minimum = half_at(block + 2);
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), unsigned_dot(q, xq), acc);
+    minimum_terms += minimum * a.sum;
+  }
+}
+
+// One weight row of a 32-value type times one activation row: sum over blocks, in kChains
+// independent sums (one alone would wait on each fused multiply-add's latency, block after block).
 template <uint32_t kType>
 float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
-  __m256 acc = _mm256_setzero_ps();
-  float minimum_terms = 0;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const ActivationBlock& a = x[b];
-    const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q));
-    if constexpr (kType == 8) {  // Q8_0: d, 32 int8, signed
-      const uint8_t* block = w + b * 34;
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(block) * a.d), signed_dot(q, xq), acc);
-    } else {
-      __m256i q;
-      float d = 0, minimum = 0;
-      if constexpr (kType == 2) {  // Q4_0: d, nibbles; (q - 8) d
-      const uint8_t* block = w + b * 18;
-        q = nibbles(block + 2), d = half_at(block), minimum = -8 * d;
-      } else if constexpr (kType == 3) {  // Q4_1: d, m, nibbles
-        const uint8_t* block = w + b * 20;
-        q = nibbles(block + 4), d = half_at(block), minimum = half_at(block + 2);
-      } else if constexpr (kType == 6) {  // Q5_0: d, fifth bits, nibbles; (q - 16) d
-        const uint8_t* block = w + b * 22;
-        q = _mm256_or_si256(nibbles(block + 6), fifth_bits(block + 2)), d = half_at(block), minimum = -16 * d;
-      } else {  // Q5_1: d, m, fifth bits, nibbles
-        static_assert(kType == 7);
-        const uint8_t* block = w + b * 24;
-        q = _mm256_or_si256(nibbles(block + 8), fifth_bits(block + 4)), d = half_at(block), minimum = half_at(block + 2);
-      }
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), unsigned_dot(q, xq), acc);
-      minimum_terms += minimum * a.sum;
-    }
-  }
-  return horizontal_sum(acc) + minimum_terms;
+  constexpr int kChains = 4;
+  __m256 acc[kChains];
+  float minimum_terms[kChains] = {};
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  int64_t b = 0;
+  for (; b + kChains <= blocks; b += kChains)
+    for (int c = 0; c < kChains; ++c) block_dot<kType>(w, b + c, x[b + c], acc[c], minimum_terms[c]);
+  for (; b < blocks; ++b) block_dot<kType>(w, b, x[b], acc[0], minimum_terms[0]);
+  return horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]))) +
+         (minimum_terms[0] + minimum_terms[1]) + (minimum_terms[2] + minimum_terms[3]);
 }
 
 // The K types' rows times activations quantized per super-block of 256 (ActivationSuperBlock, one
