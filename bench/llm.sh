@@ -97,6 +97,11 @@ for m in models:
         share = f"{k / b:10.0%}" if b else ""
         print(f"{m:22} {name:12} {k:9.1f} {l:9.1f} {k / l:6.2f} {b or 0:9.1f} {share}")
     print(f"{m:22} {'load ms':12} {med(lambda r: r['kiln_tg']['load_ms']):9.0f} {med(lambda r: r['llama']['load_ms']):9.0f}")
+    if "first_token_ms" in runs[0]["llama"]:
+        print(f"{m:22} {'1st token ms':12} {med(lambda r: r['kiln_tg']['time_to_first_token_ms']):9.0f} "
+              f"{med(lambda r: r['llama']['first_token_ms']):9.0f}")
+        print(f"{m:22} {'peak RSS MB':12} {med(lambda r: r['kiln_pp']['peak_resident_bytes']) / 1e6:9.0f} "
+              f"{med(lambda r: r['llama']['peak_resident_bytes']) / 1e6:9.0f}")
 geo = 1.0
 for r in ratios: geo *= r
 print(f"geometric mean Kiln/llama.cpp over the rows: {geo ** (1 / len(ratios)):.2f}")

@@ -44,6 +44,7 @@ struct GenerationStats {
   double time_to_first_token_ms = 0;  // the prompt's processing and the first token's sampling
   double prompt_tokens_per_second = 0;
   double generation_tokens_per_second = 0;  // the tokens after the first, one call each
+  int64_t peak_resident_bytes = 0;          // the process's peak resident memory after the call
 };
 
 class Generator {

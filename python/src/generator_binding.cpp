@@ -52,7 +52,8 @@ class NativeGenerator {
     const GenerationStats s = value_or_throw(std::move(stats));
     const py::dict figures("prompt_tokens"_a = s.prompt_tokens, "generated_tokens"_a = s.generated_tokens,
                            "time_to_first_token_ms"_a = s.time_to_first_token_ms, "prompt_tokens_per_second"_a = s.prompt_tokens_per_second,
-                           "generation_tokens_per_second"_a = s.generation_tokens_per_second);
+                           "generation_tokens_per_second"_a = s.generation_tokens_per_second,
+                           "peak_resident_bytes"_a = s.peak_resident_bytes);
     return py::make_tuple(figures, want_logits ? array_from_tensor("logits", logits) : py::none());
   }
 

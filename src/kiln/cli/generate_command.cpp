@@ -89,7 +89,8 @@ Status generate(const GenerateArgs& args) {
                                     {"generated_tokens", stats.generated_tokens},
                                     {"time_to_first_token_ms", stats.time_to_first_token_ms},
                                     {"prompt_tokens_per_s", stats.prompt_tokens_per_second},
-                                    {"generation_tokens_per_s", stats.generation_tokens_per_second}};
+                                    {"generation_tokens_per_s", stats.generation_tokens_per_second},
+                                    {"peak_resident_bytes", stats.peak_resident_bytes}};
     KILN_RETURN_IF_ERROR(write_text_file(args.json_path, figures.dump() + "\n"));
   }
   return Status::ok();

@@ -217,7 +217,8 @@ Result<GenerationStats> Generator::generate(const std::vector<int32_t>& prompt, 
   g.evidence.time_to_first_token_ms = stats.time_to_first_token_ms;
   g.evidence.prompt_tokens_per_second = stats.prompt_tokens_per_second;
   g.evidence.generation_tokens_per_second = stats.generation_tokens_per_second;
-  g.evidence.peak_resident_bytes = peak_resident_bytes();
+  stats.peak_resident_bytes = peak_resident_bytes();
+  g.evidence.peak_resident_bytes = stats.peak_resident_bytes;
   if (logits) {
     const int64_t rows = static_cast<int64_t>(all_logits.size()) / g.hp.vocab_size;
     *logits = Tensor::allocate(DType::kFloat, {rows, g.hp.vocab_size});
