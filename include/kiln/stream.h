@@ -47,6 +47,12 @@ class Stream {
   // undefined tensor unbinds it. InvalidArgument naming the input for an unknown name, a dtype
   // other than the model's (here), a rank or a concrete dim that disagrees with it (at the next call).
   Status bind_input(const std::string& name, Tensor tensor);
+  // Binds input `name` to zeros of `shape` in a buffer of the stream's own (charged to the
+  // session's memory budget; fresh pages, resident only where written). Its initial state costs no
+  // copy: an output that updates it in place (a key/value cache) writes over it from the first
+  // call. reset() starts it from zeros again. InvalidArgument as bind_input's; AllocationFailure
+  // when the buffer cannot be had.
+  Status bind_zeros(const std::string& name, const std::vector<int64_t>& shape);
   // Binds output `name` to `buffer`: every call writes the output into it (in place where the plan
   // gives the output memory of its own, else by a copy). The output must have the buffer's dtype
   // and shape at that call (InvalidArgument naming it otherwise). An undefined tensor unbinds it.
@@ -55,8 +61,8 @@ class Stream {
   // After each call, output `output` becomes the next call's input `input`, without a copy (the
   // stream alternates two buffers when the shape stays the same). An output that updates its input
   // (kiln.TensorScatter over it: a key/value cache) is written over the input's buffer instead,
-  // while the stream alone holds that buffer (never the initial state; not after the caller kept
-  // the output). InvalidArgument for unknown names, different dtypes, an input carried into
+  // while the stream alone holds that buffer (never an initial state the caller bound, but one of
+  // bind_zeros; not after the caller kept the output). InvalidArgument for unknown names, different dtypes, an input carried into
   // already, or a bound output.
   Status carry(const std::string& output, const std::string& input);
   // The next call reads every carried input's initial state again (a new utterance, a new text).

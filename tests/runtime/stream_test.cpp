@@ -3,7 +3,7 @@
 // alternates two buffers and never writes the caller's initial state; an output the caller keeps
 // is never overwritten; shapes can change; reset, terminate, concurrent streams; every misuse is
 // an InvalidArgument naming the input or output; a carried cache updated by kiln.TensorScatter is
-// written in place while the stream alone holds it.
+// written in place while the stream alone holds it, from the first call when bound to zeros.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -244,6 +244,38 @@ TEST(Stream, ACarriedCacheIsUpdatedInPlaceWhileTheStreamAloneHoldsIt) {
   const Status outside = s->run();
   EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument) << outside.to_string();
   EXPECT_NE(outside.message().find("write index 6"), std::string::npos) << outside.message();
+}
+
+// Zeros bound by bind_zeros are the stream's own: the carried cache is written over them from the
+// first call (one buffer throughout), and reset() starts from zeros again.
+TEST(Stream, ACacheBoundToZerosIsWrittenInPlaceFromTheFirstCall) {
+  testing::ScratchDir dir("stream");
+  auto session = load(cache_model(dir));
+  ASSERT_TRUE(session);
+  auto s = std::move(session->open_stream()).value();
+  ASSERT_TRUE(s->bind_zeros("cache", {1, 2, 6, 4}).is_ok());
+  ASSERT_TRUE(s->carry("cache_out", "cache").is_ok());
+  Tensor x = Tensor::allocate(DType::kFloat, {1, 2, 1, 4}), at = Tensor::allocate(DType::kInt64, {1});
+  ASSERT_TRUE(s->bind_input("x", x).is_ok());
+  ASSERT_TRUE(s->bind_input("at", at).is_ok());
+  auto run_to = [&](int64_t calls) {
+    std::set<const void*> buffers;
+    for (int64_t k = 0; k < calls; ++k) {
+      std::fill(x.data<float>(), x.data<float>() + 8, static_cast<float>(k + 1));
+      at.data<int64_t>()[0] = k;
+      EXPECT_TRUE(s->run().is_ok());
+      buffers.insert(s->output("cache_out").value().raw_data());
+      double want = 0;  // positions 0..k hold 1..k+1 in both heads, the rest zeros
+      for (int64_t p = 0; p <= k; ++p) want += 8.0 * static_cast<double>(p + 1);
+      EXPECT_EQ(s->output("y").value().data<float>()[0], static_cast<float>(want)) << "call " << k;
+    }
+    return buffers;
+  };
+  EXPECT_EQ(run_to(4).size(), 1u) << "the first call copied the zeros instead of writing over them";
+  s->reset();
+  run_to(2);  // from zeros again: positions 2 and 3 of the first run are gone
+  EXPECT_EQ(s->bind_zeros("cache", {-1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->bind_zeros("no_such_input", {1}).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Stream, NewShapesArePlannedAndChecked) {

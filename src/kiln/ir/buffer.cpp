@@ -50,4 +50,25 @@ std::shared_ptr<void> allocate_buffer(size_t bytes, Paging paging) {
   }
 }
 
+std::shared_ptr<void> allocate_zeroed_buffer(size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
+  std::shared_ptr<MemoryBudget> budget = current_memory_budget();
+  const auto charged = static_cast<int64_t>(bytes);
+  if (budget && (bytes > size_t{1} << 62 || !budget->charge(charged))) return nullptr;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    if (budget) budget->credit(charged);
+    return nullptr;
+  }
+  auto release = [bytes, budget, charged](void* q) {
+    munmap(q, bytes);
+    if (budget) budget->credit(charged);
+  };
+  try {
+    return std::shared_ptr<void>(p, release);
+  } catch (const std::bad_alloc&) {  // the control block: the deleter has unmapped `p`
+    return nullptr;
+  }
+}
+
 }  // namespace kiln

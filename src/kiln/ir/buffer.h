@@ -20,4 +20,11 @@ enum class Paging { kHugePages, kBasePages };
 // (memory_budget.h) until freed; null when the allocation fails or the budget refuses it.
 std::shared_ptr<void> allocate_buffer(size_t bytes, Paging paging = Paging::kHugePages);
 
+// `bytes` (at least 1) of zeros in fresh base pages of the OS (an anonymous mapping, page-aligned):
+// a page costs nothing until first written, so a buffer filled a little at a time (a key/value
+// cache) becomes resident as it fills (huge pages would be zeroed and made resident 2 MiB at a
+// time). Charged to the budget as allocate_buffer; null when the mapping fails or the budget
+// refuses it.
+std::shared_ptr<void> allocate_zeroed_buffer(size_t bytes);
+
 }  // namespace kiln

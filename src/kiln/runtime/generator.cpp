@@ -145,19 +145,17 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
     KILN_ASSIGN_OR_RETURN(impl->session, Session::load(path, options.session));
   }
   KILN_ASSIGN_OR_RETURN(impl->stream, impl->session->open_stream());
-  // Every block's initial cache (never written: the stream's first call copies it into buffers of
-  // its own, which later calls update in place).
-  Tensor empty = Tensor::allocate(DType::kFloat, {1, impl->hp.kv_heads, impl->context, impl->hp.head_size});
-  if (!empty.defined()) return allocation_failure("cannot allocate a key/value cache of " + std::to_string(impl->context) + " positions");
-  std::memset(empty.raw_data(), 0, empty.byte_size());
+  // Every block's cache: zeros in buffers of the stream's own (charged to the session's memory
+  // budget, resident only as the context fills), written in place from the first call.
+  const std::vector<int64_t> cache_shape = {1, impl->hp.kv_heads, impl->context, impl->hp.head_size};
   for (int64_t b = 0; b < impl->hp.blocks; ++b) {
-    KILN_RETURN_IF_ERROR(impl->stream->bind_input(DecoderNames::past_key(b), empty));
-    KILN_RETURN_IF_ERROR(impl->stream->bind_input(DecoderNames::past_value(b), empty));
+    KILN_RETURN_IF_ERROR(impl->stream->bind_zeros(DecoderNames::past_key(b), cache_shape));
+    KILN_RETURN_IF_ERROR(impl->stream->bind_zeros(DecoderNames::past_value(b), cache_shape));
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_key(b), DecoderNames::past_key(b)));
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_value(b), DecoderNames::past_value(b)));
   }
   impl->evidence.context = impl->context;
-  impl->evidence.kv_cache_bytes = 2 * impl->hp.blocks * static_cast<int64_t>(empty.byte_size());
+  impl->evidence.kv_cache_bytes = 2 * impl->hp.blocks * impl->hp.kv_heads * impl->context * impl->hp.head_size * static_cast<int64_t>(sizeof(float));
   impl->evidence.load_ms = ms_between(load_start, std::chrono::steady_clock::now());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }

@@ -8,6 +8,7 @@
 #include "kiln/stream.h"
 
 #include <chrono>
+#include <optional>
 
 #include "kiln/ir/buffer.h"
 #include "kiln/ir/elapsed.h"
@@ -35,6 +36,8 @@ struct Stream::Impl {
   explicit Impl(runtime::Engine& e)
       : engine(e),
         bound(e.inputs().size()),
+        zeros(e.inputs().size()),
+        zero_buffers(e.inputs().size()),
         next_inputs(e.inputs().size()),
         carried_from(e.inputs().size(), -1),
         bound_outputs(e.outputs().size()),
@@ -85,6 +88,8 @@ struct Stream::Impl {
 
   runtime::Engine& engine;
   std::vector<Tensor> bound;         // per model input: the caller's tensor (a carried one's initial state)
+  std::vector<std::optional<std::vector<int64_t>>> zeros;  // per model input bound by bind_zeros: its shape
+  std::vector<std::shared_ptr<void>> zero_buffers;  // per model input bound by bind_zeros: its buffer
   std::vector<Value> next_inputs;    // per model input: what the next call reads
   std::vector<int> carried_from;     // per model input: the output carried into it, or -1
   std::vector<Tensor> bound_outputs; // per model output: the caller's buffer, or undefined
@@ -101,6 +106,28 @@ struct Stream::Impl {
   bool bindings_changed = true;
   std::vector<runtime::StepTiming> timings;
   int64_t calls = 0;
+
+  // Whether input j reads the buffer of its bind_zeros that nothing else holds (the buffer's
+  // owner and the input's tensor): the call may then write over it.
+  bool only_holder_of_zeros(size_t j) const {
+    const std::shared_ptr<void>& buffer = zero_buffers[j];
+    return buffer && next_inputs[j].tensor().raw_data() == buffer.get() && buffer.use_count() == 2;
+  }
+
+  // Input j's next value: zeros of its bind_zeros shape, in a new buffer.
+  Status fresh_zeros(size_t j) {
+    const TensorInfo& info = engine.inputs()[j];
+    int64_t count = 1;
+    for (int64_t d : *zeros[j]) count *= d;
+    const MemoryBudgetScope budget_scope(engine.memory());
+    zero_buffers[j] = nullptr;
+    next_inputs[j] = Value();
+    std::shared_ptr<void> buffer = allocate_zeroed_buffer(static_cast<size_t>(count) * dtype_size(info.dtype));
+    if (!buffer) return allocation_failure("cannot allocate zeros of shape " + shape_to_string(*zeros[j]) + " for input '" + info.name + "'");
+    next_inputs[j] = Tensor::shared_view(info.dtype, *zeros[j], buffer);
+    zero_buffers[j] = std::move(buffer);
+    return Status::ok();
+  }
 
   Result<size_t> input_index(const std::string& name) const { return index_of(engine.inputs(), name, "input"); }
   Result<size_t> output_index(const std::string& name) const { return index_of(engine.outputs(), name, "output"); }
@@ -168,7 +195,8 @@ struct Stream::Impl {
       if (bound_outputs[i].defined()) {
         targets[i] = bound_outputs[i];
       } else if (carried >= 0 && updates[i] == carried && in_place[i] &&
-                 buffers[i].only_holder(next_inputs[static_cast<size_t>(carried)].tensor())) {
+                 (buffers[i].only_holder(next_inputs[static_cast<size_t>(carried)].tensor()) ||
+                  only_holder_of_zeros(static_cast<size_t>(carried)))) {
         targets[i] = next_inputs[static_cast<size_t>(carried)].tensor();  // the update writes over its input
       } else if (in_place[i]) {
         const runtime::ValueSlot& slot = plan->slots[static_cast<size_t>(plan->output_slots[i])];
@@ -220,10 +248,26 @@ Status Stream::bind_input(const std::string& name, Tensor tensor) {
     return invalid_argument("input '" + name + "' is " + dtype_name(info.dtype) + ", the tensor to bind " + dtype_name(tensor.dtype()));
   return catching_bad_alloc("binding an input", [&] {
     Tensor bound = tensor;  // the copy that may fail, before anything changes
+    impl_->zeros[j].reset();
+    impl_->zero_buffers[j] = nullptr;
     impl_->bound[j] = std::move(bound);
     impl_->next_inputs[j] = std::move(tensor);
     impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
     return Status::ok();
+  });
+}
+
+Status Stream::bind_zeros(const std::string& name, const std::vector<int64_t>& shape) {
+  KILN_ASSIGN_OR_RETURN(const size_t j, impl_->input_index(name));
+  const TensorInfo& info = impl_->engine.inputs()[j];
+  if (info.dtype == DType::kString) return invalid_argument("input '" + name + "' is a string tensor: it has no zeros");
+  for (int64_t d : shape)
+    if (d < 0) return invalid_argument("input '" + name + "': zeros of shape " + shape_to_string(shape) + ", a negative dim");
+  return catching_bad_alloc("binding zeros to an input", [&] {
+    impl_->bound[j] = Tensor();
+    impl_->zeros[j] = shape;
+    impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
+    return impl_->fresh_zeros(j);
   });
 }
 
@@ -264,8 +308,16 @@ Status Stream::carry(const std::string& output, const std::string& input) {
 }
 
 void Stream::reset() {
-  for (size_t j = 0; j < impl_->next_inputs.size(); ++j)
-    if (impl_->carried_from[j] >= 0) impl_->next_inputs[j] = impl_->bound[j];
+  for (size_t j = 0; j < impl_->next_inputs.size(); ++j) {
+    if (impl_->carried_from[j] < 0) continue;
+    if (!impl_->zeros[j]) {
+      impl_->next_inputs[j] = impl_->bound[j];
+      continue;
+    }
+    // New zeros; where the memory budget refuses them the input is left unbound, which the next
+    // call names.
+    (void)catching_bad_alloc("resetting a stream", [&] { return impl_->fresh_zeros(j); });
+  }
 }
 
 namespace {
