@@ -33,6 +33,12 @@ class Stream:
         carried input, its initial state. Read in place when C-ordered, aligned and native."""
         self._native.bind_input(name, array)
 
+    def bind_zeros(self, name, shape):
+        """Binds input `name` to zeros of `shape` that the stream owns: a carried state starts there,
+        and an output that updates it in place (a key/value cache) writes over it from the first
+        call; reset() starts from zeros again."""
+        self._native.bind_zeros(name, [int(d) for d in shape])
+
     def bind_output(self, name, array):
         """Every call writes output `name` into `array` (writable, C-ordered, of the output's
         dtype and shape); None unbinds it."""

@@ -33,6 +33,11 @@ void NativeStream::bind_input(const std::string& name, py::handle array) {
   input_arrays_[name] = std::move(keep_alive);
 }
 
+void NativeStream::bind_zeros(const std::string& name, const std::vector<int64_t>& shape) {
+  check(stream_->bind_zeros(name, shape));
+  input_arrays_.erase(name);
+}
+
 void NativeStream::bind_input_address(const std::string& name, py::handle dtype, const std::vector<int64_t>& shape,
                                       uintptr_t address) {
   check(stream_->bind_input(name, tensor_at(name, dtype, shape, address)));
@@ -87,6 +92,7 @@ void add_stream_class(py::module_& m) {
   py::class_<NativeStream>(m, "Stream")
       .def("bind_input", &NativeStream::bind_input, "name"_a, "array"_a)
       .def("bind_input_address", &NativeStream::bind_input_address, "name"_a, "dtype"_a, "shape"_a, "address"_a)
+      .def("bind_zeros", &NativeStream::bind_zeros, "name"_a, "shape"_a)
       .def("bind_output", &NativeStream::bind_output, "name"_a, "array"_a)
       .def("bind_output_address", &NativeStream::bind_output_address, "name"_a, "dtype"_a, "shape"_a, "address"_a)
       .def("carry", &NativeStream::carry, "output"_a, "input"_a)

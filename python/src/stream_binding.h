@@ -32,6 +32,7 @@ class NativeStream {
   void bind_output(const std::string& name, py::handle array);
   void bind_output_address(const std::string& name, py::handle dtype, const std::vector<int64_t>& shape, uintptr_t address);
   void carry(const std::string& output, const std::string& input);
+  void bind_zeros(const std::string& name, const std::vector<int64_t>& shape);
   void reset();
   // Binds the arrays of `feeds`, runs once, and returns the outputs named (all when None) as
   // arrays: a bound output's own array, else an array over the stream's buffer (no copy).

@@ -60,6 +60,21 @@ def test_carried_state_equals_runs_chained_by_hand_and_reset_starts_over(cell):
     assert session.report()["execution"]["streams"] == 1
 
 
+def test_zeros_bound_by_the_stream_start_the_carried_state(cell):
+    session = kiln.InferenceSession(str(cell))
+    xs = chunks(6)
+    expected = chained_by_hand(session, xs, np.zeros((1, 8), np.float32))
+    stream = session.stream(carry={"h_out": "h"})
+    stream.bind_zeros("h", (1, 8))
+    for round_ in range(2):
+        for k, x in enumerate(xs):
+            y, = stream.run({"x": x}, ["y"])
+            assert np.array_equal(y, expected[k]), (round_, k)
+        stream.reset()
+    with pytest.raises(kiln.InvalidArgument):
+        stream.bind_zeros("no_such_input", (1, 8))
+
+
 def test_bound_arrays_are_read_and_written_in_place(cell):
     session = kiln.InferenceSession(str(cell))
     x = np.zeros((1, 16), np.float32)
