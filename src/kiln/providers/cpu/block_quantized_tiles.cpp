@@ -150,16 +150,28 @@ void interleave_row(const TileType& type, const uint8_t* row, int64_t r, int64_t
 
 // acc + the 8 int32 sums of 4 products each of unsigned bytes `u` (at most 127 with AVX2: its pairs
 // add in 16 bits) and signed bytes `s`.
+// add_dot_pair: two such dots at once, for unsigned quants of at most 63 (every type but Q8_0):
+// AVX2 adds the two 16-bit pair sums (each at most 2 * 63 * 127) before widening them.
 struct Avx2Dot {
   static __m256i add_dot(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
   }
+  static __m256i add_dot_pair(__m256i acc, __m256i u0, __m256i s0, __m256i u1, __m256i s1) {
+    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(u0, s0), _mm256_maddubs_epi16(u1, s1));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
 };
 struct Avx512VnniDot {
   [[gnu::target("avx512vnni,avx512vl")]] static __m256i add_dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
+  [[gnu::target("avx512vnni,avx512vl")]] static __m256i add_dot_pair(__m256i acc, __m256i u0, __m256i s0, __m256i u1, __m256i s1) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(acc, u0, s0), u1, s1);
+  }
 };
 struct AvxVnniDot {
   [[gnu::target("avxvnni")]] static __m256i add_dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
+  [[gnu::target("avxvnni")]] static __m256i add_dot_pair(__m256i acc, __m256i u0, __m256i s0, __m256i u1, __m256i s1) {
+    return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(acc, u0, s0), u1, s1);
+  }
 };
 
 // y[m][8 (g0 + g) + lane] for MR activation rows (x, rows `blocks` apart) and G groups of 8 weight
@@ -174,18 +186,29 @@ inline void register_tile(const InterleavedTile& t, const ActivationBlock* x, in
       __m256i sums[MR][G];
       for (int m = 0; m < MR; ++m)
         for (int g = 0; g < G; ++g) sums[m][g] = _mm256_setzero_si256();
-      for (int c = h * 8 / kHalves; c < (h + 1) * 8 / kHalves; ++c) {
-        __m256i w[G], magnitude[G];
-        for (int g = 0; g < G; ++g) {
-          w[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.q + ((g0 + g) * t.blocks + b) * 256 + c * 32));
-          if constexpr (kSigned) magnitude[g] = _mm256_sign_epi8(w[g], w[g]);
-        }
-        for (int m = 0; m < MR; ++m) {
-          int32_t chunk;
-          std::memcpy(&chunk, x[m * t.blocks + b].q + 4 * c, 4);
-          const __m256i xb = _mm256_set1_epi32(chunk);
-          for (int g = 0; g < G; ++g)
-            sums[m][g] = kSigned ? Dot::add_dot(sums[m][g], magnitude[g], _mm256_sign_epi8(xb, w[g])) : Dot::add_dot(sums[m][g], w[g], xb);
+      const auto weights = [&](int c, int g) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.q + ((g0 + g) * t.blocks + b) * 256 + c * 32));
+      };
+      const auto activations = [&](int m, int c) {
+        int32_t chunk;
+        std::memcpy(&chunk, x[m * t.blocks + b].q + 4 * c, 4);
+        return _mm256_set1_epi32(chunk);
+      };
+      for (int c = h * 8 / kHalves; c < (h + 1) * 8 / kHalves; c += kSigned ? 1 : 2) {
+        if constexpr (kSigned) {  // |w| times x with w's sign
+          __m256i w[G], magnitude[G];
+          for (int g = 0; g < G; ++g) w[g] = weights(c, g), magnitude[g] = _mm256_sign_epi8(w[g], w[g]);
+          for (int m = 0; m < MR; ++m) {
+            const __m256i xb = activations(m, c);
+            for (int g = 0; g < G; ++g) sums[m][g] = Dot::add_dot(sums[m][g], magnitude[g], _mm256_sign_epi8(xb, w[g]));
+          }
+        } else {  // two chunks at a time
+          __m256i w0[G], w1[G];
+          for (int g = 0; g < G; ++g) w0[g] = weights(c, g), w1[g] = weights(c + 1, g);
+          for (int m = 0; m < MR; ++m) {
+            const __m256i x0 = activations(m, c), x1 = activations(m, c + 1);
+            for (int g = 0; g < G; ++g) sums[m][g] = Dot::add_dot_pair(sums[m][g], w0[g], x0, w1[g], x1);
+          }
         }
       }
       for (int g = 0; g < G; ++g) {
