@@ -63,7 +63,8 @@ struct Generator::Impl {
   std::unique_ptr<Session> session;
   std::unique_ptr<Stream> stream;
   int64_t position = 0;  // tokens in the cache
-  report::GenerationSection evidence;  // the report's generation section
+  double load_ms = 0;
+  GenerationStats last_generation;  // the last generate()'s figures, for the report
 
   Status check_tokens(const std::vector<int32_t>& tokens) const {
     for (size_t i = 0; i < tokens.size(); ++i)
@@ -154,9 +155,7 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& path, cons
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_key(b), DecoderNames::past_key(b)));
     KILN_RETURN_IF_ERROR(impl->stream->carry(DecoderNames::present_value(b), DecoderNames::past_value(b)));
   }
-  impl->evidence.context = impl->context;
-  impl->evidence.kv_cache_bytes = 2 * impl->hp.blocks * impl->hp.kv_heads * impl->context * impl->hp.head_size * static_cast<int64_t>(sizeof(float));
-  impl->evidence.load_ms = ms_between(load_start, std::chrono::steady_clock::now());
+  impl->load_ms = ms_between(load_start, std::chrono::steady_clock::now());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }
 
@@ -210,13 +209,8 @@ Result<GenerationStats> Generator::generate(const std::vector<int32_t>& prompt, 
   const double generation_ms = ms_between(first_token, end);
   stats.generation_tokens_per_second =
       stats.generated_tokens > 1 && generation_ms > 0 ? 1000.0 * static_cast<double>(stats.generated_tokens - 1) / generation_ms : 0;
-  g.evidence.prompt_tokens = stats.prompt_tokens;
-  g.evidence.generated_tokens = stats.generated_tokens;
-  g.evidence.time_to_first_token_ms = stats.time_to_first_token_ms;
-  g.evidence.prompt_tokens_per_second = stats.prompt_tokens_per_second;
-  g.evidence.generation_tokens_per_second = stats.generation_tokens_per_second;
   stats.peak_resident_bytes = peak_resident_bytes();
-  g.evidence.peak_resident_bytes = stats.peak_resident_bytes;
+  g.last_generation = stats;
   if (logits) {
     const int64_t rows = static_cast<int64_t>(all_logits.size()) / g.hp.vocab_size;
     *logits = Tensor::allocate(DType::kFloat, {rows, g.hp.vocab_size});
@@ -244,8 +238,19 @@ int64_t Generator::context() const { return impl_->context; }
 const Session& Generator::session() const { return *impl_->session; }
 
 std::string Generator::report_json(int indent) const {
-  report::Report report = SessionAccess::report(*impl_->session);
-  report.generation = impl_->evidence;
+  const Impl& g = *impl_;
+  const GenerationStats& last = g.last_generation;
+  report::Report report = SessionAccess::report(*g.session);
+  report.generation = report::GenerationSection{
+      g.context,
+      2 * g.hp.blocks * g.hp.kv_heads * g.context * g.hp.head_size * static_cast<int64_t>(sizeof(float)),
+      g.load_ms,
+      last.prompt_tokens,
+      last.generated_tokens,
+      last.time_to_first_token_ms,
+      last.prompt_tokens_per_second,
+      last.generation_tokens_per_second,
+      last.peak_resident_bytes};
   return report::to_json(report, indent);
 }
 

@@ -37,7 +37,6 @@ struct Stream::Impl {
       : engine(e),
         bound(e.inputs().size()),
         zeros(e.inputs().size()),
-        zero_buffers(e.inputs().size()),
         next_inputs(e.inputs().size()),
         carried_from(e.inputs().size(), -1),
         bound_outputs(e.outputs().size()),
@@ -88,8 +87,11 @@ struct Stream::Impl {
 
   runtime::Engine& engine;
   std::vector<Tensor> bound;         // per model input: the caller's tensor (a carried one's initial state)
-  std::vector<std::optional<std::vector<int64_t>>> zeros;  // per model input bound by bind_zeros: its shape
-  std::vector<std::shared_ptr<void>> zero_buffers;  // per model input bound by bind_zeros: its buffer
+  struct Zeros {
+    std::vector<int64_t> shape;
+    std::shared_ptr<void> buffer;  // what the input reads from, null while none could be had
+  };
+  std::vector<std::optional<Zeros>> zeros;  // per model input bound by bind_zeros
   std::vector<Value> next_inputs;    // per model input: what the next call reads
   std::vector<int> carried_from;     // per model input: the output carried into it, or -1
   std::vector<Tensor> bound_outputs; // per model output: the caller's buffer, or undefined
@@ -110,22 +112,23 @@ struct Stream::Impl {
   // Whether input j reads the buffer of its bind_zeros that nothing else holds (the buffer's
   // owner and the input's tensor): the call may then write over it.
   bool only_holder_of_zeros(size_t j) const {
-    const std::shared_ptr<void>& buffer = zero_buffers[j];
+    if (!zeros[j]) return false;
+    const std::shared_ptr<void>& buffer = zeros[j]->buffer;
     return buffer && next_inputs[j].tensor().raw_data() == buffer.get() && buffer.use_count() == 2;
   }
 
   // Input j's next value: zeros of its bind_zeros shape, in a new buffer.
   Status fresh_zeros(size_t j) {
     const TensorInfo& info = engine.inputs()[j];
+    Zeros& z = *zeros[j];
     int64_t count = 1;
-    for (int64_t d : *zeros[j]) count *= d;
+    for (int64_t d : z.shape) count *= d;
     const MemoryBudgetScope budget_scope(engine.memory());
-    zero_buffers[j] = nullptr;
+    z.buffer = nullptr;  // the old one goes (and is credited) first
     next_inputs[j] = Value();
-    std::shared_ptr<void> buffer = allocate_zeroed_buffer(static_cast<size_t>(count) * dtype_size(info.dtype));
-    if (!buffer) return allocation_failure("cannot allocate zeros of shape " + shape_to_string(*zeros[j]) + " for input '" + info.name + "'");
-    next_inputs[j] = Tensor::shared_view(info.dtype, *zeros[j], buffer);
-    zero_buffers[j] = std::move(buffer);
+    z.buffer = allocate_zeroed_buffer(static_cast<size_t>(count) * dtype_size(info.dtype));
+    if (!z.buffer) return allocation_failure("cannot allocate zeros of shape " + shape_to_string(z.shape) + " for input '" + info.name + "'");
+    next_inputs[j] = Tensor::shared_view(info.dtype, z.shape, z.buffer);
     return Status::ok();
   }
 
@@ -249,7 +252,6 @@ Status Stream::bind_input(const std::string& name, Tensor tensor) {
   return catching_bad_alloc("binding an input", [&] {
     Tensor bound = tensor;  // the copy that may fail, before anything changes
     impl_->zeros[j].reset();
-    impl_->zero_buffers[j] = nullptr;
     impl_->bound[j] = std::move(bound);
     impl_->next_inputs[j] = std::move(tensor);
     impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
@@ -265,7 +267,7 @@ Status Stream::bind_zeros(const std::string& name, const std::vector<int64_t>& s
     if (d < 0) return invalid_argument("input '" + name + "': zeros of shape " + shape_to_string(shape) + ", a negative dim");
   return catching_bad_alloc("binding zeros to an input", [&] {
     impl_->bound[j] = Tensor();
-    impl_->zeros[j] = shape;
+    impl_->zeros[j] = Impl::Zeros{shape, nullptr};
     impl_->bindings_changed = true;  // checked in full (rank, dims) by the next call
     return impl_->fresh_zeros(j);
   });

@@ -2,7 +2,6 @@
 #include "kiln/frontend/gguf/decoder_graph.h"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 #include "kiln/ops/block_quantized_matmul.h"
@@ -297,18 +296,13 @@ Result<std::unique_ptr<ir::Graph>> build_decoder_graph(const GgufFile& file, con
 }
 
 std::map<std::string, Tensor> decoder_example_inputs(const LlmHyperparameters& hp) {
-  std::map<std::string, Tensor> inputs;
-  const auto zeros = [](DType dtype, std::vector<int64_t> dims) {
-    Tensor t = Tensor::allocate(dtype, std::move(dims));
-    std::memset(t.raw_data(), 0, t.byte_size());
-    return t;
-  };
-  inputs[DecoderNames::kInputIds] = zeros(DType::kInt64, {1, 1});
-  inputs[DecoderNames::kPositionIds] = zeros(DType::kInt64, {1, 1});
-  inputs[DecoderNames::kLogitsIndices] = zeros(DType::kInt64, {1});
+  std::map<std::string, Tensor> inputs;  // Tensor::allocate's are zeros
+  inputs[DecoderNames::kInputIds] = Tensor::allocate(DType::kInt64, {1, 1});
+  inputs[DecoderNames::kPositionIds] = Tensor::allocate(DType::kInt64, {1, 1});
+  inputs[DecoderNames::kLogitsIndices] = Tensor::allocate(DType::kInt64, {1});
   for (int64_t b = 0; b < hp.blocks; ++b)
     for (const std::string& name : {DecoderNames::past_key(b), DecoderNames::past_value(b)})
-      inputs[name] = zeros(DType::kFloat, {1, hp.kv_heads, 1, hp.head_size});
+      inputs[name] = Tensor::allocate(DType::kFloat, {1, hp.kv_heads, 1, hp.head_size});
   return inputs;
 }
 
