@@ -170,6 +170,7 @@ std::vector<std::string> host_features() {
       {"avx512bw", __builtin_cpu_supports("avx512bw")},
       {"avx512dq", __builtin_cpu_supports("avx512dq")},
       {"avx512vl", __builtin_cpu_supports("avx512vl")},
+      {"avx512vbmi", __builtin_cpu_supports("avx512vbmi")},
       {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
       {"avx512bf16", __builtin_cpu_supports("avx512bf16")},
       {"avxvnni", host_has_avx_vnni()}};

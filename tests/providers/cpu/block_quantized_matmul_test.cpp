@@ -130,6 +130,14 @@ TEST(BlockQuantizedMatMulCpu, EveryBlockTypeMatchesDequantizeThenMultiply) {
       for (bool whole : {true, false}) check_type(fields, s, whole);
 }
 
+TEST(BlockQuantizedMatMulCpu, ThirtyTwoValueTypesEndingInAPartialGroup) {
+  // The one-token rows take 4 blocks of 32 at a time (AVX-512): rows of 1, 3 and 7 blocks end in a
+  // partial group; 41 rows leave some over after each thread's streams.
+  for (const ScaleFields& fields : kTypes)
+    if (ops::ggml_type(fields.type)->block_values == 32)
+      for (const Shape& s : {Shape{1, 32, 3}, Shape{1, 96, 9}, Shape{3, 224, 41}}) check_type(fields, s, false);
+}
+
 TEST(BlockQuantizedMatMulCpu, RefusesALayoutThatIsNotBlocks) {
   ir::Graph graph;
   ir::Value* x = graph.add_value("x", ir::make_type(DType::kFloat, {1, 64}));

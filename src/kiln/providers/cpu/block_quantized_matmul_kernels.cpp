@@ -3,12 +3,15 @@
 // call to 8-bit blocks of 32 (a float scale per block, its sum kept for the types with a minimum),
 // or for the K types of 256 (one scale, sums of 16); each weight row of Q4_0, Q4_1, Q5_0, Q5_1,
 // Q8_0, Q4_K, Q5_K and Q6_K is multiplied block by block with AVX2's 8-bit multiply-adds into
-// 32-bit sums, scaled in float per block (a K type's sub-block scales multiply in integers). The other block types (Q2_K, Q3_K, Q8_1, Q8_K) dequantize one weight
-// row at a time into a float buffer (ggml_blocks' exact dequantization) and take its dot products
-// with every activation row. Output rows are spread over OpenMP threads, each weight row read once
-// per call. Built for the x86-64-v3 baseline (AVX2, FMA). A prompt's many rows take the 8-bit tile
-// path of block_quantized_tiles.h (its dot instructions from the plan's Target), or for the types
-// without one widen a tile of weight rows to float for oneDNN's sgemm.
+// 32-bit sums, scaled in float per block (a K type's sub-block scales multiply in integers); where
+// the plan's Target has AVX-512 with VBMI and VNNI the 32-value types take
+// block_quantized_rows_avx512.h's rows instead. The other block types (Q2_K, Q3_K, Q8_1, Q8_K)
+// dequantize one weight row at a time into a float buffer (ggml_blocks' exact dequantization) and
+// take its dot products with every activation row. Output rows are spread over OpenMP threads in
+// far-apart streams (row_streams.h), each weight row read once per call. Built for the x86-64-v3
+// baseline (AVX2, FMA). A prompt's many rows take the 8-bit tile path of block_quantized_tiles.h
+// (its dot instructions from the plan's Target), or for the types without one widen a tile of
+// weight rows to float for oneDNN's sgemm.
 #include <immintrin.h>
 
 #include <atomic>
@@ -17,11 +20,13 @@
 #include <vector>
 
 #include "kiln/ops/block_quantized_matmul.h"
+#include "kiln/providers/cpu/block_quantized_rows_avx512.h"
 #include "kiln/providers/cpu/block_quantized_tiles.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/cpu_plan_state.h"
 #include "kiln/providers/cpu/ggml_block_simd.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/row_streams.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -147,22 +152,27 @@ float q6_k_row_dot(const uint8_t* w, const ActivationSuperBlock* x, int64_t supe
 }
 
 // y [m_rows, N] = x times W^T in the quantized domain, each weight row read once: the activations
-// quantized to `Activation` blocks, then every weight row's dot with every activation row.
+// quantized to `Activation` blocks, then every weight row's dot with every activation row, the
+// rows over the threads in far-apart streams (row_streams.h).
 template <class Activation, float (*kRowDot)(const uint8_t*, const Activation*, int64_t)>
 void quantized_rows(const ops::BlockQuantizedWeight& weight, const float* xs, int64_t m_rows, const uint8_t* w, float* y) {
   const int64_t k = weight.columns, n_rows = weight.rows, blocks = k / Activation::kValues;
   std::vector<Activation> activations(static_cast<size_t>(m_rows * blocks));
 #pragma omp parallel for if (m_rows > 1)
   for (int64_t m = 0; m < m_rows; ++m) quantize_activations(xs + m * k, k, activations.data() + m * blocks);
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < n_rows; ++n)
+  const auto row = [&](int64_t n) {
     for (int64_t m = 0; m < m_rows; ++m) y[m * n_rows + n] = kRowDot(w + n * weight.row_bytes, activations.data() + m * blocks, blocks);
+  };
+  for_row_streams(
+      n_rows,
+      [&](int64_t first, int64_t stride) {
+        for (int r = 0; r < kRowStreams; ++r) row(first + r * stride);
+      },
+      row);
 }
 
-using RowProduct = void (*)(const ops::BlockQuantizedWeight&, const float*, int64_t, const uint8_t*, float*);
-
-// The quantized-domain product of a type, when it has one.
-RowProduct quantized_row_product(uint32_t type) {
+// The quantized-domain product of a type with AVX2, when it has one.
+RowProduct avx2_row_product(uint32_t type) {
   switch (type) {
     case 2: return quantized_rows<ActivationBlock, row_dot<2>>;
     case 3: return quantized_rows<ActivationBlock, row_dot<3>>;
@@ -217,10 +227,13 @@ Capability block_matmul_supports(const ir::Node& node) {
 
 Result<ops::Kernel> build_block_matmul(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::BlockQuantizedWeight weight, ops::block_quantized_weight(node, input_dims(node, 1)));
-  const RowProduct quantized = quantized_row_product(weight.type.id);
+  const target::Target* target = plan_target(build.context);
+  const RowProduct avx512 = has_avx512_row_products(target) ? avx512_row_product(weight.type.id) : nullptr;
+  const RowProduct quantized = avx512 ? avx512 : avx2_row_product(weight.type.id);
   const std::string type(weight.type.name);
-  const char* tile_instructions = has_tile_product(weight.type.id) ? tile_product_instructions(plan_target(build.context)) : nullptr;
-  build.evidence.record_implementation(node.name, "kiln:block-quantized " + type + (quantized ? " x 8-bit, avx2" : " rows dequantized, float dot") +
+  const char* tile_instructions = has_tile_product(weight.type.id) ? tile_product_instructions(target) : nullptr;
+  const std::string rows = avx512 ? " x 8-bit, avx512vnni" : quantized ? " x 8-bit, avx2" : " rows dequantized, float dot";
+  build.evidence.record_implementation(node.name, "kiln:block-quantized " + type + rows +
                                                       "; prompts: " + (tile_instructions ? std::string("8-bit tiles, ") + tile_instructions
                                                                                          : std::string("float tiles, oneDNN sgemm")));
   return ops::Kernel([weight, quantized, tile_instructions](ops::KernelContext& ctx) -> Status {
