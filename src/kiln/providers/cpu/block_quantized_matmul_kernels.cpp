@@ -4,8 +4,8 @@
 // or for the K types of 256 (one scale, sums of 16); each weight row of Q4_0, Q4_1, Q5_0, Q5_1,
 // Q8_0, Q4_K, Q5_K and Q6_K is multiplied block by block with AVX2's 8-bit multiply-adds into
 // 32-bit sums, scaled in float per block (a K type's sub-block scales multiply in integers); where
-// the plan's Target has AVX-512 with VBMI and VNNI the 32-value types take
-// block_quantized_rows_avx512.h's rows instead. The other block types (Q2_K, Q3_K, Q8_1, Q8_K)
+// the plan's Target has AVX-512 with VBMI and VNNI these types take block_quantized_rows_avx512.h's
+// rows instead. The other block types (Q2_K, Q3_K, Q8_1, Q8_K)
 // dequantize one weight row at a time into a float buffer (ggml_blocks' exact dequantization) and
 // take its dot products with every activation row. Output rows are spread over OpenMP threads in
 // far-apart streams (row_streams.h), each weight row read once per call. Built for the x86-64-v3
@@ -92,10 +92,8 @@ float row_dot(const uint8_t* w, const ActivationBlock* x, int64_t blocks) {
 // The K types' rows times activations quantized per super-block of 256 (ActivationSuperBlock, one
 // d): a super-block's products and minimums sum in 32-bit integers, one conversion to float each.
 
-// Q4_K and Q5_K super-blocks: d, dmin, 12 bytes of 6-bit scales and minimums (ggml_blocks.h's
-// k_quant_scale_and_min: bytes 0-3 hold scales 0-3 and bytes 4-7 minimums 0-3 in their low 6
-// bits; scales and minimums 4-7 are bytes 8-11's nibbles with the top 2 bits of bytes 0-7), then
-// [32 bytes of fifth bits,] 128 bytes of nibbles; value (d scale_j) q - (dmin minimum_j) for
+// Q4_K and Q5_K super-blocks: d, dmin, 12 bytes of 6-bit scales and minimums
+// (k_scales_and_minimums), then [32 bytes of fifth bits,] 128 bytes of nibbles; value (d scale_j) q - (dmin minimum_j) for
 // sub-block j of 32. A super-block's product is d d_x sum_j scale_j dot_j - dmin d_x sum_j
 // minimum_j sum_j(x).
 template <bool kFifthBit>
@@ -106,13 +104,8 @@ float k_nibbles_row_dot(const uint8_t* w, const ActivationSuperBlock* x, int64_t
   for (int64_t super = 0; super < supers; ++super) {
     const uint8_t* block = w + super * kBytes;
     const ActivationSuperBlock& a = x[super];
-    uint32_t packed[3];
-    std::memcpy(packed, block + 4, 12);
-    const uint32_t scale_words[2] = {packed[0] & 0x3F3F3F3Fu, (packed[2] & 0x0F0F0F0Fu) | ((packed[0] >> 2) & 0x30303030u)};
-    const uint32_t minimum_words[2] = {packed[1] & 0x3F3F3F3Fu, ((packed[2] >> 4) & 0x0F0F0F0Fu) | ((packed[1] >> 2) & 0x30303030u)};
     uint8_t scales[8], minimums[8];
-    std::memcpy(scales, scale_words, 8);
-    std::memcpy(minimums, minimum_words, 8);
+    k_scales_and_minimums(block + 4, scales, minimums);
     __m256i sums = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
       const __m256i q = k_nibble_quants<kFifthBit>(block, j);

@@ -1,13 +1,21 @@
-// The AVX-512 one-token rows of kiln.BlockQuantizedMatMul (block_quantized_rows_avx512.h) for the
-// 32-value types. A step takes 4 blocks of a weight row (128 values): two byte permutes (VBMI's
-// vpermt2b) of two unaligned loads put values 0-15 of the 4 blocks in one register and values
-// 16-31 in another (for Q4_0 and Q4_1 these are simply the low and high nibbles of the blocks' 16
-// bytes), with 4 int32 lanes per block; VNNI's dot products against activations quantized in that
-// order give each block's integer sum spread over its 4 lanes, and the scales (fp16, permuted the
-// same way) multiply them in float, 4 blocks per instruction. Every type's quants are unsigned
-// here: Q4_0's and Q5_0's offsets (8, 16) and Q8_0's (its signed bytes plus 128) start the integer
-// sums as -offset sum(x_q), Q4_1's and Q5_1's minimums add m d_x sum(x_q) in float. Two weight rows
-// share each activation load. The weights stay in the file's layout: nothing is repacked.
+// The AVX-512 one-token rows of kiln.BlockQuantizedMatMul (block_quantized_rows_avx512.h). The
+// weights stay in the file's layout (nothing is repacked); the activations are quantized once per
+// call in the order the weights unpack to, and every kRowStreams weight rows share each activation
+// load.
+//
+// 32-value types: a step takes 4 blocks of a row (128 values). Two byte permutes (VBMI's vpermt2b)
+// of a 64-byte and a 32-byte load put values 0-15 of the 4 blocks in one register and values 16-31
+// in another (for the nibble types simply the low and high nibbles of the blocks' 16 bytes), 4
+// int32 lanes per block; VNNI's dot products against the activations give each block's integer
+// sum spread over its lanes, and the fp16 scales, permuted the same way, multiply them in float, 4
+// blocks per instruction. The quants are unsigned here: Q4_0's and Q5_0's offsets (8, 16) and
+// Q8_0's (its signed bytes plus 128) start the integer sums as -offset sum(x_q); Q4_1's and Q5_1's
+// minimums add m d_x sum(x_q) in float.
+//
+// K types (super-blocks of 256, activations quantized per 256 in natural order): 64 values per
+// register, their 16-bit pair products (vpmaddubsw) multiplied by the sub-block scales and summed
+// in 32 bits by one VNNI instruction (vpdpwssd); Q4_K's and Q5_K's minimums and Q6_K's offset come
+// from the activations' sums of 16; one float conversion per super-block.
 #include "kiln/providers/cpu/block_quantized_rows_avx512.h"
 
 #include <immintrin.h>
@@ -28,41 +36,39 @@ namespace kiln::providers::cpu {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-// (A named namespace inside the unnamed one: unity builds join this file's unnamed namespace with
-// other files'.)
+// Everything compiled for AVX-512 lives in a namespace named avx512 (tests/target/baseline_test.cpp
+// finds 512-bit instructions nowhere else), reached only through avx512_row_product. The file is
+// compiled on its own, outside unity batches (CMakeLists.txt), so that its target pragma reaches no
+// other file's code.
 namespace {
-namespace rows512 {
+namespace avx512 {
 
 constexpr int kGroupBlocks = 4;  // blocks of 32 per step
 constexpr int64_t kGroupValues = kGroupBlocks * kActivationBlock;
 
-// The quants of 4 activation blocks in the order the weights unpack to: values 0-15 of blocks 0-3
-// (16 each), then values 16-31. A block's sums land in int32 lanes 4i to 4i + 3.
-struct GroupQuants {
+// 4 activation blocks in the order the weights unpack to: q holds values 0-15 of blocks 0-3 (16
+// each), then values 16-31, a block's sums landing in int32 lanes 4i to 4i + 3; d the blocks'
+// scales; negative_sums -offset sum(q) for the types whose quants are offset (a power of two), or
+// -sum(q) for those with minimums. Blocks past the row's end are zero.
+struct ActivationGroup {
   alignas(64) int8_t q[kGroupValues];
-};
-// Their scales and the sums the offsets or minimums multiply: -offset sum(q) for the types whose
-// quants are offset (offset a power of two), -sum(q) for those with minimums. Blocks past the
-// row's end are zero.
-struct GroupScales {
-  alignas(32) float d[kGroupBlocks];
+  float d[kGroupBlocks];
   int32_t negative_sums[kGroupBlocks];
 };
 
-void quantize_groups(const float* x, int64_t blocks, int offset, GroupQuants* quants, GroupScales* scales) {
+void quantize_groups(const float* x, int64_t blocks, int offset, ActivationGroup* out) {
   const int64_t groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
   for (int64_t g = 0; g < groups; ++g) {
-    GroupQuants& q = quants[g];
-    GroupScales& s = scales[g];
-    q = {}, s = {};
+    ActivationGroup& a = out[g];
+    a = {};
     for (int i = 0; i < kGroupBlocks && g * kGroupBlocks + i < blocks; ++i) {
       int8_t block[kActivationBlock];
-      s.d[i] = quantize_values(x + (g * kGroupBlocks + i) * kActivationBlock, kActivationBlock, block);
-      std::memcpy(q.q + 16 * i, block, 16);
-      std::memcpy(q.q + 64 + 16 * i, block + 16, 16);
+      a.d[i] = quantize_values(x + (g * kGroupBlocks + i) * kActivationBlock, kActivationBlock, block);
+      std::memcpy(a.q + 16 * i, block, 16);
+      std::memcpy(a.q + 64 + 16 * i, block + 16, 16);
       int sum = 0;
       for (const int8_t v : block) sum += v;
-      s.negative_sums[i] = -offset * sum;
+      a.negative_sums[i] = -offset * sum;
     }
   }
 }
@@ -157,16 +163,16 @@ struct LoadedActivations {
   __m512 d;
 };
 
-inline LoadedActivations load_activations(const GroupQuants& q, const GroupScales& s) {
-  const __m512 both = _mm512_castps256_ps512(_mm256_load_ps(s.d));  // d[4], negative_sums[4]
+inline LoadedActivations load_activations(const ActivationGroup& a) {
+  const __m512 both = _mm512_castps256_ps512(_mm256_load_ps(a.d));  // d[4], negative_sums[4]
   const __m512i repeat = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
   const __m512i sums = _mm512_maskz_permutexvar_epi32(0x1111, _mm512_add_epi32(repeat, _mm512_set1_epi32(4)), _mm512_castps_si512(both));
-  return {load(q.q), load(q.q + 64), sums, _mm512_permutexvar_ps(repeat, both)};
+  return {load(a.q), load(a.q + 64), sums, _mm512_permutexvar_ps(repeat, both)};
 }
 
 // acc + the products of one group of a weight row (at p) and its activations.
 template <class Type>
-inline __m512 accumulate(const uint8_t* p, const LoadedActivations& x, __m512 acc) {
+inline __m512 accumulate_group(const uint8_t* p, const LoadedActivations& x, __m512 acc) {
   constexpr bool kMinimum = Type::kOffset == 0;
   const Unpacked w = Type::unpack(p);
   const __m512i sums = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(kMinimum ? _mm512_setzero_si512() : x.negative_sums, w.low, x.low), w.high, x.high);
@@ -175,27 +181,145 @@ inline __m512 accumulate(const uint8_t* p, const LoadedActivations& x, __m512 ac
   return acc;
 }
 
-// kRows weight rows times one activation row, into out[0..kRows): each group's activations loaded
-// once for all of them. A row's last group, when its blocks are not a multiple of 4, is copied
-// zero-padded to a whole one.
+// ---- the K types: super-blocks of 256 ----
+
+// A super-block's activations in registers: 4 x 64 quants, the sums of each 16, d.
+struct LoadedSuperBlock {
+  __m512i q[4];
+  __m256i sums;
+  float d;
+};
+
+inline LoadedSuperBlock load_super_block(const ActivationSuperBlock& a) {
+  return {{load(a.q), load(a.q + 64), load(a.q + 128), load(a.q + 192)}, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.sums)), a.d};
+}
+
+// vpermw indices: 16-bit element e of 32 takes element first + e / 8 (Q6_K: a scale per 16 values,
+// 8 pair products), or `low` for elements 0-15 and `high` for 16-31 (a scale per 32 values).
+constexpr Pick repeat_quarters(int first) {
+  Pick p{};
+  for (int e = 0; e < 32; ++e) p.index[2 * e] = static_cast<uint8_t>(first + e / 8), p.index[2 * e + 1] = 0;
+  return p;
+}
+constexpr Pick repeat_halves(int low, int high) {
+  Pick p{};
+  for (int e = 0; e < 32; ++e) p.index[2 * e] = static_cast<uint8_t>(e < 16 ? low : high), p.index[2 * e + 1] = 0;
+  return p;
+}
+__m512i repeat(const Pick& pick, __m512i words) { return _mm512_permutexvar_epi16(_mm512_load_si512(pick.index), words); }
+
+// 64 unsigned quants (at most 63) times 64 activations in 16-bit pairs, times each pair's scale
+// (16-bit, from `scales` by `pick`), summed into 16 int32 lanes.
+inline __m512i add_scaled_dot(__m512i sums, __m512i q, __m512i x, const Pick& pick, __m512i scales) {
+  return _mm512_dpwssd_epi32(sums, _mm512_maddubs_epi16(q, x), repeat(pick, scales));
+}
+
+// Q6_K (210 bytes: 128 of low nibbles, 64 of 2-bit pairs, 16 int8 scales, d): each half of 128
+// values is one 64-byte load of nibbles (low: values 0-63, high: 64-127) and 32 bytes of pairs
+// (bits 0-1, 2-3, 4-5, 6-7 for values l, l + 32, l + 64, l + 96); value d scale (q - 32), a scale
+// per 16.
+struct Q6_KType {
+  static constexpr int kBytes = 210;
+  static void arrange(ActivationSuperBlock&) {}
+  static __m512 accumulate(const uint8_t* s, const LoadedSuperBlock& x, __m512 acc) {
+    static constexpr Pick kScales[4] = {repeat_quarters(0), repeat_quarters(4), repeat_quarters(8), repeat_quarters(12)};
+    const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 192)));
+    const __m512i scales = _mm512_zextsi256_si512(scales16), nibble = _mm512_set1_epi8(0x0F), pair = _mm512_set1_epi8(0x30);
+    __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int half = 0; half < 2; ++half) {
+      const __m512i ql = load(s + 64 * half);
+      const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 128 + 32 * half)));
+      const __m512i low = _mm512_or_si512(_mm512_and_si512(ql, nibble),
+                                          _mm512_and_si512(_mm512_sllv_epi64(qh, _mm512_set_epi64(2, 2, 2, 2, 4, 4, 4, 4)), pair));
+      const __m512i high = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), nibble),
+                                           _mm512_and_si512(_mm512_srlv_epi64(qh, _mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0)), pair));
+      sums[0] = add_scaled_dot(sums[0], low, x.q[2 * half], kScales[2 * half], scales);
+      sums[1] = add_scaled_dot(sums[1], high, x.q[2 * half + 1], kScales[2 * half + 1], scales);
+    }
+    const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales16, x.sums), 5);  // 32 sum(scale sum16(x))
+    const __m512i total = _mm512_sub_epi32(_mm512_add_epi32(sums[0], sums[1]), _mm512_zextsi256_si512(offset));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(half_at(s + 208) * x.d), acc);
+  }
+};
+
+// Q4_K's and Q5_K's 12 bytes of 6-bit scales and minimums (ggml_block_simd.h's
+// k_scales_and_minimums) in registers: bytes 0-7 the scales, 8-15 the minimums.
+inline __m128i k_scales_and_minimums(const uint8_t* packed) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // words p0, p1, p2 (and 4 bytes past)
+  const __m128i words01 = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 1, 0)), words22 = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 2, 2));
+  const __m128i low = _mm_and_si128(words01, _mm_set1_epi32(0x3F3F3F3F));  // scales 0-3, minimums 0-3
+  const __m128i high = _mm_or_si128(_mm_and_si128(_mm_srlv_epi32(words22, _mm_set_epi32(4, 0, 4, 0)), _mm_set1_epi32(0x0F0F0F0F)),
+                                    _mm_and_si128(_mm_srli_epi32(words01, 2), _mm_set1_epi32(0x30303030)));  // scales 4-7, minimums 4-7
+  return _mm_unpacklo_epi32(low, high);
+}
+
+// Q4_K and Q5_K (d, dmin, 12 bytes of 6-bit scales and minimums, [32 bytes of fifth bits,] 128
+// bytes of nibbles): sub-blocks 2p and 2p + 1 are the low and high nibbles of bytes 32p to 32p +
+// 31, so one 64-byte load's low nibbles are sub-blocks 4P and 4P + 2, its high nibbles 4P + 1 and
+// 4P + 3: the activations are arranged in that order (sub-blocks 0, 2, 1, 3, 4, 6, 5, 7). Value
+// (d scale_j) q - (dmin minimum_j).
+template <bool kFifthBit>
+struct KNibbleType {
+  static constexpr int kBytes = kFifthBit ? 176 : 144;
+  static void arrange(ActivationSuperBlock& a) {
+    for (int first : {32, 160}) {
+      int8_t chunk[32];
+      std::memcpy(chunk, a.q + first, 32);
+      std::memmove(a.q + first, a.q + first + 32, 32);
+      std::memcpy(a.q + first + 32, chunk, 32);
+    }
+  }
+  static __m512 accumulate(const uint8_t* s, const LoadedSuperBlock& x, __m512 acc) {
+    static constexpr Pick kScales[4] = {repeat_halves(0, 2), repeat_halves(1, 3), repeat_halves(4, 6), repeat_halves(5, 7)};
+    const __m128i scales_and_minimums = k_scales_and_minimums(s + 4);
+    const __m512i scales = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scales_and_minimums)), nibble = _mm512_set1_epi8(0x0F);
+    const uint8_t* qs = s + 16 + (kFifthBit ? 32 : 0);
+    __m512i fifth_bits = _mm512_setzero_si512();
+    if constexpr (kFifthBit) fifth_bits = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 16)));
+    __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int half = 0; half < 2; ++half) {
+      const __m512i both = load(qs + 64 * half);
+      __m512i q[2] = {_mm512_and_si512(both, nibble), _mm512_and_si512(_mm512_srli_epi16(both, 4), nibble)};
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kFifthBit) {  // sub-blocks 4 half + h and 4 half + h + 2: bits 4 half + h and + 2 of each byte
+          const int j = 4 * half + h;
+          const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << j)), _mm256_set1_epi8(static_cast<char>(4 << j)), 1);
+          q[h] = _mm512_mask_add_epi8(q[h], _mm512_test_epi8_mask(fifth_bits, bit), q[h], _mm512_set1_epi8(0x10));
+        }
+        sums[h] = add_scaled_dot(sums[h], q[h], x.q[2 * half + h], kScales[2 * half + h], scales);
+      }
+    }
+    // sum_j minimum_j sum32_j(x): each minimum twice against the sums of 16.
+    const __m256i minimum_terms = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi8(scales_and_minimums, scales_and_minimums)), x.sums);
+    const __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(*reinterpret_cast<const int32_t*>(s))), _mm_set1_ps(x.d));  // d, dmin
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums[0], sums[1])), _mm512_broadcastss_ps(d), acc);
+    return _mm512_fnmadd_ps(_mm512_zextps256_ps512(_mm256_cvtepi32_ps(minimum_terms)), _mm512_broadcastss_ps(_mm_movehdup_ps(d)), acc);
+  }
+};
+
+// ---- rows ----
+
+// kRows weight rows times one activation row, into out[0..kRows): each step's
+// activations loaded once for all of them. A row of the 32-value types whose blocks are not a
+// multiple of 4 ends in a group copied zero-padded to a whole one.
 template <class Type, int kRows>
-inline void rows_dot(const uint8_t* const* rows, const GroupQuants* quants, const GroupScales* scales, int64_t blocks, float* out) {
-  constexpr int64_t kGroupBytes = kGroupBlocks * Type::kBytes;
-  const int64_t full = blocks / kGroupBlocks;
+inline void rows_dot(const uint8_t* const* rows, const typename Type::Activation* x, int64_t blocks, float* out) {
+  constexpr int64_t kStepBytes = Type::kStepBytes;
+  const int64_t full = blocks / Type::kStepBlocks;
   __m512 acc[kRows];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t g = 0; g < full; ++g) {
-    const LoadedActivations x = load_activations(quants[g], scales[g]);
+    const auto loaded = Type::load(x[g]);
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) acc[r] = accumulate<Type>(rows[r] + g * kGroupBytes, x, acc[r]);
+    for (int r = 0; r < kRows; ++r) acc[r] = Type::accumulate(rows[r] + g * kStepBytes, loaded, acc[r]);
   }
-  if (const int64_t rest = blocks - full * kGroupBlocks; rest > 0) {
-    const LoadedActivations x = load_activations(quants[full], scales[full]);
+  if (const int64_t rest = blocks - full * Type::kStepBlocks; rest > 0) {
+    const auto loaded = Type::load(x[full]);
     for (int r = 0; r < kRows; ++r) {
-      uint8_t padded[kGroupBytes] = {};
-      std::memcpy(padded, rows[r] + full * kGroupBytes, rest * Type::kBytes);
-      acc[r] = accumulate<Type>(padded, x, acc[r]);
+      uint8_t padded[kStepBytes] = {};
+      std::memcpy(padded, rows[r] + full * kStepBytes, rest * Type::kBytes);
+      acc[r] = Type::accumulate(padded, loaded, acc[r]);
     }
   }
 #pragma GCC unroll 8
@@ -206,19 +330,18 @@ inline void rows_dot(const uint8_t* const* rows, const GroupQuants* quants, cons
 // threads, kRowStreams far-apart rows at a time (row_streams.h).
 template <class Type>
 void avx512_rows(const ops::BlockQuantizedWeight& weight, const float* xs, int64_t m_rows, const uint8_t* w, float* y) {
-  const int64_t k = weight.columns, n_rows = weight.rows, blocks = k / kActivationBlock;
-  const int64_t groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
-  std::vector<GroupQuants> quants(static_cast<size_t>(m_rows * groups));
-  std::vector<GroupScales> scales(static_cast<size_t>(m_rows * groups));
+  using Activation = typename Type::Activation;
+  const int64_t k = weight.columns, n_rows = weight.rows, blocks = k / Type::kBlockValues;
+  const int64_t steps = (blocks + Type::kStepBlocks - 1) / Type::kStepBlocks;
+  std::vector<Activation> activations(static_cast<size_t>(m_rows * steps));
 #pragma omp parallel for if (m_rows > 1)
-  for (int64_t m = 0; m < m_rows; ++m)
-    quantize_groups(xs + m * k, blocks, std::max(Type::kOffset, 1), quants.data() + m * groups, scales.data() + m * groups);
+  for (int64_t m = 0; m < m_rows; ++m) Type::quantize(xs + m * k, k, activations.data() + m * steps);
   const auto multiply = [&]<int kRows>(const int64_t(&n)[kRows]) {
     const uint8_t* rows[kRows];
     for (int r = 0; r < kRows; ++r) rows[r] = w + n[r] * weight.row_bytes;
     for (int64_t m = 0; m < m_rows; ++m) {
       float out[kRows];
-      rows_dot<Type, kRows>(rows, quants.data() + m * groups, scales.data() + m * groups, blocks, out);
+      rows_dot<Type, kRows>(rows, activations.data() + m * steps, blocks, out);
       for (int r = 0; r < kRows; ++r) y[m * n_rows + n[r]] = out[r];
     }
   };
@@ -232,7 +355,28 @@ void avx512_rows(const ops::BlockQuantizedWeight& weight, const float* xs, int64
       [&](int64_t n) { multiply({n}); });
 }
 
-}  // namespace rows512
+// The 32-value types step 4 blocks at a time over ActivationGroups, the K types a super-block at a
+// time over ActivationSuperBlocks.
+template <class Block>
+struct GroupSteps : Block {
+  using Activation = ActivationGroup;
+  static constexpr int64_t kBlockValues = kActivationBlock, kStepBlocks = kGroupBlocks, kStepBytes = kGroupBlocks * Block::kBytes;
+  static LoadedActivations load(const ActivationGroup& a) { return load_activations(a); }
+  static void quantize(const float* x, int64_t k, ActivationGroup* out) { quantize_groups(x, k / kActivationBlock, std::max(Block::kOffset, 1), out); }
+  static __m512 accumulate(const uint8_t* p, const LoadedActivations& x, __m512 acc) { return accumulate_group<Block>(p, x, acc); }
+};
+template <class Block>
+struct SuperBlockSteps : Block {
+  using Activation = ActivationSuperBlock;
+  static constexpr int64_t kBlockValues = 256, kStepBlocks = 1, kStepBytes = Block::kBytes;
+  static LoadedSuperBlock load(const ActivationSuperBlock& a) { return load_super_block(a); }
+  static void quantize(const float* x, int64_t k, ActivationSuperBlock* out) {
+    quantize_activations(x, k, out);
+    for (int64_t b = 0; b < k / 256; ++b) Block::arrange(out[b]);
+  }
+};
+
+}  // namespace avx512
 }  // namespace
 
 #pragma GCC diagnostic pop
@@ -247,12 +391,15 @@ bool has_avx512_row_products(const target::Target* target) {
 
 RowProduct avx512_row_product(uint32_t type) {
   switch (type) {
-    using namespace rows512;
-    case 2: return avx512_rows<NibbleType<kQ4_0>>;
-    case 3: return avx512_rows<NibbleType<kQ4_1>>;
-    case 6: return avx512_rows<NibbleType<kQ5_0>>;
-    case 7: return avx512_rows<NibbleType<kQ5_1>>;
-    case 8: return avx512_rows<Q8_0Type>;
+    using namespace avx512;
+    case 2: return avx512_rows<GroupSteps<NibbleType<kQ4_0>>>;
+    case 3: return avx512_rows<GroupSteps<NibbleType<kQ4_1>>>;
+    case 6: return avx512_rows<GroupSteps<NibbleType<kQ5_0>>>;
+    case 7: return avx512_rows<GroupSteps<NibbleType<kQ5_1>>>;
+    case 8: return avx512_rows<GroupSteps<Q8_0Type>>;
+    case 12: return avx512_rows<SuperBlockSteps<KNibbleType<false>>>;
+    case 13: return avx512_rows<SuperBlockSteps<KNibbleType<true>>>;
+    case 14: return avx512_rows<SuperBlockSteps<Q6_KType>>;
     default: return nullptr;
   }
 }

@@ -19,8 +19,8 @@ using RowProduct = void (*)(const ops::BlockQuantizedWeight& weight, const float
 // Whether `target` has the features the AVX-512 rows need.
 bool has_avx512_row_products(const target::Target* target);
 
-// The AVX-512 rows of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), or null for the other types. Call
-// only where has_avx512_row_products holds.
+// The AVX-512 rows of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K), or null for the
+// other types. Call only where has_avx512_row_products holds.
 RowProduct avx512_row_product(uint32_t type);
 
 }  // namespace kiln::providers::cpu

@@ -47,7 +47,7 @@ struct ActivationSuperBlock {
   static constexpr int64_t kValues = 256;
   float d = 0;
   int16_t sums[16];
-  alignas(32) int8_t q[256];
+  alignas(64) int8_t q[256];
 };
 
 inline void quantize_activations(const float* x, int64_t count, ActivationSuperBlock* out) {
@@ -88,6 +88,18 @@ inline __m256i fifth_bits(const uint8_t* p) {
                                              _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// Q4_K's and Q5_K's 12 bytes of 6-bit scales and minimums (ggml_blocks.h's k_quant_scale_and_min:
+// bytes 0-3 hold scales 0-3 and bytes 4-7 minimums 0-3 in their low 6 bits; scales and minimums
+// 4-7 are bytes 8-11's nibbles with the top 2 bits of bytes 0-7) as 8 bytes of each.
+inline void k_scales_and_minimums(const uint8_t* packed_bytes, uint8_t* scales, uint8_t* minimums) {
+  uint32_t packed[3];
+  std::memcpy(packed, packed_bytes, 12);
+  const uint32_t scale_words[2] = {packed[0] & 0x3F3F3F3Fu, (packed[2] & 0x0F0F0F0Fu) | ((packed[0] >> 2) & 0x30303030u)};
+  const uint32_t minimum_words[2] = {packed[1] & 0x3F3F3F3Fu, ((packed[2] >> 4) & 0x0F0F0F0Fu) | ((packed[1] >> 2) & 0x30303030u)};
+  std::memcpy(scales, scale_words, 8);
+  std::memcpy(minimums, minimum_words, 8);
 }
 
 // Q4_K (kFifthBit false) and Q5_K super-blocks of 256: d, dmin, 12 bytes of 6-bit scales and
