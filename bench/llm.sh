@@ -5,8 +5,8 @@
 # tokens (pp512), generation of 128 tokens one call each (tg128), and generation after 2048 tokens
 # of context (tg128@2048). One runner after the other, alternating, --rounds times, medians; each
 # row gives Kiln/llama.cpp and the share of the machine's bandwidth bound that decoding reaches
-# (read bandwidth, bench/llm/read_bandwidth.cpp, measured before and after the runs, the better
-# one over the bytes of weights one token reads).
+# (read bandwidth, bench/llm/read_bandwidth.cpp, measured in every round next to the runs, the
+# median of a model's rounds over the bytes of weights one token reads).
 # Never a test: run it on an idle machine. Writes bench/out/llm.json and prints the table.
 #   bench/llm.sh [--rounds 3] [--threads 2] [--models llama32-1b-q4_0 ...] [--no-depth]
 set -euo pipefail
@@ -32,7 +32,6 @@ done
 mkdir -p "$OUT" "$LLM/bench"
 /usr/bin/python3 "$ROOT/bench/llm/make_bench_models.py" "$LLM/vocab" "$LLM/bench" "${models[@]}"
 g++ -O2 -mavx2 -fopenmp "$ROOT/bench/llm/read_bandwidth.cpp" -o "$OUT/read_bandwidth"
-bandwidth_before="$("$OUT/read_bandwidth")"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
@@ -55,6 +54,7 @@ for model in "${models[@]}"; do
   ids 2048 1 "$vocab" > "$scratch/deep.txt"
   for round in $(seq "$rounds"); do
     echo "llm: $model round $round" >&2
+    bandwidth="$("$OUT/read_bandwidth")"
     k_pp="$(kiln_run "$file" "$scratch/pp.txt" 1)"
     l="$(cd "$ROOT/bench/peers/llama" && node bench.js "$file" --threads "$threads" --prompt 512 --generate 128 --repeat 1)"
     k_tg="$(kiln_run "$file" "$scratch/one.txt" 128)"
@@ -63,22 +63,22 @@ for model in "${models[@]}"; do
       k_deep="$(kiln_run "$file" "$scratch/deep.txt" 128)"
       l_deep="$(cd "$ROOT/bench/peers/llama" && node bench.js "$file" --threads "$threads" --prompt 1 --depth 2047 --generate 128 --repeat 1)"
     fi
-    results+="{\"model\": \"$model\", \"round\": $round, \"kiln_pp\": $k_pp, \"kiln_tg\": $k_tg, \"kiln_deep\": $k_deep, \"llama\": $l, \"llama_deep\": $l_deep},"
+    results+="{\"model\": \"$model\", \"round\": $round, \"bandwidth\": $bandwidth, \"kiln_pp\": $k_pp, \"kiln_tg\": $k_tg, \"kiln_deep\": $k_deep, \"llama\": $l, \"llama_deep\": $l_deep},"
   done
 done
 results="${results%,}]"
-bandwidth_after="$("$OUT/read_bandwidth")"
-echo "{\"threads\": $threads, \"bandwidth\": [$bandwidth_before, $bandwidth_after], \"cpu\": \"$(lscpu | sed -n 's/^Model name: *//p')\", \"runs\": $results}" > "$OUT/llm.json"
+echo "{\"threads\": $threads, \"cpu\": \"$(lscpu | sed -n 's/^Model name: *//p')\", \"runs\": $results}" > "$OUT/llm.json"
 
 /usr/bin/python3 - "$OUT/llm.json" "$LLM/bench" "$KILN" <<'PY'
 import json, statistics, subprocess, sys
 data = json.load(open(sys.argv[1]))
-# The bound takes the better of the measurements before and after the runs (a shared machine's
-# bandwidth drifts; a bound is what the machine can give).
+# The bound of a model's rows takes the median of the bandwidth measured in its rounds, next to
+# its runs (a shared machine's bandwidth drifts, now and then far for a moment: the spread is
+# printed).
 key = "read_gb_per_s_%d_threads" % min(data["threads"], 2)
-bw = max(m[key] for m in data["bandwidth"])
-print(f"CPU {data['cpu']}, {data['threads']} threads, read bandwidth {bw:.1f} GB/s "
-      f"(best of {', '.join('%.1f' % m[key] for m in data['bandwidth'])}: before and after the runs)")
+measured = [r["bandwidth"][key] for r in data["runs"]]
+print(f"CPU {data['cpu']}, {data['threads']} threads, read bandwidth measured {len(measured)} times: "
+      f"min {min(measured):.1f}, median {statistics.median(measured):.1f}, max {max(measured):.1f} GB/s")
 print(f"{'model':22} {'row':12} {'Kiln t/s':>9} {'llama.cpp':>9} {'ratio':>6} {'bound t/s':>9} {'Kiln/bound':>10}")
 models = sorted({r["model"] for r in data["runs"]}, key=[r["model"] for r in data["runs"]].index)
 ratios = []
@@ -87,6 +87,8 @@ for m in models:
     info = subprocess.run([sys.argv[3], "inspect", f"{sys.argv[2]}/{m}.gguf"], capture_output=True, text=True).stdout
     meta = dict(l.strip().split(": ", 1) for l in info.splitlines() if l.strip().startswith("gguf.") and ": " in l)
     weights = int(meta["gguf.tensor_bytes"])
+    bw = statistics.median(r["bandwidth"][key] for r in runs)
+    print(f"{m:22} {'bandwidth':12} {bw:9.1f} GB/s (median of its rounds)")
     bound = bw * 1e9 / weights
     # At depth a token also reads the cache's keys and values: Kiln's are float32, 2048 positions
     # and on average half of the 128 generated ones.
