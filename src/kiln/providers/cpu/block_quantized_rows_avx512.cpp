@@ -43,36 +43,6 @@ namespace kiln::providers::cpu {
 namespace {
 namespace avx512 {
 
-constexpr int kGroupBlocks = 4;  // blocks of 32 per step
-constexpr int64_t kGroupValues = kGroupBlocks * kActivationBlock;
-
-// 4 activation blocks in the order the weights unpack to: q holds values 0-15 of blocks 0-3 (16
-// each), then values 16-31, a block's sums landing in int32 lanes 4i to 4i + 3; d the blocks'
-// scales; negative_sums -offset sum(q) for the types whose quants are offset (a power of two), or
-// -sum(q) for those with minimums. Blocks past the row's end are zero.
-struct ActivationGroup {
-  alignas(64) int8_t q[kGroupValues];
-  float d[kGroupBlocks];
-  int32_t negative_sums[kGroupBlocks];
-};
-
-void quantize_groups(const float* x, int64_t blocks, int offset, ActivationGroup* out) {
-  const int64_t groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
-  for (int64_t g = 0; g < groups; ++g) {
-    ActivationGroup& a = out[g];
-    a = {};
-    for (int i = 0; i < kGroupBlocks && g * kGroupBlocks + i < blocks; ++i) {
-      int8_t block[kActivationBlock];
-      a.d[i] = quantize_values(x + (g * kGroupBlocks + i) * kActivationBlock, kActivationBlock, block);
-      std::memcpy(a.q + 16 * i, block, 16);
-      std::memcpy(a.q + 64 + 16 * i, block + 16, 16);
-      int sum = 0;
-      for (const int8_t v : block) sum += v;
-      a.negative_sums[i] = -offset * sum;
-    }
-  }
-}
-
 // Byte indices for vpermt2b over two loads of a group, at byte offsets `first` (64 bytes) and
 // `second` (at most 64 bytes past first): result byte t is the group's byte source(t).
 struct Pick {
@@ -242,17 +212,6 @@ struct Q6_KType {
   }
 };
 
-// Q4_K's and Q5_K's 12 bytes of 6-bit scales and minimums (ggml_block_simd.h's
-// k_scales_and_minimums) in registers: bytes 0-7 the scales, 8-15 the minimums.
-inline __m128i k_scales_and_minimums(const uint8_t* packed) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // words p0, p1, p2 (and 4 bytes past)
-  const __m128i words01 = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 1, 0)), words22 = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 2, 2));
-  const __m128i low = _mm_and_si128(words01, _mm_set1_epi32(0x3F3F3F3F));  // scales 0-3, minimums 0-3
-  const __m128i high = _mm_or_si128(_mm_and_si128(_mm_srlv_epi32(words22, _mm_set_epi32(4, 0, 4, 0)), _mm_set1_epi32(0x0F0F0F0F)),
-                                    _mm_and_si128(_mm_srli_epi32(words01, 2), _mm_set1_epi32(0x30303030)));  // scales 4-7, minimums 4-7
-  return _mm_unpacklo_epi32(low, high);
-}
-
 // Q4_K and Q5_K (d, dmin, 12 bytes of 6-bit scales and minimums, [32 bytes of fifth bits,] 128
 // bytes of nibbles): sub-blocks 2p and 2p + 1 are the low and high nibbles of bytes 32p to 32p +
 // 31, so one 64-byte load's low nibbles are sub-blocks 4P and 4P + 2, its high nibbles 4P + 1 and
@@ -362,7 +321,7 @@ struct GroupSteps : Block {
   using Activation = ActivationGroup;
   static constexpr int64_t kBlockValues = kActivationBlock, kStepBlocks = kGroupBlocks, kStepBytes = kGroupBlocks * Block::kBytes;
   static LoadedActivations load(const ActivationGroup& a) { return load_activations(a); }
-  static void quantize(const float* x, int64_t k, ActivationGroup* out) { quantize_groups(x, k / kActivationBlock, std::max(Block::kOffset, 1), out); }
+  static void quantize(const float* x, int64_t k, ActivationGroup* out) { quantize_groups<std::max(Block::kOffset, 1)>(x, k, out); }
   static __m512 accumulate(const uint8_t* p, const LoadedActivations& x, __m512 acc) { return accumulate_group<Block>(p, x, acc); }
 };
 template <class Block>

@@ -61,6 +61,37 @@ inline void quantize_activations(const float* x, int64_t count, ActivationSuperB
   }
 }
 
+// 4 activation blocks of 32 in the order the one-token rows unpack 4 weight blocks to (the
+// 4-bit types' low nibbles against values 0-15, high nibbles against 16-31): q holds values 0-15
+// of blocks 0-3 (16 each), then values 16-31; d the blocks' scales; negative_sums -kOffset sum(q)
+// (the share of a type whose quants are offset by kOffset, or with kOffset 1 the sums its minimums
+// multiply). Blocks past the row's end are zero.
+inline constexpr int kGroupBlocks = 4;
+struct ActivationGroup {
+  static constexpr int64_t kValues = kGroupBlocks * kActivationBlock;
+  alignas(64) int8_t q[kValues];
+  float d[kGroupBlocks];
+  int32_t negative_sums[kGroupBlocks];
+};
+
+template <int kOffset>
+void quantize_groups(const float* x, int64_t count, ActivationGroup* out) {
+  const int64_t blocks = count / kActivationBlock, groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
+  for (int64_t g = 0; g < groups; ++g) {
+    ActivationGroup& a = out[g];
+    a = {};
+    for (int i = 0; i < kGroupBlocks && g * kGroupBlocks + i < blocks; ++i) {
+      int8_t block[kActivationBlock];
+      a.d[i] = quantize_values(x + (g * kGroupBlocks + i) * kActivationBlock, kActivationBlock, block);
+      std::memcpy(a.q + 16 * i, block, 16);
+      std::memcpy(a.q + 64 + 16 * i, block + 16, 16);
+      int sum = 0;
+      for (const int8_t v : block) sum += v;
+      a.negative_sums[i] = -kOffset * sum;
+    }
+  }
+}
+
 inline float horizontal_sum(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -92,14 +123,15 @@ inline __m256i fifth_bits(const uint8_t* p) {
 
 // Q4_K's and Q5_K's 12 bytes of 6-bit scales and minimums (ggml_blocks.h's k_quant_scale_and_min:
 // bytes 0-3 hold scales 0-3 and bytes 4-7 minimums 0-3 in their low 6 bits; scales and minimums
-// 4-7 are bytes 8-11's nibbles with the top 2 bits of bytes 0-7) as 8 bytes of each.
-inline void k_scales_and_minimums(const uint8_t* packed_bytes, uint8_t* scales, uint8_t* minimums) {
-  uint32_t packed[3];
-  std::memcpy(packed, packed_bytes, 12);
-  const uint32_t scale_words[2] = {packed[0] & 0x3F3F3F3Fu, (packed[2] & 0x0F0F0F0Fu) | ((packed[0] >> 2) & 0x30303030u)};
-  const uint32_t minimum_words[2] = {packed[1] & 0x3F3F3F3Fu, ((packed[2] >> 4) & 0x0F0F0F0Fu) | ((packed[1] >> 2) & 0x30303030u)};
-  std::memcpy(scales, scale_words, 8);
-  std::memcpy(minimums, minimum_words, 8);
+// 4-7 are bytes 8-11's nibbles with the top 2 bits of bytes 0-7) in a register: bytes 0-7 the
+// scales, 8-15 the minimums. Reads 4 bytes past the 12 (a super-block's quants follow them).
+inline __m128i k_scales_and_minimums(const uint8_t* packed) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // words p0, p1, p2
+  const __m128i words01 = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 1, 0)), words22 = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 2, 2));
+  const __m128i low = _mm_and_si128(words01, _mm_set1_epi32(0x3F3F3F3F));  // scales 0-3, minimums 0-3
+  const __m128i high = _mm_or_si128(_mm_and_si128(_mm_srlv_epi32(words22, _mm_set_epi32(4, 0, 4, 0)), _mm_set1_epi32(0x0F0F0F0F)),
+                                    _mm_and_si128(_mm_srli_epi32(words01, 2), _mm_set1_epi32(0x30303030)));  // scales 4-7, minimums 4-7
+  return _mm_unpacklo_epi32(low, high);
 }
 
 // Q4_K (kFifthBit false) and Q5_K super-blocks of 256: d, dmin, 12 bytes of 6-bit scales and
