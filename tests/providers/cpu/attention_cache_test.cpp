@@ -2,7 +2,9 @@
 // grouped-query layouts (query heads read through q_perm, keys through kt_perm, the output written
 // through y_perm; the group outer as the GGUF decoders have it, and inner) for one token (the query
 // heads of a key head merged into one product) and for a prompt, and a plain [batch, heads,
-// sequence, depth] layout with a length per batch. The cache beyond each length holds NaN: a kernel that read it would show.
+// sequence, depth] layout with a length per batch; a decoder's head depths (64, 128), where a few
+// query rows take few_row_attention.h's products. The cache beyond each length holds NaN: a kernel
+// that read it would show.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,10 +74,10 @@ void check(const Operand& q, const Operand& k, const Operand& v, const Tensor& m
 //   group outer (the GGUF decoders'): Q read as [1, group, kv, sequence, depth], the cache
 //     [1, kv, capacity, depth] broadcast over the group;
 //   group inner: Q read as [1, kv, group, sequence, depth], the cache given as [1, kv, 1, capacity, depth].
-void check_grouped_layout(bool group_outer, int64_t sequence, int64_t group, int64_t valid) {
+void check_grouped_layout(bool group_outer, int64_t sequence, int64_t group, int64_t valid, int64_t depth = 16, int64_t capacity = 24) {
   SCOPED_TRACE(std::string(group_outer ? "group outer" : "group inner") + ", sequence " + std::to_string(sequence) + ", group " +
-               std::to_string(group) + ", valid keys " + std::to_string(valid));
-  const int64_t kv = 2, depth = 16, capacity = 24;
+               std::to_string(group) + ", valid keys " + std::to_string(valid) + ", depth " + std::to_string(depth));
+  const int64_t kv = 2;
   const std::vector<int64_t> cache = group_outer ? std::vector<int64_t>{1, kv, capacity, depth} : std::vector<int64_t>{1, kv, 1, capacity, depth};
   const std::vector<int64_t> q_perm = group_outer ? std::vector<int64_t>{0, 3, 2, 1, 4} : std::vector<int64_t>{0, 2, 3, 1, 4};
   Operand q{random_tensor(DType::kFloat, {1, sequence, kv, group, depth}, 1), q_perm};
@@ -96,6 +98,12 @@ TEST(AttentionCacheCpu, GroupedQueryLayoutsMatchTheReference) {
     check_grouped_layout(group_outer, 1, 1, 9);   // one query head per key head
     check_grouped_layout(group_outer, 5, 4, 5);   // a prompt
     check_grouped_layout(group_outer, 7, 2, 20);  // a prompt after cached tokens
+    // A decoder's heads (depth 64 or 128): up to 16 query rows take few_row_attention.h's products,
+    // over keys that end in a partial block of 8 (scores) and of 32 (values).
+    check_grouped_layout(group_outer, 1, 4, 45, 64, 48);
+    check_grouped_layout(group_outer, 1, 7, 3, 64, 48);
+    check_grouped_layout(group_outer, 3, 4, 40, 128, 48);
+    check_grouped_layout(group_outer, 5, 4, 33, 64, 48);  // 20 rows: sgemm
   }
 }
 

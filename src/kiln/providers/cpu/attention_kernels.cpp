@@ -5,9 +5,10 @@
 // Operands given transposed (ops/attention.h) are read, and a transposed output written, through
 // strided memory descriptors: no copies.
 // With kv_length (a key/value cache valid up to the tokens seen, whose length changes every call)
-// the products are oneDNN's sgemm over the valid keys only, one pair per batch of heads on OpenMP
-// threads, and the softmax softmax_row.h's; the groups of query heads that share a key head are
-// one product (the rows of a grouped-query attention).
+// the products are oneDNN's sgemm over the valid keys only (up to 16 query rows, a decoder's step,
+// few_row_attention.h's), one pair per batch of heads on OpenMP threads, and the softmax
+// softmax_row.h's; the groups of query heads that share a key head are one product (the rows of a
+// grouped-query attention).
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
+#include "kiln/providers/cpu/few_row_attention.h"
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/softmax_row.h"
 
@@ -278,7 +280,9 @@ Result<ops::Kernel> build_cache_attention(const ir::Node& node, KernelBuild& bui
   if (node.input(kMaskInput)) mask = row_map(input_dims(node, kMaskInput), g->scores_dims);
   if (node.input(kBiasInput)) bias = row_map(input_dims(node, kBiasInput), g->scores_dims);
   const float scale = node.attr_float("scale", 1.0f), fill = node.attr_float("mask_fill", std::numeric_limits<float>::lowest());
-  build.evidence.record_implementation(node.name, "kiln:sgemm over the valid keys (oneDNN), avx2 softmax");
+  build.evidence.record_implementation(node.name, has_few_row_attention(g->rows, g->depth, g->width)
+                                                      ? "kiln:few-row products over the valid keys (avx2), avx2 softmax"
+                                                      : "kiln:sgemm over the valid keys (oneDNN), avx2 softmax");
   return ops::Kernel([g, mask, bias, scale, fill](ops::KernelContext& ctx) -> Status {
     const Tensor& length = *ctx.input(kKvLengthInput);
     const int64_t batch = g->scores_dims.size() > 2 ? g->scores_dims[0] : 1;
@@ -294,6 +298,7 @@ Result<ops::Kernel> build_cache_attention(const ir::Node& node, KernelBuild& bui
     const float* bias_values = bias ? ctx.input(kBiasInput)->data<float>() : nullptr;
     float* y = ctx.output(0)->data<float>();
     const auto products = static_cast<int64_t>(g->q_at.size());
+    const bool few_rows = has_few_row_attention(g->rows, g->depth, g->width);
     std::atomic<bool> failed{false};
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t p = 0; p < products; ++p) {
@@ -311,9 +316,12 @@ Result<ops::Kernel> build_cache_attention(const ir::Node& node, KernelBuild& bui
         failed = true;
         continue;
       }
-      if (dnnl_sgemm('N', 'T', g->rows, valid, g->depth, scale, q + g->q_at[at], g->ldq, k + g->k_at[at], g->ldk, 0.0f, scores.data(),
-                     valid) != dnnl_success)
+      if (few_rows) {
+        few_row_scores(q + g->q_at[at], g->ldq, k + g->k_at[at], g->ldk, g->rows, valid, g->depth, scale, scores.data());
+      } else if (dnnl_sgemm('N', 'T', g->rows, valid, g->depth, scale, q + g->q_at[at], g->ldq, k + g->k_at[at], g->ldk, 0.0f, scores.data(),
+                            valid) != dnnl_success) {
         failed = true;
+      }
       for (int64_t r = 0; r < g->rows; ++r) {
         float* row = scores.data() + r * valid;
         const auto scores_row = static_cast<size_t>(g->scores_row(p, r));
@@ -327,9 +335,12 @@ Result<ops::Kernel> build_cache_attention(const ir::Node& node, KernelBuild& bui
         }
         softmax_row(row, valid);
       }
-      if (dnnl_sgemm('N', 'N', g->rows, g->width, valid, 1.0f, scores.data(), valid, v + g->v_at[at], g->ldv, 0.0f, out, g->ldy) !=
-          dnnl_success)
+      if (few_rows) {
+        few_row_values(scores.data(), g->rows, valid, v + g->v_at[at], g->ldv, g->width, out, g->ldy);
+      } else if (dnnl_sgemm('N', 'N', g->rows, g->width, valid, 1.0f, scores.data(), valid, v + g->v_at[at], g->ldv, 0.0f, out, g->ldy) !=
+                 dnnl_success) {
         failed = true;
+      }
     }
     if (failed) return ctx.error("oneDNN's sgemm failed, or its scores could not be allocated");
     return Status::ok();
