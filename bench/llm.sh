@@ -5,8 +5,9 @@
 # tokens (pp512), generation of 128 tokens one call each (tg128), and generation after 2048 tokens
 # of context (tg128@2048). One runner after the other, alternating, --rounds times, medians; each
 # row gives Kiln/llama.cpp and the share of the machine's bandwidth bound that decoding reaches
-# (read bandwidth, bench/llm/read_bandwidth.cpp, measured in every round next to the runs, the
-# median of a model's rounds over the bytes of weights one token reads).
+# (read bandwidth, bench/llm/read_bandwidth.cpp, measured in every round right before and right
+# after Kiln's decoding runs, their mean over the bytes of weights one token reads: each round's
+# share, the median over the rounds).
 # Never a test: run it on an idle machine. Writes bench/out/llm.json and prints the table.
 #   bench/llm.sh [--rounds 3] [--threads 2] [--models llama32-1b-q4_0 ...] [--no-depth]
 set -euo pipefail
@@ -54,16 +55,17 @@ for model in "${models[@]}"; do
   ids 2048 1 "$vocab" > "$scratch/deep.txt"
   for round in $(seq "$rounds"); do
     echo "llm: $model round $round" >&2
-    bandwidth="$("$OUT/read_bandwidth")"
     k_pp="$(kiln_run "$file" "$scratch/pp.txt" 1)"
     l="$(cd "$ROOT/bench/peers/llama" && node bench.js "$file" --threads "$threads" --prompt 512 --generate 128 --repeat 1)"
+    bandwidth="$("$OUT/read_bandwidth")"
     k_tg="$(kiln_run "$file" "$scratch/one.txt" 128)"
     k_deep="{}" l_deep="{}"
+    [ "$depth" = 1 ] && k_deep="$(kiln_run "$file" "$scratch/deep.txt" 128)"
+    bandwidth_after="$("$OUT/read_bandwidth")"
     if [ "$depth" = 1 ]; then
-      k_deep="$(kiln_run "$file" "$scratch/deep.txt" 128)"
       l_deep="$(cd "$ROOT/bench/peers/llama" && node bench.js "$file" --threads "$threads" --prompt 1 --depth 2047 --generate 128 --repeat 1)"
     fi
-    results+="{\"model\": \"$model\", \"round\": $round, \"bandwidth\": $bandwidth, \"kiln_pp\": $k_pp, \"kiln_tg\": $k_tg, \"kiln_deep\": $k_deep, \"llama\": $l, \"llama_deep\": $l_deep},"
+    results+="{\"model\": \"$model\", \"round\": $round, \"bandwidth\": [$bandwidth, $bandwidth_after], \"kiln_pp\": $k_pp, \"kiln_tg\": $k_tg, \"kiln_deep\": $k_deep, \"llama\": $l, \"llama_deep\": $l_deep},"
   done
 done
 results="${results%,}]"
@@ -72,13 +74,14 @@ echo "{\"threads\": $threads, \"cpu\": \"$(lscpu | sed -n 's/^Model name: *//p')
 /usr/bin/python3 - "$OUT/llm.json" "$LLM/bench" "$KILN" <<'PY'
 import json, statistics, subprocess, sys
 data = json.load(open(sys.argv[1]))
-# The bound of a model's rows takes the median of the bandwidth measured in its rounds, next to
-# its runs (a shared machine's bandwidth drifts, now and then far for a moment: the spread is
-# printed).
+# Each round's bound takes the mean of the bandwidth measured right before and right after Kiln's
+# decoding runs (a shared machine's bandwidth drifts, and on some machines jumps for seconds: the
+# spread is printed); a row's share is the median of its rounds'.
 key = "read_gb_per_s_%d_threads" % min(data["threads"], 2)
-measured = [r["bandwidth"][key] for r in data["runs"]]
+measured = [m[key] for r in data["runs"] for m in r["bandwidth"]]
 print(f"CPU {data['cpu']}, {data['threads']} threads, read bandwidth measured {len(measured)} times: "
       f"min {min(measured):.1f}, median {statistics.median(measured):.1f}, max {max(measured):.1f} GB/s")
+round_bandwidth = lambda r: statistics.mean(m[key] for m in r["bandwidth"])
 print(f"{'model':22} {'row':12} {'Kiln t/s':>9} {'llama.cpp':>9} {'ratio':>6} {'bound t/s':>9} {'Kiln/bound':>10}")
 models = sorted({r["model"] for r in data["runs"]}, key=[r["model"] for r in data["runs"]].index)
 ratios = []
@@ -87,23 +90,25 @@ for m in models:
     info = subprocess.run([sys.argv[3], "inspect", f"{sys.argv[2]}/{m}.gguf"], capture_output=True, text=True).stdout
     meta = dict(l.strip().split(": ", 1) for l in info.splitlines() if l.strip().startswith("gguf.") and ": " in l)
     weights = int(meta["gguf.tensor_bytes"])
-    bw = statistics.median(r["bandwidth"][key] for r in runs)
-    print(f"{m:22} {'bandwidth':12} {bw:9.1f} GB/s (median of its rounds)")
-    bound = bw * 1e9 / weights
+    print(f"{m:22} {'bandwidth':12} " + ", ".join(f"{round_bandwidth(r):.1f}" for r in runs) + " GB/s (its rounds)")
     # At depth a token also reads the cache's keys and values: Kiln's are float32, 2048 positions
     # and on average half of the 128 generated ones.
     cache_per_position = 2 * int(meta["gguf.block_count"]) * int(meta["gguf.head_count_kv"]) * int(meta["gguf.head_size"]) * 4
-    deep_bound = bw * 1e9 / (weights + cache_per_position * (2048 + 64))
+    bytes_of = {"tg128": weights, "tg128@2048": weights + cache_per_position * (2048 + 64)}
     med = lambda f: statistics.median(f(r) for r in runs)
     rows = [("pp512", med(lambda r: r["kiln_pp"]["prompt_tokens_per_s"]), med(lambda r: r["llama"]["pp_tokens_per_s"]), None),
-            ("tg128", med(lambda r: r["kiln_tg"]["generation_tokens_per_s"]), med(lambda r: r["llama"]["tg_tokens_per_s"]), bound)]
+            ("tg128", med(lambda r: r["kiln_tg"]["generation_tokens_per_s"]), med(lambda r: r["llama"]["tg_tokens_per_s"]),
+             lambda r: r["kiln_tg"]["generation_tokens_per_s"])]
     if runs[0]["kiln_deep"]:
         rows.append(("tg128@2048", med(lambda r: r["kiln_deep"]["generation_tokens_per_s"]), med(lambda r: r["llama_deep"]["tg_tokens_per_s"]),
-                     deep_bound))
-    for name, k, l, b in rows:
+                     lambda r: r["kiln_deep"]["generation_tokens_per_s"]))
+    for name, k, l, kiln_of in rows:
         ratios.append(k / l)
-        share = f"{k / b:10.0%}" if b else ""
-        print(f"{m:22} {name:12} {k:9.1f} {l:9.1f} {k / l:6.2f} {b or 0:9.1f} {share}")
+        bound = share = ""
+        if kiln_of:
+            bound = f"{med(lambda r: round_bandwidth(r) * 1e9 / bytes_of[name]):9.1f}"
+            share = f"{med(lambda r: kiln_of(r) / (round_bandwidth(r) * 1e9 / bytes_of[name])):10.0%}"
+        print(f"{m:22} {name:12} {k:9.1f} {l:9.1f} {k / l:6.2f} {bound:>9} {share}")
     print(f"{m:22} {'load ms':12} {med(lambda r: r['kiln_tg']['load_ms']):9.0f} {med(lambda r: r['llama']['load_ms']):9.0f}")
     if "first_token_ms" in runs[0]["llama"]:
         print(f"{m:22} {'1st token ms':12} {med(lambda r: r['kiln_tg']['time_to_first_token_ms']):9.0f} "
