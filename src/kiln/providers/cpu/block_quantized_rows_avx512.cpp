@@ -29,8 +29,12 @@
 
 namespace kiln::providers::cpu {
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni")
+#endif
 // GCC 12's AVX-512 intrinsics (casts, reductions) initialise a placeholder from itself (GCC bug
 // 105593, fixed in 13), which -Wuninitialized reports at every inlined use.
 #pragma GCC diagnostic push
@@ -339,7 +343,11 @@ struct SuperBlockSteps : Block {
 }  // namespace
 
 #pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 bool has_avx512_row_products(const target::Target* target) {
   if (!target) return false;
