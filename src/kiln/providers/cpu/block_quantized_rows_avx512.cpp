@@ -254,7 +254,9 @@ struct KNibbleType {
     }
     // sum_j minimum_j sum32_j(x): each minimum twice against the sums of 16.
     const __m256i minimum_terms = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi8(scales_and_minimums, scales_and_minimums)), x.sums);
-    const __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(*reinterpret_cast<const int32_t*>(s))), _mm_set1_ps(x.d));  // d, dmin
+    int32_t d_and_dmin;
+    std::memcpy(&d_and_dmin, s, 4);
+    const __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d_and_dmin)), _mm_set1_ps(x.d));  // d, dmin
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums[0], sums[1])), _mm512_broadcastss_ps(d), acc);
     return _mm512_fnmadd_ps(_mm512_zextps256_ps512(_mm256_cvtepi32_ps(minimum_terms)), _mm512_broadcastss_ps(_mm_movehdup_ps(d)), acc);
   }
