@@ -121,6 +121,14 @@ struct SessionOptions {
   // planned and peak use against it.
   // 0: no limit.
   int64_t memory_limit = 0;
+  // The arithmetic of convolutions and matrix products with constant weights: "fp32" (default),
+  // "bf16" (bfloat16 products accumulated in float32: needs AVX512_BF16), or "int8". Everything
+  // else computes in float32. A precision the target lacks is an UnsupportedTarget naming the
+  // missing feature. A .kiln artifact keeps the precision it was compiled with.
+  std::string precision = "fp32";
+  // Products left in float32 under a reduced precision: node names (an ONNX node's name reaches
+  // the fused node that contains it) or op types ("Conv", "MatMul", "Gemm").
+  std::vector<std::string> keep_fp32;
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "kiln/artifact/signing.h"
+#include "kiln/ops/numeric_precision.h"
 #include "kiln/target/target.h"
 #include "kiln/runtime/shape_profile.h"
 #include "kiln/tensor_io.h"
@@ -50,6 +51,11 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
                  "2G, 512M, or bytes; a load or run past it is refused before it allocates (default: none)");
   cmd.add_option("--tune-budget-ms", flags.tune_budget_ms, "Time the tuner may spend measuring per session (default 5000)")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--precision", flags.precision,
+                 "Arithmetic of convolutions and matrix products: " + ops::precision_names() +
+                     " (default fp32; bf16 needs AVX512_BF16; other ops stay fp32)");
+  cmd.add_option("--keep-fp32", flags.keep_fp32, "Products left in fp32 under --precision: node names or op types (Conv, MatMul, Gemm)")
+      ->delimiter(',');
 }
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
@@ -134,6 +140,8 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.isa = flags.isa;
   options.tune = flags.tune;
   options.tune_budget_ms = flags.tune_budget_ms;
+  options.precision = flags.precision;
+  options.keep_fp32 = flags.keep_fp32;
   options.max_variants = flags.max_variants;
   options.max_loop_iterations = flags.max_loop_iterations;
   if (!flags.memory_limit.empty()) {

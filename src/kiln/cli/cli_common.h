@@ -33,6 +33,8 @@ struct SessionFlags {
   double tune_budget_ms = SessionOptions{}.tune_budget_ms;
   int64_t max_loop_iterations = SessionOptions{}.max_loop_iterations;
   std::string memory_limit;  // "2G", "512M", bytes; "" or "0": none
+  std::string precision = "fp32";
+  std::vector<std::string> keep_fp32;
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

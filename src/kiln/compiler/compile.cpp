@@ -79,6 +79,14 @@ Result<partition::PartitionMap> place_and_lower(ir::Graph& graph, const CompileO
   return place(graph, options, providers, evidence);
 }
 
+// Placed and lowered, then each product's precision chosen (an optimised graph keeps its own).
+Result<partition::PartitionMap> place_lower_and_choose_precision(ir::Graph& graph, const CompileOptions& options,
+                                                                 const partition::ProviderList& providers, CompileEvidence& evidence) {
+  KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, place_and_lower(graph, options, providers, evidence));
+  evidence.precision = options.optimised ? recorded_precision(graph) : assign_precision(graph, placed, providers, options.precision);
+  return placed;
+}
+
 }  // namespace
 
 Result<partition::ProviderList> make_providers(const partition::FallbackPolicy& policy, const target::Target& target,
@@ -117,7 +125,14 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options, co
   evidence.nodes_after_passes = ir::count_nodes(graph);
   if (options.place) {
     KILN_ASSIGN_OR_RETURN(compiled.partition, place_and_lower(graph, options, compiled.providers, evidence));
+    if (!options.optimised) KILN_RETURN_IF_ERROR(check_precision_request(graph, compiled.providers, options.precision));
+    evidence.precision = options.optimised ? recorded_precision(graph)
+                                           : assign_precision(graph, compiled.partition, compiled.providers, options.precision);
+  } else {
+    KILN_RETURN_IF_ERROR(check_precision_request(graph, compiled.providers, options.precision));
   }
+  // Variants and bodies compiled later take the precision the graph was marked with (an artifact's).
+  if (options.optimised) compiled.options.precision.precision = evidence.precision.requested;
   return compiled;
 }
 
@@ -145,7 +160,7 @@ Result<CompiledGraph> compile_variant(ir::Graph& graph, CompileOptions options, 
     v->initializer = std::move(tensor);
   }
   KILN_RETURN_IF_ERROR(optimised);
-  KILN_ASSIGN_OR_RETURN(out.partition, place_and_lower(graph, options, providers, out.evidence));
+  KILN_ASSIGN_OR_RETURN(out.partition, place_lower_and_choose_precision(graph, options, providers, out.evidence));
   return out;
 }
 
@@ -162,7 +177,7 @@ LaterCompilers later_compilers(const CompiledModel& compiled) {
   later.body = [body_options, providers = compiled.providers](ir::Graph& body) -> Result<partition::PartitionMap> {
     CompileEvidence unused;
     KILN_RETURN_IF_ERROR(optimise(body, body_options, providers, unused));
-    return place_and_lower(body, body_options, providers, unused);
+    return place_lower_and_choose_precision(body, body_options, providers, unused);
   };
   return later;
 }

@@ -5,6 +5,7 @@
 //   place    each node on a provider under the fallback policy
 //   lower    each provider's lowering stage over the nodes it holds (layouts, Winograd, chains),
 //            then placed again
+//   precision each product's arithmetic (precision_assignment.h): float32 unless asked otherwise
 //
 // Each stage returns its evidence into the CompiledModel, never into a report. A jit variant and a
 // control-flow body go through the same stages (later_compilers).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/analysis/type_inference.h"
+#include "kiln/compiler/precision_assignment.h"
 #include "kiln/ir/graph.h"
 #include "kiln/partition/fallback_policy.h"
 #include "kiln/partition/partitioner.h"
@@ -32,6 +33,8 @@ struct CompileOptions {
   bool optimised = false;
   // Place the graph now (false in jit mode: each variant is placed for its own shapes).
   bool place = true;
+  // The arithmetic of products (precision_assignment.h); a graph comes optimised with its own.
+  PrecisionOptions precision;
 };
 
 // What an artifact brought besides the IR (artifact/loader.h): its weights in kernel layouts and
@@ -49,6 +52,7 @@ struct CompileEvidence {
   std::vector<passes::PassRun> passes;  // the graph stage's runs, then the lowering's
   int64_t nodes_after_passes = 0;
   partition::PartitionMap partition;    // the last placement (empty until placed)
+  PrecisionEvidence precision;          // each product's precision (once placed)
   double analysis_ms = 0, passes_ms = 0, partition_ms = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ops/activation_layout.h"
 #include "kiln/ops/graph_preferences.h"
+#include "kiln/ops/numeric_precision.h"
 #include "kiln/ops/op_registry.h"
 #include "kiln/providers/kernel_build.h"
 #include "kiln/status.h"
@@ -69,6 +70,12 @@ class Provider {
   // The op types it has kernels for ("<domain>.<op>" outside ai.onnx), sorted: `kiln ops` lists
   // them, and the per-op speed harness (bench/ops.sh) checks it times every one.
   virtual std::vector<std::string> op_types() const = 0;
+  // Whether it computes products (ops::reducible_product) in `precision` on its target; the reason,
+  // naming what the target lacks, when not. float32 always.
+  virtual Capability computes_in(ops::Precision precision) const {
+    if (precision == ops::Precision::kFp32) return Capability::yes();
+    return Capability::no(name() + " computes in fp32 only");
+  }
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports, built from `build.context`; what building it

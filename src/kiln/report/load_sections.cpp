@@ -22,7 +22,9 @@ std::map<std::string, std::string> options_section(const SessionOptions& options
           {"isa", options.isa},
           {"mode", execution_mode_name(options.mode)},
           {"max_variants", std::to_string(options.max_variants)},
-          {"tune", options.tune ? "true" : "false"}};
+          {"tune", options.tune ? "true" : "false"},
+          {"precision", options.precision},
+          {"keep_fp32", join(options.keep_fp32)}};
 }
 
 TargetSection target_section(const target::Target& target, const std::string& isa) {

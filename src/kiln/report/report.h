@@ -159,6 +159,36 @@ struct RunSection {
   }
 };
 
+// How one output of a reduced-precision session compares with the float32 model's on the
+// validation inputs (runtime/precision_accuracy.h).
+struct OutputAccuracy {
+  std::string output;
+  double max_abs_error = 0;
+  double max_relative_error = 0;  // max |x - ref| / max(|ref| over the output), per input, worst
+  double cosine = 1;               // of the flattened outputs, the worst input's
+  // For an output that looks like class scores ([N, C], C >= 2): the share of rows whose best (and
+  // best-5) class agrees with the float32 model's; -1 for other outputs.
+  double top1 = -1, top5 = -1;
+};
+
+// Each product's precision (compiler/precision_assignment.h) and, for a reduced precision, the
+// accuracy measured against the float32 model when the session loaded.
+struct PrecisionSection {
+  std::string requested = "fp32";
+  std::vector<std::string> keep_fp32;
+  struct Product {
+    std::string node, op_type, precision, reason;
+  };
+  std::vector<Product> products;
+  int64_t reduced = 0;
+  // The accuracy check (empty when float32): what the inputs were ("given", "artifact" fixtures,
+  // "generated"), how many, their SHA-256 (of the tensors' bytes in name order), and per output.
+  std::string validation_inputs;
+  int64_t validation_count = 0;
+  std::string validation_sha256;
+  std::vector<OutputAccuracy> accuracy;
+};
+
 // The warm-up that made the session ready (Session::warm_up).
 struct WarmupSection {
   std::string state = "loaded";  // "loaded", then "ready"
@@ -216,6 +246,7 @@ struct Report {
   std::vector<passes::PassRun> passes;
   int64_t nodes_after_passes = 0;
   partition::PartitionMap partition;
+  PrecisionSection precision;
   std::vector<KernelUse> kernels;
   MemorySection memory;
   TargetSection target;

@@ -179,6 +179,32 @@ json execution_json(const ExecutionSection& e) {
           {"generated", generated}};
 }
 
+json precision_json(const PrecisionSection& p) {
+  json products = json::array();
+  for (const auto& product : p.products) {
+    json entry = {{"node", product.node}, {"op", product.op_type}, {"precision", product.precision}};
+    if (!product.reason.empty()) entry["reason"] = product.reason;
+    products.push_back(std::move(entry));
+  }
+  json accuracy = json::array();
+  for (const OutputAccuracy& a : p.accuracy) {
+    json entry = {{"output", a.output},
+                  {"max_abs_error", a.max_abs_error},
+                  {"max_relative_error", a.max_relative_error},
+                  {"cosine", a.cosine}};
+    if (a.top1 >= 0) entry["top1_agreement"] = a.top1;
+    if (a.top5 >= 0) entry["top5_agreement"] = a.top5;
+    accuracy.push_back(std::move(entry));
+  }
+  json doc = {{"requested", p.requested}, {"keep_fp32", p.keep_fp32}, {"reduced_products", p.reduced}, {"products", products}};
+  if (!p.accuracy.empty())
+    doc["accuracy"] = {{"validation_inputs", p.validation_inputs},
+                       {"validation_count", p.validation_count},
+                       {"validation_sha256", p.validation_sha256},
+                       {"outputs", accuracy}};
+  return doc;
+}
+
 }  // namespace
 
 double median(std::vector<double> values) {
@@ -210,6 +236,7 @@ nlohmann::json to_json_value(const Report& report) {
       {"passes", passes_json(report.passes)},
       {"nodes_after_passes", report.nodes_after_passes},
       {"partition", partition_json(report.partition)},
+      {"precision", precision_json(report.precision)},
       {"kernels", kernels},
       {"memory",
        {{"input_shapes", m.input_shapes},
@@ -284,7 +311,8 @@ nlohmann::json reproducible_sections(const Report& report) {
   model["name"] = std::filesystem::path(model["path"].get<std::string>()).filename().string();
   model.erase("path");
   json kept = json::object();
-  for (const char* section : {"model", "options", "analysis", "passes", "nodes_after_passes", "partition", "kernels", "memory", "tuning"})
+  for (const char* section :
+       {"model", "options", "analysis", "passes", "nodes_after_passes", "partition", "precision", "kernels", "memory", "tuning"})
     kept[section] = std::move(doc[section]);
   return kept;
 }

@@ -27,6 +27,13 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
   report.kernels.clear();
   for (const auto& [key, count] : uses) report.kernels.push_back({key.first, key.second, count});
   report.stages.partition_ms = evidence.partition_ms;
+  const compiler::PrecisionEvidence& precision = evidence.precision;
+  report.precision.requested = ops::precision_name(precision.requested);
+  report.precision.keep_fp32 = precision.keep_fp32;
+  report.precision.reduced = precision.reduced;
+  report.precision.products.clear();
+  for (const compiler::NodePrecision& p : precision.products)
+    report.precision.products.push_back({p.node, p.op_type, ops::precision_name(p.precision), p.reason});
 }
 
 Engine::Engine(compiler::CompiledModel compiled, EngineStart start)

@@ -23,6 +23,7 @@ struct Load {
   SessionOptions options;
   std::shared_ptr<MemoryBudget> memory;
   target::Target target;
+  compiler::PrecisionOptions precision;
   std::shared_ptr<providers::Tuner> tuner;
   ExecutionMode mode = ExecutionMode::kGraph;
   SourceModel source;
@@ -108,6 +109,7 @@ struct Load {
     o.rewrite = options.optimize && mode != ExecutionMode::kEager;
     o.optimised = source.from_artifact;            // optimised when it was compiled
     o.place = mode != ExecutionMode::kJit;  // jit places each variant for its shapes
+    o.precision = precision;
     return o;
   }
 
@@ -124,6 +126,9 @@ struct Load {
   }
   Status choose_target() {
     KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
+    const std::optional<ops::Precision> asked = ops::parse_precision(options.precision);
+    if (!asked) return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names());
+    precision = {*asked, options.keep_fp32};
     if (options.tune && !(options.tune_budget_ms >= 0))
       return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
     tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)

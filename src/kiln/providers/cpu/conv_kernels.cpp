@@ -9,7 +9,9 @@
 // tactic: measured by the plan's tuner when the session tunes (providers/tuning.h), else decided
 // by winograd_pays. A convolution oneDNN runs only with its reference code in the stored layout
 // (dilated in NCHW8c on AVX2) runs in channels-last or channels-first instead, reordered the same
-// way.
+// way. A node marked bfloat16 (ops/numeric_precision.h) packs its weights as bfloat16 and converts
+// its input on each run, accumulating and writing float32 (never by Winograd: oneDNN has no
+// bfloat16 Winograd convolution).
 #include <omp.h>
 
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
 #include "kiln/providers/cpu/onednn_target.h"
+#include "kiln/providers/cpu/product_precision.h"
 #include "kiln/providers/tuning.h"
 
 namespace kiln::providers::cpu {
@@ -48,14 +51,17 @@ struct ConvGeometry {
   memory::dims strides, dilations, pad_left, pad_right;
   memory::desc weights_any, bias;
   bool has_bias = false;
+  ops::Precision precision = ops::Precision::kFp32;  // the input's and weights' (node_precision)
 };
 
 dnnl::convolution_forward::primitive_desc primitive_desc(const ir::Node& node, const ConvGeometry& g, dnnl::algorithm algorithm,
                                                          const memory::desc& src, const memory::desc& dst) {
-  const auto desc = g.has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, g.weights_any,
-                                                                 g.bias, dst, g.strides, g.dilations, g.pad_left, g.pad_right)
-                               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, g.weights_any,
-                                                                 dst, g.strides, g.dilations, g.pad_left, g.pad_right);
+  const memory::desc src_read = product_activation_desc(src, g.precision);
+  const auto desc = g.has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_read,
+                                                                 g.weights_any, g.bias, dst, g.strides, g.dilations, g.pad_left,
+                                                                 g.pad_right)
+                               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_read,
+                                                                 g.weights_any, dst, g.strides, g.dilations, g.pad_left, g.pad_right);
   dnnl::primitive_attr attr = epilogue_attr(node);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return {desc, attr, cpu_engine()};
@@ -115,49 +121,48 @@ float* blocked_workspace(size_t bytes) {
 struct ConvKernelState {
   dnnl::convolution_forward primitive;
   memory::desc src, dst, bias;
+  memory::desc src_read;           // what the primitive reads: src, or its copy in another layout or type
+  InputConversion src_conversion;  // src into src_read
   PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
   std::shared_ptr<void> scratchpad_storage;  // from allocate_buffer: charged to the session's budget
   bool has_bias = false;
   bool has_residual = false;  // a sum post-op: the primitive adds to what its destination holds
-  // A primitive on activations in another layout than the stored ones (Winograd's nChw16c, or a
-  // layout oneDNN has a vector kernel in for this convolution): the layouts it reads and writes,
-  // and the reorders to them (the destination's too, with a residual).
-  std::optional<memory::desc> src_blocked, dst_blocked;
-  dnnl::reorder to_blocked, from_blocked, residual_to_blocked;
+  // A primitive writing another layout than the stored one (Winograd's nChw16c, or a layout oneDNN
+  // has a vector kernel in for this convolution): that layout, and the reorders from it (and to it
+  // for a residual). The input's reorder to such a layout is src_conversion.
+  std::optional<memory::desc> dst_blocked;
+  dnnl::reorder from_blocked, residual_to_blocked;
   dnnl::stream stream{cpu_engine()};
   PrimitiveArgs args;  // the arguments of the last run
 
-  // The primitive of `pd`, its scratchpad, and for activations in a layout it does not read (a
-  // Winograd primitive's nChw16c), the reorders into and out of its layout.
+  // The primitive of `pd`, its scratchpad, and for activations in a layout or type it does not
+  // read or write as stored (a Winograd primitive's nChw16c, a bfloat16 input), the conversions.
   void set_primitive(const dnnl::convolution_forward::primitive_desc& pd) {
     primitive = dnnl::convolution_forward(pd);
     scratchpad_storage = allocate_buffer(pd.scratchpad_desc().get_size());
     if (!scratchpad_storage) throw std::bad_alloc();  // an AllocationFailure at the session's load or run
     scratchpad = memory(pd.scratchpad_desc(), cpu_engine(), scratchpad_storage.get());
-    if (pd.src_desc() == src && pd.dst_desc() == dst) return;
-    src_blocked = pd.src_desc();
+    src_read = pd.src_desc();
+    src_conversion = InputConversion(src, src_read);
+    if (pd.dst_desc() == dst) return;
     dst_blocked = pd.dst_desc();
-    to_blocked = dnnl::reorder(memory(src, cpu_engine(), nullptr), memory(*src_blocked, cpu_engine(), nullptr));
     from_blocked = dnnl::reorder(memory(*dst_blocked, cpu_engine(), nullptr), memory(dst, cpu_engine(), nullptr));
     if (has_residual)
       residual_to_blocked = dnnl::reorder(memory(dst, cpu_engine(), nullptr), memory(*dst_blocked, cpu_engine(), nullptr));
   }
 
-  // Runs the primitive on plain src/dst memories, through the blocked layout for Winograd.
+  // Runs the primitive on args whose source is src_read already, writing dst through the blocked
+  // layout where the primitive writes one.
   void execute(const std::unordered_map<int, memory>& args) {
-    if (!src_blocked) {
+    if (!dst_blocked) {
       primitive.execute(stream, args);
       return;
     }
     std::unordered_map<int, memory> blocked_args = args;
-    memory src = args.at(DNNL_ARG_SRC), dst = args.at(DNNL_ARG_DST);
-    float* workspace = blocked_workspace(src_blocked->get_size() + dst_blocked->get_size());
-    memory src_b(*src_blocked, cpu_engine(), workspace);
-    memory dst_b(*dst_blocked, cpu_engine(), reinterpret_cast<char*>(workspace) + src_blocked->get_size());
-    to_blocked.execute(stream, src, src_b);
+    memory dst = args.at(DNNL_ARG_DST);
+    memory dst_b(*dst_blocked, cpu_engine(), blocked_workspace(dst_blocked->get_size()));
     if (has_residual) residual_to_blocked.execute(stream, dst, dst_b);
-    blocked_args[DNNL_ARG_SRC] = src_b;
     blocked_args[DNNL_ARG_DST] = dst_b;
     primitive.execute(stream, blocked_args);
     from_blocked.execute(stream, dst_b, dst);
@@ -173,7 +178,8 @@ Result<double> time_convolution(ConvKernelState& state, const memory::desc& weig
     float* data = static_cast<float*>(m->get_data_handle());
     std::fill(data, data + m->get_desc().get_size() / sizeof(float), 0.01f);
   }
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, state.scratchpad}};
+  const memory src_read(state.src_read, cpu_engine(), const_cast<void*>(state.src_conversion.data_for_run(src.get_data_handle(), state.stream)));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_read}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, state.scratchpad}};
   if (state.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
   double best = std::numeric_limits<double>::infinity();
   for (int run = 0; run < 4; ++run) {  // the first warms caches and oneDNN's lazy setup
@@ -196,7 +202,7 @@ dnnl::convolution_forward::primitive_desc vector_direct_desc(const ir::Node& nod
   using tag = memory::format_tag;
   const size_t rank = x.size();
   for (const tag t : {rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc, rank == 3 ? tag::ncw : rank == 4 ? tag::nchw : tag::ncdhw}) {
-    const memory::desc src(memory::dims(x.begin(), x.end()), memory::data_type::f32, t);
+    const memory::desc src(memory::dims(x.begin(), x.end()), memory::data_type::f32, t);  // converted to g.precision's type
     const memory::desc dst(memory::dims(y.begin(), y.end()), memory::data_type::f32, t);
     const auto other = primitive_desc(node, g, dnnl::algorithm::convolution_direct, src, dst);
     if (!is_reference_implementation(other.impl_info_str())) return other;
@@ -220,7 +226,7 @@ dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node,
                                                            const std::vector<int64_t>& w, const std::vector<int64_t>& y,
                                                            const ConvKernelState& layouts, KernelBuild& build) {
   const auto direct = vector_direct_desc(node, g, x, y, layouts);
-  const bool marked = node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4;
+  const bool marked = node.attr_string("algorithm", "direct") == "winograd" && y.size() == 4 && g.precision == ops::Precision::kFp32;
   const std::optional<dnnl::convolution_forward::primitive_desc> winograd = marked ? winograd_desc(node, g, x, y) : std::nullopt;
   if (!winograd) return direct;
   const std::string heuristic = winograd_pays(y, x[1]) ? "winograd" : "direct";
@@ -265,7 +271,9 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   }
   g.has_bias = node.input(2) != nullptr;
   g.bias = row_major_desc({p.out_channels});
-  g.weights_any = memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), memory::data_type::f32, memory::format_tag::any);
+  g.precision = constant_input(node, 1) ? ops::node_precision(node) : ops::Precision::kFp32;
+  g.weights_any =
+      memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), product_data_type(g.precision), memory::format_tag::any);
 
   const memory::desc weights_plain = row_major_desc(weight_dims);
   state->has_bias = g.has_bias;
@@ -273,13 +281,13 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   state->bias = g.bias;
   const dnnl::convolution_forward::primitive_desc pd = chosen_algorithm(node, g, x, w, y, *state, build);
   state->set_primitive(pd);
-  if (state->src_blocked) build.evidence.record_activation_reorders(2);
+  build.evidence.record_activation_reorders(int(state->src_conversion.active()) + int(state->dst_blocked.has_value()));
   check_implementation({node, build}, state->primitive);
   state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       PrimitiveArgs& args = state->args;
-      args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
+      args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(ctx.input(0)->raw_data(), state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
       args.set(DNNL_ARG_SCRATCHPAD, state->scratchpad);

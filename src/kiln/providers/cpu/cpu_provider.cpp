@@ -325,6 +325,20 @@ ops::GraphPreferences CpuProvider::graph_preferences() const {
   return preferences;
 }
 
+// bfloat16 products run on oneDNN's avx512_core_bf16 kernels (VDPBF16PS); without that instruction
+// oneDNN has only its reference code for them. int8 products are not implemented yet.
+Capability CpuProvider::computes_in(ops::Precision precision) const {
+  switch (precision) {
+    case ops::Precision::kFp32: return Capability::yes();
+    case ops::Precision::kBf16:
+      if (config_.target.bf16()) return Capability::yes();
+      return Capability::no("bf16 products need AVX512_BF16 (feature avx512bf16), which the target " + config_.target.describe() +
+                            " lacks");
+    case ops::Precision::kInt8: break;
+  }
+  return Capability::no(std::string("cpu has no ") + ops::precision_name(precision) + " products yet");
+}
+
 void CpuProvider::begin_plan(PlanContext& context) const {
   context.set_provider_state(name(), std::make_shared<cpu::CpuPlanState>(config_.target, context.generated_kernels_allowed() ? generator_ : nullptr));
 }

@@ -2,13 +2,15 @@
 // shapes. A constant right-hand side (the weights of Linear layers) is reordered once into oneDNN's
 // preferred layout; a product of an N-d activation by a 2-d matrix runs as one 2-d product over
 // the flattened rows. FusedMatMul's bias is the primitive's bias; residual and activation are
-// post-ops (epilogue.h).
+// post-ops (epilogue.h). A node marked bfloat16 (ops/numeric_precision.h) with constant weights
+// packs them as bfloat16 and converts its left operand on each run; it accumulates and writes float32.
 #include <memory>
 #include <numeric>
 
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/product_precision.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -18,27 +20,31 @@ using dnnl::memory;
 // One product dst = src x weights (+ bias), with the descriptors the kernel binds at run time.
 struct ProductState {
   dnnl::matmul primitive;
-  memory::desc src, bias, dst;
+  memory::desc bias, dst;
+  memory::desc src_read;           // what the primitive reads: input 0, or its bfloat16 copy
+  InputConversion src_conversion;  // src into src_read
   PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
   PrimitiveArgs args;  // the arguments of the last run
 };
 
-memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any); }
-
 // Builds the primitive; `weights_view` describes how node input b's storage is read. Constant
-// weights are prepacked into the layout the primitive prefers.
+// weights are prepacked into the layout (and, for a reduced precision, the type) the primitive prefers.
 std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& build, size_t b, const memory::desc& src,
                                            const memory::desc& weights_view, const memory::desc* bias,
                                            const memory::desc& dst, const dnnl::primitive_attr& attr = {}) {
   auto state = std::make_shared<ProductState>();
-  state->src = src;
   state->dst = dst;
   state->has_bias = bias != nullptr;
   if (bias) state->bias = *bias;
-  const memory::desc weights = constant_input(node, b) ? any_layout(weights_view) : weights_view;
-  const auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
+  const bool constant = constant_input(node, b) != nullptr;
+  const ops::Precision precision = constant ? ops::node_precision(node) : ops::Precision::kFp32;
+  state->src_read = product_activation_desc(src, precision);
+  state->src_conversion = InputConversion(src, state->src_read);
+  const memory::desc weights =
+      constant ? memory::desc(weights_view.dims(), product_data_type(precision), memory::format_tag::any) : weights_view;
+  const auto desc = bias ? dnnl::matmul::desc(state->src_read, weights, *bias, dst) : dnnl::matmul::desc(state->src_read, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   state->primitive = checked({node, build}, dnnl::matmul(pd));
   state->weights = PrimitiveWeights(node, b, weights_view, pd, build);
@@ -50,7 +56,7 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<si
   return [state, bias](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       PrimitiveArgs& args = state->args;
-      args.set(DNNL_ARG_SRC, state->src, *ctx.input(0));
+      args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(ctx.input(0)->raw_data(), state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
       if (bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(*bias));

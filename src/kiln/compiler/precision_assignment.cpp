@@ -1,0 +1,103 @@
+// The precision assignment stage (see precision_assignment.h).
+#include "kiln/compiler/precision_assignment.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace kiln::compiler {
+namespace {
+
+// The ONNX op a fused product stands for, for keep_fp32 by op type.
+std::string unfused_op(const ir::Node& node) {
+  if (node.is("kiln", "FusedConv")) return "Conv";
+  if (node.is("kiln", "FusedMatMul")) return "MatMul";
+  return node.op_type;
+}
+
+bool kept(const ir::Node& node, const std::set<std::string>& keep) {
+  if (keep.count(node.name) || keep.count(node.op_type) || keep.count(unfused_op(node))) return true;
+  for (const std::string& origin : node.origins)
+    if (keep.count(origin)) return true;
+  return false;
+}
+
+// keep_fp32 entries that name no node, source node or op type of the graph.
+std::vector<std::string> unknown_entries(const ir::Graph& graph, const std::vector<std::string>& keep) {
+  std::set<std::string> names;
+  for (const auto& node : graph.nodes()) {
+    names.insert(node->name);
+    names.insert(node->op_type);
+    names.insert(unfused_op(*node));
+    names.insert(node->origins.begin(), node->origins.end());
+  }
+  std::vector<std::string> unknown;
+  for (const std::string& entry : keep)
+    if (!names.count(entry)) unknown.push_back(entry);
+  return unknown;
+}
+
+}  // namespace
+
+Status check_precision_request(const ir::Graph& graph, const partition::ProviderList& providers, const PrecisionOptions& options) {
+  if (options.precision != ops::Precision::kFp32) {
+    const providers::Capability first = providers.front()->computes_in(options.precision);
+    if (!first.supported)
+      return unsupported_target(std::string("precision ") + ops::precision_name(options.precision) + ": " + first.reason);
+  }
+  if (const std::vector<std::string> unknown = unknown_entries(graph, options.keep_fp32); !unknown.empty())
+    return invalid_argument("keep_fp32 names '" + unknown.front() + "', which is neither a node nor an op type of the graph");
+  return Status::ok();
+}
+
+PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionMap& placed, const partition::ProviderList& providers,
+                                   const PrecisionOptions& options) {
+  PrecisionEvidence evidence;
+  evidence.requested = options.precision;
+  evidence.keep_fp32 = options.keep_fp32;
+  std::map<const ir::Node*, const providers::Provider*> provider_of;
+  for (const partition::Assignment& a : placed.assignments)
+    for (const auto& provider : providers)
+      if (provider->name() == a.provider) provider_of[a.node] = provider.get();
+  const std::set<std::string> keep(options.keep_fp32.begin(), options.keep_fp32.end());
+  for (const auto& owned : graph.nodes()) {
+    ir::Node* node = owned.get();
+    if (!ops::reducible_product(*node)) continue;
+    node->attributes.erase(ops::kPrecisionAttribute);
+    NodePrecision record{node->name, node->op_type, ops::Precision::kFp32, ""};
+    const auto provider = provider_of.find(node);
+    if (options.precision == ops::Precision::kFp32) {
+      record.reason = "fp32 asked";
+    } else if (kept(*node, keep)) {
+      record.reason = "kept in fp32 (keep_fp32)";
+    } else if (provider == provider_of.end()) {
+      record.reason = "not placed";
+    } else if (const providers::Capability c = provider->second->computes_in(options.precision); !c.supported) {
+      record.reason = c.reason;
+    } else {
+      node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(options.precision));
+      record.precision = options.precision;
+      ++evidence.reduced;
+    }
+    evidence.products.push_back(std::move(record));
+  }
+  return evidence;
+}
+
+PrecisionEvidence recorded_precision(const ir::Graph& graph) {
+  PrecisionEvidence evidence;
+  for (const auto& node : graph.nodes()) {
+    if (!ops::reducible_product(*node)) continue;
+    NodePrecision record{node->name, node->op_type, ops::node_precision(*node), ""};
+    if (record.precision != ops::Precision::kFp32) {
+      evidence.requested = record.precision;
+      ++evidence.reduced;
+    } else {
+      record.reason = "recorded fp32";
+    }
+    evidence.products.push_back(std::move(record));
+  }
+  return evidence;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,57 @@
+// Precision assignment: the compile stage that chooses, node by node, the arithmetic of each product
+// (ops::reducible_product: a convolution or matrix product with constant float32 weights) when the
+// compile asks for a reduced precision. A product placed on a provider that computes in that
+// precision on its target (Provider::computes_in) gets the attribute `precision` (its kernel reads
+// it); one the options keep in float32 (by node name, source node name or op type), or placed on a
+// provider without it, stays float32, with the reason. Element-wise ops, normalizations and softmax
+// always compute in float32. An artifact's graph comes with its nodes marked; this stage does not
+// run on it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ops/numeric_precision.h"
+#include "kiln/partition/partitioner.h"
+#include "kiln/status.h"
+
+namespace kiln::compiler {
+
+// What a compile asks for.
+struct PrecisionOptions {
+  ops::Precision precision = ops::Precision::kFp32;
+  // Products left in float32: node names (a fused node matches by any of its source nodes' names)
+  // or op types ("Conv", "MatMul", "Gemm"; a fused product matches its unfused op's name).
+  std::vector<std::string> keep_fp32;
+};
+
+// One product's precision, and why it is float32 when a reduced one was asked for.
+struct NodePrecision {
+  std::string node;
+  std::string op_type;
+  ops::Precision precision = ops::Precision::kFp32;
+  std::string reason;  // empty when reduced
+};
+
+struct PrecisionEvidence {
+  ops::Precision requested = ops::Precision::kFp32;
+  std::vector<std::string> keep_fp32;  // as asked
+  std::vector<NodePrecision> products;  // every product of the graph, in graph order
+  int64_t reduced = 0;                  // products computing in `requested`
+};
+
+// Checks a compile's request against the policy's first provider (`providers.front()`):
+// UnsupportedTarget with its reason when it does not compute in the precision on its target;
+// InvalidArgument for a keep_fp32 entry that names neither a node nor an op type of `graph`.
+Status check_precision_request(const ir::Graph& graph, const partition::ProviderList& providers, const PrecisionOptions& options);
+
+// Marks the products of `graph` (a model's, a variant's or a body's) as `options` and the providers
+// they are placed on allow.
+PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionMap& placed, const partition::ProviderList& providers,
+                                   const PrecisionOptions& options);
+
+// The products of `graph` as marked (an artifact's graph): the evidence without a request.
+PrecisionEvidence recorded_precision(const ir::Graph& graph);
+
+}  // namespace kiln::compiler

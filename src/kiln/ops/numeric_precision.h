@@ -1,0 +1,46 @@
+// Numeric precision: the arithmetic a product node (a convolution or a matrix product with constant
+// weights) is computed in, as one table every consumer reads. A compile that reduces precision
+// (compiler/precision_assignment.h) marks each such node with the attribute `precision`; the
+// provider's kernel reads it, the artifact keeps it with the graph, the report lists it. A node
+// without the attribute computes in float32.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::ops {
+
+enum class Precision {
+  kFp32,  // float32 throughout
+  kBf16,  // bfloat16 products with float32 accumulation; everything else float32
+  kInt8,  // 8-bit integer products: weights symmetric per output channel, activations per tensor
+};
+
+struct PrecisionInfo {
+  Precision precision;
+  const char* name;        // as options, attributes and reports spell it
+  const char* arithmetic;  // what it computes, for help texts and reports
+};
+
+// Every precision, float32 first.
+const std::vector<PrecisionInfo>& precision_table();
+const char* precision_name(Precision precision);
+std::optional<Precision> parse_precision(std::string_view name);
+// "fp32, bf16, int8": for messages listing the choices.
+std::string precision_names();
+
+// The node attribute that carries a product's reduced precision (absent: float32).
+inline constexpr const char* kPrecisionAttribute = "precision";
+// The precision `node` computes in: its attribute's, float32 without one. An unknown name is
+// float32 too; the verifier of reduced nodes (precision_assignment) refuses one before any kernel.
+Precision node_precision(const ir::Node& node);
+
+// Whether `node` is a product whose precision a compile may reduce: Conv, kiln.FusedConv, MatMul,
+// kiln.FusedMatMul or Gemm whose weights (input 1) are a constant of float32.
+bool reducible_product(const ir::Node& node);
+
+}  // namespace kiln::ops
