@@ -52,6 +52,13 @@ struct DimRange {
 // mask, which pads with zeros). All are counted in the report's guards section.
 enum class OutOfProfile { kReject, kSpecialize, kPad };
 
+// One set of inputs a session is measured on (SessionOptions::validation_inputs), and where it
+// came from (a folder or file, for errors).
+struct InputSet {
+  std::string source;
+  std::map<std::string, Tensor> tensors;
+};
+
 struct SessionOptions {
   ExecutionMode mode = ExecutionMode::kGraph;
   // Compiled variants (one per input-shape signature) a session keeps; beyond it the least
@@ -129,6 +136,16 @@ struct SessionOptions {
   // Products left in float32 under a reduced precision: node names (an ONNX node's name reaches
   // the fused node that contains it) or op types ("Conv", "MatMul", "Gemm").
   std::vector<std::string> keep_fp32;
+  // Under a reduced precision the load also loads the model in float32 and runs both on these
+  // inputs (none given: the model's example inputs, else seeded random ones of the load-time
+  // shapes), and the report's precision section records each output's max absolute and relative
+  // error, cosine similarity and, for class scores ([N, C]), top-1/top-5 agreement.
+  // A set with a wrong input name, dtype or shape, or a float input all NaN, is an InvalidArgument
+  // naming its source and the input.
+  std::vector<InputSet> validation_inputs;
+  // Limits on those measures, "rel=1e-2,abs=0.5,cos=0.999,top1=0.99,top5=1" (empty: none): a load
+  // whose measurement breaks one fails with a NumericalIssue naming the output and the measure.
+  std::string accuracy_budget;
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).

@@ -64,6 +64,7 @@ struct BenchResult {
   std::vector<double> samples_ms;
   std::vector<KernelTotal> kernels;  // slowest first
   nlohmann::json trace_events = nlohmann::json::array();
+  nlohmann::json precision;  // the report's precision section, without its per-product list
 };
 
 // Adds one run's kernels to the totals and, when `trace` is given (--profile), to the trace.
@@ -127,8 +128,17 @@ void print_result(const BenchResult& r, const LatencyStats& s, int threads) {
   std::cout << std::fixed << std::setprecision(3) << "load        " << r.load_ms << " ms\n"
             << "first run   " << r.first_run_ms << " ms\n"
             << "latency     min " << s.min << "  median " << s.median << "  p90 " << s.p90 << "  max " << s.max
-            << " ms  (" << r.samples_ms.size() << " runs, " << (threads ? std::to_string(threads) : "all") << " threads)\n"
-            << "kernels     per run, slowest first:\n";
+            << " ms  (" << r.samples_ms.size() << " runs, " << (threads ? std::to_string(threads) : "all") << " threads)\n";
+  if (r.precision.value("requested", "fp32") != "fp32") {
+    std::cout << "precision   " << r.precision["requested"].get<std::string>() << ", " << r.precision["reduced_products"] << " products\n";
+    if (r.precision.contains("accuracy"))
+      for (const auto& a : r.precision["accuracy"]["outputs"])
+        std::cout << std::setprecision(6) << "  vs fp32   '" << a["output"].get<std::string>() << "' max abs " << a["max_abs_error"].get<double>()
+                  << ", rel " << a["max_relative_error"].get<double>() << ", cosine " << a["cosine"].get<double>()
+                  << (a.contains("top1_agreement") ? ", top-1 " + std::to_string(a["top1_agreement"].get<double>()) : std::string()) << "\n"
+                  << std::setprecision(3);
+  }
+  std::cout << "kernels     per run, slowest first:\n";
   double total = 0;
   for (const KernelTotal& k : r.kernels) total += k.ms;
   for (size_t i = 0; i < std::min<size_t>(r.kernels.size(), 12); ++i) {
@@ -161,11 +171,17 @@ nlohmann::json result_json(const BenchResult& r, const LatencyStats& s, const Be
           {"runs", args.runs},
           {"samples_ms", r.samples_ms},
           {"latency_ms", {{"min", s.min}, {"median", s.median}, {"p90", s.p90}, {"max", s.max}, {"mean", s.mean}}},
+          {"precision", r.precision},
           {"kernels", kernels}};
 }
 
 Status bench_model(const BenchArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
+  // A reduced precision is measured on the benchmark's own inputs unless --validation names others.
+  if (options.validation_inputs.empty() && options.precision != "fp32" && !args.inputs.empty()) {
+    KILN_ASSIGN_OR_RETURN(auto given, read_named_tensors("--input", args.inputs));
+    options.validation_inputs.push_back({"--input", std::move(given)});
+  }
   const auto load_start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
   const double load_ms = ms_since(load_start);
@@ -174,6 +190,8 @@ Status bench_model(const BenchArgs& args) {
   std::map<std::string, Tensor> outputs;
   KILN_ASSIGN_OR_RETURN(BenchResult result, bench(*session, inputs, args, outputs));
   result.load_ms = load_ms;
+  result.precision = nlohmann::json::parse(session->report_json())["precision"];
+  result.precision.erase("products");
   const LatencyStats stats = stats_of(result.samples_ms);
   print_result(result, stats, args.flags.threads);
   if (!args.json_path.empty()) KILN_RETURN_IF_ERROR(write_text_file(args.json_path, result_json(result, stats, args).dump(2)));

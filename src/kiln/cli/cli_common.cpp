@@ -1,6 +1,7 @@
 // Shared CLI helpers.
 #include "kiln/cli/cli_common.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -56,6 +57,12 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
                      " (default fp32; bf16 needs AVX512_BF16; other ops stay fp32)");
   cmd.add_option("--keep-fp32", flags.keep_fp32, "Products left in fp32 under --precision: node names or op types (Conv, MatMul, Gemm)")
       ->delimiter(',');
+  cmd.add_option("--accuracy-budget", flags.accuracy_budget,
+                 "Under --precision, fail unless every output stays within these limits against fp32 on the validation "
+                 "inputs: rel=1e-2,abs=0.5,cos=0.999,top1=0.99,top5=1 (any of them)");
+  cmd.add_option("--validation", flags.validation_dir,
+                 "Under --precision, measure accuracy against fp32 on these inputs: a folder of NAME.npy|NAME.pb files "
+                 "(one set), or of subfolders of them (a set each; default: the model's example or seeded random inputs)");
 }
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
@@ -108,6 +115,46 @@ Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag
   return tensors;
 }
 
+namespace {
+
+// The tensor files of one folder, by input name (the file name without .npy / .pb).
+Result<std::map<std::string, Tensor>> read_tensor_folder(const std::filesystem::path& folder) {
+  std::map<std::string, Tensor> tensors;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    if (entry.is_regular_file() && (entry.path().extension() == ".npy" || entry.path().extension() == ".pb")) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const std::filesystem::path& file : files) {
+    Result<Tensor> t = read_tensor_file(file.string());
+    if (!t.is_ok()) return t.status().with_context(file.string());
+    const std::string name = file.stem().string();
+    if (tensors.count(name)) return invalid_argument(file.string() + ": input '" + name + "' given twice (.npy and .pb)");
+    tensors[name] = std::move(t).value();
+  }
+  return tensors;
+}
+
+}  // namespace
+
+Result<std::vector<InputSet>> read_input_sets(const std::string& flag, const std::string& dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return invalid_argument(flag + " " + dir + ": not a folder");
+  KILN_ASSIGN_OR_RETURN(auto own, read_tensor_folder(dir));
+  if (!own.empty()) return std::vector<InputSet>{{dir, std::move(own)}};
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_directory()) folders.push_back(entry.path());
+  std::sort(folders.begin(), folders.end());
+  std::vector<InputSet> sets;
+  for (const std::filesystem::path& folder : folders) {
+    KILN_ASSIGN_OR_RETURN(auto tensors, read_tensor_folder(folder));
+    if (tensors.empty()) return invalid_argument(flag + " " + folder.string() + ": no NAME.npy or NAME.pb files");
+    sets.push_back({folder.string(), std::move(tensors)});
+  }
+  if (sets.empty()) return invalid_argument(flag + " " + dir + ": no NAME.npy or NAME.pb files, and no subfolders of them");
+  return sets;
+}
+
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -142,6 +189,10 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.tune_budget_ms = flags.tune_budget_ms;
   options.precision = flags.precision;
   options.keep_fp32 = flags.keep_fp32;
+  options.accuracy_budget = flags.accuracy_budget;
+  if (!flags.validation_dir.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.validation_inputs, read_input_sets("--validation", flags.validation_dir));
+  }
   options.max_variants = flags.max_variants;
   options.max_loop_iterations = flags.max_loop_iterations;
   if (!flags.memory_limit.empty()) {

@@ -35,6 +35,8 @@ struct SessionFlags {
   std::string memory_limit;  // "2G", "512M", bytes; "" or "0": none
   std::string precision = "fp32";
   std::vector<std::string> keep_fp32;
+  std::string accuracy_budget;
+  std::string validation_dir;  // input sets for the accuracy check (read_input_sets)
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);
@@ -46,6 +48,11 @@ Result<SessionOptions> to_options(const SessionFlags& flags);
 Result<std::map<std::string, std::string>> parse_name_values(const std::string& flag, const std::vector<std::string>& values);
 // "NAME=file.npy|file.pb" flags -> NAME -> the tensor read from the file.
 Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag, const std::vector<std::string>& values);
+
+// The input sets in folder `dir`: its NAME.npy / NAME.pb files as one set, or, when it has none, each
+// subfolder's (in name order) as one set each. InvalidArgument naming `flag` and the folder when
+// it is missing, holds no tensor files, or a file cannot be read.
+Result<std::vector<InputSet>> read_input_sets(const std::string& flag, const std::string& dir);
 
 // "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text);

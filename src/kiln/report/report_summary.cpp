@@ -22,6 +22,26 @@ std::string ms(double v) {
 
 }  // namespace
 
+std::string precision_line(const PrecisionSection& p) {
+  std::ostringstream s;
+  s << p.requested << ": " << p.reduced << " of " << p.products.size() << " products";
+  if (!p.keep_fp32.empty()) {
+    s << " (kept in fp32:";
+    for (const std::string& k : p.keep_fp32) s << " " << k;
+    s << ")";
+  }
+  if (!p.accuracy.empty()) {
+    s << "; vs fp32 on " << p.validation_count << " " << p.validation_inputs << " input set" << (p.validation_count == 1 ? "" : "s") << ":";
+    for (size_t i = 0; i < p.accuracy.size(); ++i) {
+      const OutputAccuracy& a = p.accuracy[i];
+      s << (i ? ";" : "") << " '" << a.output << "' max abs " << a.max_abs_error << ", rel " << a.max_relative_error << ", cosine "
+        << a.cosine;
+      if (a.top1 >= 0) s << ", top-1 " << a.top1 << ", top-5 " << a.top5;
+    }
+  }
+  return s.str();
+}
+
 std::string to_summary(const Report& r) {
   std::ostringstream s;
   s << "model      " << r.model.path << " (sha256 " << r.model.sha256.substr(0, 16) << "..., " << r.model.nodes
@@ -40,6 +60,7 @@ std::string to_summary(const Report& r) {
   s << "; fallback " << r.partition.fallback_nodes << " nodes (" << r.partition.fallback_share() * 100 << "%), "
     << r.partition.fallback_flops_share() * 100 << "% of FLOPs; " << r.partition.layout_boundaries << " layout reorders + "
     << r.memory.kernel_reorders << " in kernels\n";
+  s << "precision  " << precision_line(r.precision) << "\n";
   s << "kernels    " << r.kernels.size() << " distinct (op, provider) kernels\n";
   s << "target     " << r.target.level << (r.target.isa.empty() ? "" : " (--isa)") << ", " << r.target.vector_bits
     << "-bit; layouts";

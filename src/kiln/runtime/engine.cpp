@@ -399,6 +399,15 @@ Status Engine::warm_up_values(const std::map<std::string, Value>& inputs, int ru
   return Status::ok();
 }
 
+void Engine::record_accuracy(report::PrecisionSection measured) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  report::PrecisionSection& p = report_.precision;
+  p.validation_inputs = std::move(measured.validation_inputs);
+  p.validation_count = measured.validation_count;
+  p.validation_sha256 = std::move(measured.validation_sha256);
+  p.accuracy = std::move(measured.accuracy);
+}
+
 void Engine::record_warmup(const char* fixtures, int runs, const std::optional<WarmupCheck>& check,
                                   double ms) {
   const std::lock_guard<std::mutex> lock(mutex_);

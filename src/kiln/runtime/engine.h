@@ -74,6 +74,8 @@ class Engine {
   // recorded outputs, or generated inputs of the load-time shapes; then the engine is ready.
   Status warm_up(const std::map<std::string, Tensor>& inputs, int runs, const RunOptions& run_options);
   Status warm_up_values(const std::map<std::string, Value>& inputs, int runs, const RunOptions& run_options);
+  // The accuracy check of a reduced precision (precision_accuracy.h), into the report.
+  void record_accuracy(report::PrecisionSection measured);
 
   // The plan of the load-time shapes, and warm-up inputs when none are given (what an artifact
   // keeps): the model's example inputs where its format gave some, else seeded random ones of the

@@ -1,6 +1,8 @@
 // Input validation and ordering.
 #include "kiln/runtime/input_binding.h"
 
+#include <cmath>
+
 namespace kiln::runtime {
 
 namespace {
@@ -134,6 +136,24 @@ bool has_guessed_dims(const ir::Graph& graph, const std::map<std::string, std::v
       if (!d.is_static() && !(d.is_symbol() && symbol_values.count(d.symbol_name()))) return true;
   }
   return false;
+}
+
+Status check_input_set(const ir::Graph& graph, const InputSet& set) {
+  const auto fail = [&](const Status& status) { return status.with_context("inputs '" + set.source + "'"); };
+  if (set.tensors.empty()) return fail(invalid_argument("no input tensors"));
+  std::map<std::string, Value> values(set.tensors.begin(), set.tensors.end());
+  if (Result<std::vector<Value>> bound = bind_inputs(graph, values); !bound.is_ok()) return fail(bound.status());
+  for (const ir::Value* input : graph.inputs)
+    if (!set.tensors.count(input->name)) return fail(invalid_argument("input '" + input->name + "' is missing"));
+  for (const auto& [name, tensor] : set.tensors) {
+    if (tensor.dtype() != DType::kFloat && tensor.dtype() != DType::kDouble && tensor.dtype() != DType::kFloat16 &&
+        tensor.dtype() != DType::kBFloat16)
+      continue;
+    bool all_nan = tensor.element_count() > 0;
+    for (int64_t i = 0; all_nan && i < tensor.element_count(); ++i) all_nan = std::isnan(element_as_double(tensor, i));
+    if (all_nan) return fail(invalid_argument("input '" + name + "' is all NaN"));
+  }
+  return Status::ok();
 }
 
 }  // namespace kiln::runtime

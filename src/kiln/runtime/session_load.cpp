@@ -11,6 +11,7 @@
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/model_source.h"
 #include "kiln/runtime/model_summary.h"
+#include "kiln/runtime/precision_accuracy.h"
 #include "kiln/runtime/shape_specialization.h"
 
 namespace kiln::runtime {
@@ -24,6 +25,7 @@ struct Load {
   std::shared_ptr<MemoryBudget> memory;
   target::Target target;
   compiler::PrecisionOptions precision;
+  AccuracyBudget budget;
   std::shared_ptr<providers::Tuner> tuner;
   ExecutionMode mode = ExecutionMode::kGraph;
   SourceModel source;
@@ -64,6 +66,52 @@ struct Load {
     engine.tuner = tuner;
     engine.compilers = compiler::later_compilers(compiled);
     KILN_ASSIGN_OR_RETURN(started, Engine::start(std::move(compiled), std::move(engine)));
+    if (precision.precision != ops::Precision::kFp32 && !source.from_artifact) KILN_RETURN_IF_ERROR(check_accuracy(path, bytes));
+    return Status::ok();
+  }
+
+  // The reduced-precision model against the same model loaded in float32 on the validation inputs
+  // (precision_accuracy.h), recorded in the report and held to the budget.
+  Status check_accuracy(const std::string& path, const std::string* bytes) {
+    report::PrecisionSection measured;
+    std::vector<std::map<std::string, Tensor>> inputs;
+    for (const InputSet& set : options.validation_inputs) {
+      KILN_RETURN_IF_ERROR(check_input_set(started->graph(), set));
+      inputs.push_back(set.tensors);
+    }
+    measured.validation_inputs = "given";
+    if (inputs.empty()) {
+      KILN_ASSIGN_OR_RETURN(Outputs generated, started->generated_inputs());
+      inputs.push_back(std::move(generated));
+      measured.validation_inputs = "generated";
+    }
+    SessionOptions float32 = options;
+    float32.precision = ops::precision_name(ops::Precision::kFp32);
+    float32.keep_fp32.clear();
+    float32.validation_inputs.clear();
+    float32.accuracy_budget.clear();
+    KILN_ASSIGN_OR_RETURN(LoadedModel reference, load_model(path, bytes, float32, memory));
+    std::vector<Outputs> expected, got;
+    const RunOptions run_options;
+    for (const auto& set : inputs) {
+      KILN_ASSIGN_OR_RETURN(Outputs want, reference.engine->execute_tensors(set, false, run_options));
+      expected.push_back(std::move(want));
+      Result<Outputs> have = started->execute_tensors(set, false, run_options);
+      if (!have.is_ok()) return have.status().with_context("accuracy check");
+      got.push_back(std::move(have).value());
+    }
+    measured.validation_count = static_cast<int64_t>(inputs.size());
+    KILN_ASSIGN_OR_RETURN(measured.validation_sha256, validation_sha256(inputs));
+    KILN_ASSIGN_OR_RETURN(measured.accuracy, compare_outputs(expected, got));
+    const std::vector<report::OutputAccuracy> accuracy = measured.accuracy;
+    const bool scores = std::any_of(accuracy.begin(), accuracy.end(), [](const report::OutputAccuracy& a) { return a.top1 >= 0; });
+    if ((budget.min_top1 || budget.min_top5) && !scores)
+      return invalid_argument("the accuracy budget '" + options.accuracy_budget +
+                              "' limits top-k agreement, but no output looks like class scores ([N, C])");
+    started->record_accuracy(std::move(measured));
+    if (const std::optional<std::string> breach = budget_breach(budget, accuracy))
+      return Status(StatusCode::kNumericalIssue, std::string("precision ") + ops::precision_name(precision.precision) +
+                                                     " breaks the accuracy budget '" + options.accuracy_budget + "': " + *breach);
     return Status::ok();
   }
 
@@ -129,6 +177,9 @@ struct Load {
     const std::optional<ops::Precision> asked = ops::parse_precision(options.precision);
     if (!asked) return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names());
     precision = {*asked, options.keep_fp32};
+    KILN_ASSIGN_OR_RETURN(budget, parse_accuracy_budget(options.accuracy_budget));
+    if (!budget.empty() && precision.precision == ops::Precision::kFp32)
+      return invalid_argument("an accuracy budget needs a reduced precision (precision is fp32)");
     if (options.tune && !(options.tune_budget_ms >= 0))
       return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
     tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)
