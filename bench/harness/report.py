@@ -40,6 +40,17 @@ def _runner(row, name, key):
     return row["runners"].get(name, {}).get(key)  # runners left out by --runners have no entry
 
 
+def _kiln_accuracy(row, key):
+    """The worst of Kiln's own accuracy check (reduced precision vs its fp32, on the case's inputs)
+    over the outputs: max relative error, lowest cosine, lowest top-1 agreement (class scores only)."""
+    precision = (_runner(row, "kiln", "details") or {}).get("precision") or {}
+    outputs = (precision.get("accuracy") or {}).get("outputs") or []
+    values = [o[key] for o in outputs if key in o]
+    if not values:
+        return None
+    return max(values) if key == "max_relative_error" else min(values)
+
+
 COLUMNS = [  # header, width, value from a row
     ("model", 14, lambda r: r["model"]),
     ("batch", 5, lambda r: r["batch"]),
@@ -47,10 +58,14 @@ COLUMNS = [  # header, width, value from a row
     ("kiln ms", 9, lambda r: _runner(r, "kiln", "median_ms")),
     ("ort ms", 9, lambda r: _runner(r, "ort", "median_ms")),
     ("torch ms", 9, lambda r: _runner(r, "torch", "median_ms")),
+    ("prec", 4, lambda r: ((_runner(r, "kiln", "details") or {}).get("precision") or {}).get("requested")),
     ("kiln/ort", 8, lambda r: r["kiln_over_ort"]),
     ("-0.8", 6, lambda r: r["ratio_minus_target"]),
     ("|kiln-ort|", 10, lambda r: r["max_abs_diff"].get("kiln_vs_ort")),
     ("|torch-ort|", 11, lambda r: r["max_abs_diff"].get("torch_vs_ort")),
+    ("rel vs fp32", 11, lambda r: _kiln_accuracy(r, "max_relative_error")),
+    ("1-cos", 8, lambda r: None if _kiln_accuracy(r, "cosine") is None else 1 - _kiln_accuracy(r, "cosine")),
+    ("top1", 5, lambda r: _kiln_accuracy(r, "top1_agreement")),
     ("GFLOP", 7, lambda r: r["gflop"]),
     ("kiln GF/s", 9, lambda r: _runner(r, "kiln", "gflop_per_s")),
     ("ort GF/s", 9, lambda r: _runner(r, "ort", "gflop_per_s")),

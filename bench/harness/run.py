@@ -42,6 +42,10 @@ def parse_args():
                         help="passed to kiln bench --isa (e.g. avx2: Kiln and oneDNN capped at that level, to measure a "
                              "lesser machine on this one); the FMA probe then measures that level's peak. ONNX Runtime "
                              "and PyTorch cannot be capped: they run at the machine's own level")
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                        help="passed to kiln bench --precision: Kiln's products in this precision (ONNX Runtime and PyTorch "
+                             "run fp32); Kiln measures its accuracy against its own fp32 on the case's inputs, shown beside "
+                             "each row")
     parser.add_argument("--allow-fallback", default="",
                         help="passed to kiln bench --allow-fallback (default: none, fail closed: every node on cpu)")
     parser.add_argument("--torch-openblas-coretype",
@@ -115,12 +119,13 @@ def main():
     args = parse_args()
     os.makedirs(OUT, exist_ok=True)
     settings = runners.Settings(args.warmup, args.runs, args.kiln, args.providers, args.allow_fallback,
-                                args.torch_openblas_coretype, args.isa)
+                                args.torch_openblas_coretype, args.isa, args.precision)
     started = time.time()
     info = machine.machine_info(args.kiln)
     probe = machine.fma_peak(os.path.join(BENCH, "peers", "fma_probe"), args.isa)
     isa = args.isa or "the machine's own"
-    print(f"machine: {info['cpu']['model']}, {info['cpu']['cpus']} CPUs; Kiln's ISA: {isa}; FMA peak {probe}", flush=True)
+    print(f"machine: {info['cpu']['model']}, {info['cpu']['cpus']} CPUs; Kiln's ISA: {isa}; Kiln's precision: "
+          f"{args.precision}; FMA peak {probe}", flush=True)
 
     inputs.ensure_exports(args.models)
     rows, raw = [], {}
@@ -142,7 +147,7 @@ def main():
         json.dump(results, f, indent=1)
     report.chart(rows, os.path.join(OUT, "results.png"))
     print()
-    print(f"Kiln's ISA: {isa}; FMA probe ({probe.get('isa', '?')}): {probe.get('peak_gflops')} GF/s by threads; "
+    print(f"Kiln's ISA: {isa}; Kiln's precision: {args.precision}; FMA probe ({probe.get('isa', '?')}): {probe.get('peak_gflops')} GF/s by threads; "
           f"CPU: {info['cpu']['model']}")
     print(report.table(rows))
     print(f"\nwrote {os.path.relpath(OUT)}/results.json and results.png "

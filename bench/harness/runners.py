@@ -39,6 +39,7 @@ class Settings:
     kiln_allow_fallback: str = None
     torch_openblas_coretype: str = None
     kiln_isa: str = None
+    kiln_precision: str = "fp32"
 
 
 def _input_args(case):
@@ -76,6 +77,8 @@ def kiln_command(case, settings, json_path, output_dir):
         extra += ["--allow-fallback", settings.kiln_allow_fallback]
     if settings.kiln_isa:
         extra += ["--isa", settings.kiln_isa]
+    if settings.kiln_precision != "fp32":
+        extra += ["--precision", settings.kiln_precision]
     return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
              *_common_args(case, settings, json_path, output_dir)], {})
 

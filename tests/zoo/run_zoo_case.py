@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Runs one zoo case through Kiln in one mode and compares every output with ONNX Runtime's.
 
-usage: run_zoo_case.py CASE --mode graph|eager|jit|aot --kiln PATH [--zoo-dir DIR] [--work-dir DIR]
+usage: run_zoo_case.py CASE --mode graph|eager|jit|aot --kiln PATH [--precision bf16|int8] [--zoo-dir DIR] [--work-dir DIR]
 
 graph, eager, jit: `kiln run MODEL --mode M --input ... --output-dir ...`.
 aot: `kiln compile MODEL --shape ... --warmup-input ... -o CASE.kiln`, then `kiln run CASE.kiln ...`.
 Each output must satisfy max|kiln - ort| <= tol * max(1, max|ort|), with tol from tolerances.txt
-(default 1e-3), the same shape and dtype, and NaN where ONNX Runtime has NaN.
+(default 1e-3), the same shape and dtype, and NaN where ONNX Runtime has NaN. With --precision, Kiln
+compiles the model's products in that precision (`kiln run --precision P`) and tol comes from
+precision_budgets.txt (CASE PRECISION TOL REASON; default 5e-2 for bf16); a machine whose target
+lacks the precision (kiln's unsupported_target, exit 13) skips the test, printing kiln's reason.
 A case listed for this mode in known_failures.txt must fail (an error class from kiln or a mismatch;
 a crash, a timeout or an internal error still fails the test); if it passes the test fails and asks for the entry to be
 removed, so the list cannot go stale.
@@ -58,6 +61,18 @@ def tolerance(name):
         if parts[0] == name:
             return float(parts[1]), parts[2] if len(parts) > 2 else ""
     return DEFAULT_TOL, ""
+
+
+DEFAULT_PRECISION_TOL = {"bf16": 5e-2}
+
+
+def precision_tolerance(name, precision):
+    """precision_budgets.txt: CASE PRECISION TOL REASON..."""
+    for line in read_table(os.path.join(HERE, "precision_budgets.txt")):
+        parts = line.split(None, 3)
+        if parts[0] == name and parts[1] == precision:
+            return float(parts[2]), parts[3] if len(parts) > 3 else ""
+    return DEFAULT_PRECISION_TOL[precision], ""
 
 
 def known_failure(name, mode):
@@ -137,10 +152,12 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per kiln command")
     ap.add_argument("--threads", type=int, default=None, help="kiln --threads (default: Kiln's own)")
+    ap.add_argument("--precision", choices=sorted(DEFAULT_PRECISION_TOL),
+                    help="compile the products in this precision (graph and aot modes); tolerance from precision_budgets.txt")
     ap.add_argument("--kiln-arg", action="append", default=[],
                     help="extra flag for kiln compile/run, e.g. --kiln-arg=--allow-fallback --kiln-arg=cpu_ref")
     a = ap.parse_args()
-    tag = "zoo %s %s:" % (a.case, a.mode)
+    tag = "zoo %s %s%s:" % (a.case, a.mode, " " + a.precision if a.precision else "")
 
     found = find_case(a.case)
     if found is None:
@@ -166,8 +183,8 @@ def main():
         print("FAIL: %s %s has no numpy (Debian: python3-numpy)" % (tag, sys.executable))
         return 1
 
-    tol, tol_reason = tolerance(a.case)
-    expected_failure = known_failure(a.case, a.mode)
+    tol, tol_reason = precision_tolerance(a.case, a.precision) if a.precision else tolerance(a.case)
+    expected_failure = known_failure(a.case, a.precision or a.mode)
     work = a.work_dir or tempfile.mkdtemp(prefix="kiln-zoo-%s-%s-" % (a.case, a.mode))
     if a.work_dir:
         shutil.rmtree(work, ignore_errors=True)
@@ -178,6 +195,8 @@ def main():
     for name, path in inputs:
         input_flags += ["--input", "%s=%s" % (name, os.path.join(zoo, path))]
     extra = (["--threads", str(a.threads)] if a.threads is not None else []) + a.kiln_arg
+    if a.precision:
+        extra += ["--precision", a.precision]
     try:
         if a.mode == "aot":
             shape_flags, warmup_flags = [], []
@@ -196,6 +215,9 @@ def main():
         # error class, not invalid_argument 14 or internal 21) or with a mismatch; a crash, a timeout,
         # a malformed command line (CLI11's 100+) or an internal error still fails the test.
         crashed = rc != 0 and not (11 <= rc <= 20 and rc != 14)
+        if a.precision and rc == 13:  # unsupported_target: this machine lacks the precision
+            print("SKIP: %s %s" % (tag, first_error(text)))
+            return SKIP
         if rc != 0:
             ok, detail = False, "kiln %s: %s" % ("exited %d" % rc if rc > 0 else "was killed or timed out (%d)" % rc,
                                                 first_error(text))

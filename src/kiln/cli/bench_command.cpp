@@ -177,11 +177,7 @@ nlohmann::json result_json(const BenchResult& r, const LatencyStats& s, const Be
 
 Status bench_model(const BenchArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
-  // A reduced precision is measured on the benchmark's own inputs unless --validation names others.
-  if (options.validation_inputs.empty() && options.precision != "fp32" && !args.inputs.empty()) {
-    KILN_ASSIGN_OR_RETURN(auto given, read_named_tensors("--input", args.inputs));
-    options.validation_inputs.push_back({"--input", std::move(given)});
-  }
+  KILN_RETURN_IF_ERROR(validate_on_inputs(options, args.inputs));
   const auto load_start = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
   const double load_ms = ms_since(load_start);

@@ -155,6 +155,13 @@ Result<std::vector<InputSet>> read_input_sets(const std::string& flag, const std
   return sets;
 }
 
+Status validate_on_inputs(SessionOptions& options, const std::vector<std::string>& input_flags) {
+  if (!options.validation_inputs.empty() || options.precision == "fp32" || input_flags.empty()) return Status::ok();
+  KILN_ASSIGN_OR_RETURN(auto given, read_named_tensors("--input", input_flags));
+  options.validation_inputs.push_back({"--input", std::move(given)});
+  return Status::ok();
+}
+
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)

@@ -54,6 +54,11 @@ Result<std::map<std::string, Tensor>> read_named_tensors(const std::string& flag
 // it is missing, holds no tensor files, or a file cannot be read.
 Result<std::vector<InputSet>> read_input_sets(const std::string& flag, const std::string& dir);
 
+// Under a reduced precision without --validation, the command's own --input tensors (all of
+// them; a partial set is refused at load, naming the missing input) become the accuracy check's
+// validation inputs.
+Status validate_on_inputs(SessionOptions& options, const std::vector<std::string>& input_flags);
+
 // "name=1x3x224x224" -> (name, dims); InvalidArgument on bad text.
 Result<std::pair<std::string, std::vector<int64_t>>> parse_shape_flag(const std::string& text);
 

@@ -155,6 +155,7 @@ Result<std::map<std::string, Value>> run_dumping_values(Session& session, const 
 
 Status run_model(const RunArgs& args) {
   KILN_ASSIGN_OR_RETURN(SessionOptions options, to_options(args.flags));
+  KILN_RETURN_IF_ERROR(validate_on_inputs(options, args.inputs));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::load(args.model, options));
   KILN_ASSIGN_OR_RETURN(auto inputs, make_input_values(*session, options, args.inputs, "--input"));
   // Warm up before any timed request: on --warmup-input, else an artifact's recorded fixtures
