@@ -64,6 +64,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;
     node->attributes.erase(ops::kPrecisionAttribute);
+    node->attributes.erase(ops::kWeightScalesAttribute);
     NodePrecision record{node->name, node->op_type, ops::Precision::kFp32, ""};
     const auto provider = provider_of.find(node);
     if (options.precision == ops::Precision::kFp32) {
@@ -72,10 +73,13 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       record.reason = "kept in fp32 (keep_fp32)";
     } else if (provider == provider_of.end()) {
       record.reason = "not placed";
-    } else if (const providers::Capability c = provider->second->computes_in(options.precision); !c.supported) {
+    } else if (const providers::Capability c = provider->second->computes_in(options.precision, node); !c.supported) {
       record.reason = c.reason;
     } else {
       node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(options.precision));
+      if (options.precision == ops::Precision::kInt8)
+        node->attributes[ops::kWeightScalesAttribute] =
+            ir::Attribute::of_floats(ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node)));
       record.precision = options.precision;
       ++evidence.reduced;
     }

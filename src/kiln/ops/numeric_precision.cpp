@@ -1,6 +1,9 @@
 // The precision table (see numeric_precision.h).
 #include "kiln/ops/numeric_precision.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace kiln::ops {
 
 const std::vector<PrecisionInfo>& precision_table() {
@@ -39,10 +42,46 @@ Precision node_precision(const ir::Node& node) {
 }
 
 bool reducible_product(const ir::Node& node) {
-  const bool product = node.is("", "Conv") || node.is("kiln", "FusedConv") || node.is("", "MatMul") ||
-                       node.is("kiln", "FusedMatMul") || node.is("", "Gemm");
+  const bool convolution = node.is("", "Conv") || node.is("kiln", "FusedConv");
+  const bool matrix_product = node.is("", "MatMul") || node.is("kiln", "FusedMatMul") || node.is("", "Gemm");
   const ir::Value* weights = node.input(1);
-  return product && weights && weights->initializer && weights->initializer->dtype() == DType::kFloat;
+  if (!(convolution || matrix_product) || !weights || !weights->initializer || weights->initializer->dtype() != DType::kFloat)
+    return false;
+  return convolution || weights->initializer->shape().size() == 2;
+}
+
+int64_t weight_channel_axis(const ir::Node& node) {
+  if (node.is("", "Gemm")) return node.attr_int("transB", 0) != 0 ? 0 : 1;
+  return node.is("", "MatMul") || node.is("kiln", "FusedMatMul") ? 1 : 0;
+}
+
+std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis) {
+  const std::vector<int64_t>& dims = weights.shape();
+  const int64_t channels = dims[static_cast<size_t>(channel_axis)];
+  int64_t inner = 1;
+  for (size_t i = static_cast<size_t>(channel_axis) + 1; i < dims.size(); ++i) inner *= dims[i];
+  std::vector<float> largest(static_cast<size_t>(channels), 0.0f);
+  const float* w = weights.data<float>();
+  for (int64_t i = 0; i < weights.element_count(); ++i) {
+    float& m = largest[static_cast<size_t>((i / inner) % channels)];
+    m = std::max(m, std::fabs(w[i]));
+  }
+  for (float& m : largest) m = m > 0 && std::isfinite(m) ? m / 127.0f : 1.0f;
+  return largest;
+}
+
+std::vector<int8_t> quantize_symmetric_int8(const Tensor& weights, int64_t channel_axis, const std::vector<float>& scales) {
+  const std::vector<int64_t>& dims = weights.shape();
+  const auto channels = static_cast<int64_t>(scales.size());
+  int64_t inner = 1;
+  for (size_t i = static_cast<size_t>(channel_axis) + 1; i < dims.size(); ++i) inner *= dims[i];
+  std::vector<int8_t> quantized(static_cast<size_t>(weights.element_count()));
+  const float* w = weights.data<float>();
+  for (int64_t i = 0; i < weights.element_count(); ++i) {
+    const float q = std::nearbyint(w[i] / scales[static_cast<size_t>((i / inner) % channels)]);
+    quantized[static_cast<size_t>(i)] = static_cast<int8_t>(q != q ? 0.0f : std::clamp(q, -127.0f, 127.0f));
+  }
+  return quantized;
 }
 
 }  // namespace kiln::ops

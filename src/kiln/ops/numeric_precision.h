@@ -39,8 +39,19 @@ inline constexpr const char* kPrecisionAttribute = "precision";
 // float32 too; the verifier of reduced nodes (precision_assignment) refuses one before any kernel.
 Precision node_precision(const ir::Node& node);
 
-// Whether `node` is a product whose precision a compile may reduce: Conv, kiln.FusedConv, MatMul,
-// kiln.FusedMatMul or Gemm whose weights (input 1) are a constant of float32.
+// Whether `node` is a product whose precision a compile may reduce: Conv, kiln.FusedConv, or
+// MatMul, kiln.FusedMatMul or Gemm of a 2-d matrix, whose weights (input 1) are a float32 constant.
 bool reducible_product(const ir::Node& node);
+
+// int8 products: the weights' output-channel axis (Conv: 0; MatMul: 1; Gemm: 0 with transB, else 1)
+// and, per output channel, the symmetric scale max|w| / 127 (1 for a channel of zeros) that maps
+// them onto [-127, 127]. The precision stage records the scales on the node as `weight_scales`;
+// the kernel quantizes the weights with them and the artifact keeps them with the graph.
+int64_t weight_channel_axis(const ir::Node& node);
+std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis);
+// The weights quantized with those scales: round(w / scale) (half to even), saturated to
+// [-127, 127], in the weights' own layout.
+std::vector<int8_t> quantize_symmetric_int8(const Tensor& weights, int64_t channel_axis, const std::vector<float>& scales);
+inline constexpr const char* kWeightScalesAttribute = "weight_scales";
 
 }  // namespace kiln::ops

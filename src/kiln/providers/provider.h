@@ -70,9 +70,9 @@ class Provider {
   // The op types it has kernels for ("<domain>.<op>" outside ai.onnx), sorted: `kiln ops` lists
   // them, and the per-op speed harness (bench/ops.sh) checks it times every one.
   virtual std::vector<std::string> op_types() const = 0;
-  // Whether it computes products (ops::reducible_product) in `precision` on its target; the reason,
-  // naming what the target lacks, when not. float32 always.
-  virtual Capability computes_in(ops::Precision precision) const {
+  // Whether it computes products (ops::reducible_product) in `precision` on its target, or, given
+  // `product`, that product; the reason, naming what the target lacks, when not. float32 always.
+  virtual Capability computes_in(ops::Precision precision, const ir::Node* product = nullptr) const {
     if (precision == ops::Precision::kFp32) return Capability::yes();
     return Capability::no(name() + " computes in fp32 only");
   }

@@ -11,7 +11,7 @@
 // (dilated in NCHW8c on AVX2) runs in channels-last or channels-first instead, reordered the same
 // way. A node marked bfloat16 (ops/numeric_precision.h) packs its weights as bfloat16 and converts
 // its input on each run, accumulating and writing float32 (never by Winograd: oneDNN has no
-// bfloat16 Winograd convolution).
+// bfloat16 Winograd convolution). int8 convolutions are not built (cpu_provider.cpp: computes_in).
 #include <omp.h>
 
 #include <algorithm>
@@ -272,6 +272,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   g.has_bias = node.input(2) != nullptr;
   g.bias = row_major_desc({p.out_channels});
   g.precision = constant_input(node, 1) ? ops::node_precision(node) : ops::Precision::kFp32;
+  if (g.precision == ops::Precision::kInt8) return unsupported_target(node.describe() + ": the cpu provider has no int8 convolution");
   g.weights_any =
       memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), product_data_type(g.precision), memory::format_tag::any);
 

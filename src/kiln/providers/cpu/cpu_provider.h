@@ -21,7 +21,7 @@ class CpuProvider final : public Provider {
   std::string name() const override { return cpu::kCpuProviderName; }
   std::vector<std::string> op_types() const override;
   ops::GraphPreferences graph_preferences() const override;
-  Capability computes_in(ops::Precision precision) const override;
+  Capability computes_in(ops::Precision precision, const ir::Node* product = nullptr) const override;
 
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;

@@ -51,8 +51,8 @@ Capability epilogue_supported(const ir::Node& node) {
   return Capability::yes();
 }
 
-dnnl::primitive_attr epilogue_attr(const ir::Node& node) {
-  dnnl::post_ops post_ops;
+dnnl::primitive_attr epilogue_attr(const ir::Node& node, dnnl::post_ops first) {
+  dnnl::post_ops post_ops = std::move(first);
   if (node.input(kResidualInput)) post_ops.append_sum(1.0f);
   if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
     for (const EltwiseOp& e : onednn_eltwise(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);

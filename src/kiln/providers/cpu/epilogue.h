@@ -34,8 +34,8 @@ std::optional<dnnl::algorithm> onednn_binary(ops::Elementwise f);
 // Declines a fused activation oneDNN has no post-op for.
 Capability epilogue_supported(const ir::Node& node);
 
-// Post-ops for the node's residual and activation.
-dnnl::primitive_attr epilogue_attr(const ir::Node& node);
+// Post-ops for the node's residual and activation, after `first` (an int8 product's input scale).
+dnnl::primitive_attr epilogue_attr(const ir::Node& node, dnnl::post_ops first = {});
 
 // Copies the residual into the output before the primitive adds the product to it.
 Status prepare_residual(ops::KernelContext& ctx);

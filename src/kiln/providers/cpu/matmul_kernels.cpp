@@ -2,14 +2,18 @@
 // shapes. A constant right-hand side (the weights of Linear layers) is reordered once into oneDNN's
 // preferred layout; a product of an N-d activation by a 2-d matrix runs as one 2-d product over
 // the flattened rows. FusedMatMul's bias is the primitive's bias; residual and activation are
-// post-ops (epilogue.h). A node marked bfloat16 (ops/numeric_precision.h) with constant weights
-// packs them as bfloat16 and converts its left operand on each run; it accumulates and writes float32.
+// post-ops (epilogue.h). A node marked bfloat16 or int8 (ops/numeric_precision.h) with constant
+// weights packs them in that type (int8: symmetric per output column, weight_scales) and converts
+// its left operand on each run (int8: quantized per tensor, product_precision.h); it accumulates
+// in float32 or int32 and writes float32.
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/epilogue.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/onednn_target.h"
 #include "kiln/providers/cpu/product_precision.h"
 
 namespace kiln::providers::cpu {
@@ -21,19 +25,21 @@ using dnnl::memory;
 struct ProductState {
   dnnl::matmul primitive;
   memory::desc bias, dst;
-  memory::desc src_read;           // what the primitive reads: input 0, or its bfloat16 copy
-  InputConversion src_conversion;  // src into src_read
+  memory::desc src_read;           // what the primitive reads: input 0, or its bfloat16 or uint8 copy
+  InputConversion src_conversion;  // src into src_read (bfloat16)
+  Int8Product int8;                // src into src_read (int8), and the run's scales
   PrimitiveWeights weights;
   bool has_bias = false;
   dnnl::stream stream{cpu_engine()};
   PrimitiveArgs args;  // the arguments of the last run
 };
 
-// Builds the primitive; `weights_view` describes how node input b's storage is read. Constant
-// weights are prepacked into the layout (and, for a reduced precision, the type) the primitive prefers.
+// Builds the primitive, with the node's epilogue (residual, activation) when `epilogue`;
+// `weights_view` describes how node input b's storage is read. Constant weights are prepacked into
+// the layout (and, for a reduced precision, the type) the primitive prefers.
 std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& build, size_t b, const memory::desc& src,
                                            const memory::desc& weights_view, const memory::desc* bias,
-                                           const memory::desc& dst, const dnnl::primitive_attr& attr = {}) {
+                                           const memory::desc& dst, bool epilogue = false) {
   auto state = std::make_shared<ProductState>();
   state->dst = dst;
   state->has_bias = bias != nullptr;
@@ -45,9 +51,31 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   const memory::desc weights =
       constant ? memory::desc(weights_view.dims(), product_data_type(precision), memory::format_tag::any) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(state->src_read, weights, *bias, dst) : dnnl::matmul::desc(state->src_read, weights, dst);
-  const dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  state->primitive = checked({node, build}, dnnl::matmul(pd));
-  state->weights = PrimitiveWeights(node, b, weights_view, pd, build);
+  // The node's epilogue (when asked for) after `first`.
+  const auto attributes = [&](dnnl::post_ops first) {
+    if (epilogue) return epilogue_attr(node, std::move(first));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(first);
+    return attr;
+  };
+  std::optional<PrimitiveWeights::Quantization> quantization;
+  std::optional<dnnl::matmul::primitive_desc> pd;
+  if (precision == ops::Precision::kInt8) {
+    state->src_conversion = {};
+    const int columns = 1 << (dst.dims().size() - 1);  // the output's columns, the weights' output channels
+    for (const auto form : {Int8Product::Form::kInputScalePostOp, Int8Product::Form::kRuntimeOutputScales}) {
+      state->int8 = Int8Product(node, form);
+      dnnl::primitive_attr attr = attributes(state->int8.first_post_ops(dst.dims().size()));
+      state->int8.add_attributes(attr, columns);
+      pd.emplace(desc, attr, cpu_engine());
+      if (!is_reference_implementation(pd->impl_info_str())) break;
+    }
+    quantization = PrimitiveWeights::Quantization{ops::weight_channel_axis(node), state->int8.weight_scales()};
+  } else {
+    pd.emplace(desc, attributes({}), cpu_engine());
+  }
+  state->primitive = checked({node, build}, dnnl::matmul(*pd));
+  state->weights = PrimitiveWeights(node, b, weights_view, *pd, build, quantization);
   return state;
 }
 
@@ -56,10 +84,16 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<si
   return [state, bias](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       PrimitiveArgs& args = state->args;
-      args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(ctx.input(0)->raw_data(), state->stream));
+      const Tensor& a = *ctx.input(0);
+      args.set(DNNL_ARG_SRC, state->src_read,
+               state->int8.active() ? state->int8.quantize(a.data<float>(), a.element_count(), args)
+                                    : state->src_conversion.data_for_run(a.raw_data(), state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
-      if (bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(*bias));
+      if (bias) {
+        const float* b = ctx.input(*bias)->data<float>();
+        args.set(DNNL_ARG_BIAS, state->bias, state->int8.active() ? state->int8.prescaled_bias(b) : b);
+      }
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
       state->primitive.execute(state->stream, args.map());
       state->stream.wait();
@@ -92,14 +126,14 @@ Result<ops::Kernel> build_matmul(const ir::Node& node, KernelBuild& build) {
     const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
     const memory::desc bias = row_major_desc({1, b[1]});
     return product_kernel(make_product(node, build, 1, row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
-                                       row_major_desc({rows, b[1]}), epilogue_attr(node)),
+                                       row_major_desc({rows, b[1]}), true),
                           bias_input);
   }
   std::vector<int64_t> bias_dims(y.size(), 1);
   bias_dims.back() = y.back();
   const memory::desc bias = row_major_desc(bias_dims);
   return product_kernel(make_product(node, build, 1, row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
-                                     has_bias ? &bias : nullptr, row_major_desc(y), epilogue_attr(node)),
+                                     has_bias ? &bias : nullptr, row_major_desc(y), true),
                         bias_input);
 }
 

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "kiln/ir/buffer.h"
+#include "kiln/ops/numeric_precision.h"
 #include "kiln/providers/cpu/onednn_target.h"
+#include "kiln/providers/cpu/product_precision.h"
 
 namespace kiln::providers::cpu {
 
@@ -149,7 +151,7 @@ std::optional<std::string> layout_name(const dnnl::memory::desc& desc) {
 }
 
 PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
-                                   const dnnl::primitive_desc_base& pd, KernelBuild& build)
+                                   const dnnl::primitive_desc_base& pd, KernelBuild& build, const std::optional<Quantization>& quantization)
     : input_(input), given_(given), wanted_(pd.weights_desc()) {
   const Tensor* constant = constant_input(node, input);
   if (!constant) return;
@@ -178,7 +180,14 @@ PrimitiveWeights::PrimitiveWeights(const ir::Node& node, size_t input, const dnn
     bind(std::shared_ptr<const void>(keep, keep->raw_data()));
     return;
   } else {
-    pack(wrap(given, *constant));
+    if (quantization) {
+      // oneDNN's reorders take per-channel scales only into layouts without compensation: the
+      // constant is quantized here, then packed.
+      std::vector<int8_t> quantized = ops::quantize_symmetric_int8(*constant, quantization->channel_axis, quantization->scales);
+      pack(dnnl::memory(with_data_type(given, dnnl::memory::data_type::s8), cpu_engine(), quantized.data()));
+    } else {
+      pack(wrap(given, *constant));
+    }
     if (layout && build.context.may_pack_in_place(value) && wanted_.get_size() == constant->byte_size()) {
       std::memcpy(const_cast<void*>(constant->raw_data()), storage_.get(), constant->byte_size());
       auto keep = std::make_shared<const Tensor>(*constant);  // the initializer's storage now holds the packed bytes

@@ -77,9 +77,15 @@ std::optional<std::string> layout_name(const dnnl::memory::desc& desc);
 class PrimitiveWeights {
  public:
   PrimitiveWeights() = default;
-  // `given` describes how the input's storage is read.
+  // `given` describes how the input's storage is read. `quantization`, for int8 weights: the
+  // float32 constant is quantized (ops::quantize_symmetric_int8 along `channel_axis` of its storage)
+  // before it is packed.
+  struct Quantization {
+    int64_t channel_axis = 0;
+    std::vector<float> scales;
+  };
   PrimitiveWeights(const ir::Node& node, size_t input, const dnnl::memory::desc& given,
-                   const dnnl::primitive_desc_base& pd, KernelBuild& build);
+                   const dnnl::primitive_desc_base& pd, KernelBuild& build, const std::optional<Quantization>& quantization = {});
   dnnl::memory for_run(const ops::KernelContext& ctx) const;
 
  private:

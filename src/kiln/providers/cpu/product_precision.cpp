@@ -2,6 +2,7 @@
 #include "kiln/providers/cpu/product_precision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kiln/providers/cpu/onednn_support.h"
@@ -27,7 +28,9 @@ memory::desc with_data_type(const memory::desc& desc, memory::data_type type) {
 
 memory::desc product_activation_desc(const memory::desc& desc, ops::Precision precision) {
   if (precision == ops::Precision::kFp32) return desc;
-  const memory::data_type type = precision == ops::Precision::kInt8 ? memory::data_type::u8 : product_data_type(precision);
+  // int8 quantizes the storage element by element: the same layout and strides, in uint8.
+  if (precision == ops::Precision::kInt8) return with_data_type(desc, memory::data_type::u8);
+  const memory::data_type type = product_data_type(precision);
   const dnnl_memory_desc_t& d = desc.data;
   if (d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0) {
     // A plain view: dense row-major in the new type unless it already is dense in some order.
@@ -54,6 +57,68 @@ const void* InputConversion::data_for_run(const void* input, dnnl::stream& strea
   converted_.set_data_handle(scratch);
   reorder_->execute(stream, stored_, converted_);
   return scratch;
+}
+
+Int8Product::Int8Product(const ir::Node& node, Form form) : form_(form), weight_scales_(node.attr_floats(ops::kWeightScalesAttribute)) {
+  output_scales_.resize(weight_scales_.size());
+  const auto channels = static_cast<int64_t>(weight_scales_.size());
+  output_scales_memory_ = memory(memory::desc({channels}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
+  input_scale_memory_ = memory(memory::desc({1}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
+  zero_point_memory_ = memory(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), cpu_engine(), nullptr);
+}
+
+dnnl::post_ops Int8Product::first_post_ops(size_t output_rank) const {
+  dnnl::post_ops post_ops;
+  if (form_ == Form::kInputScalePostOp)
+    post_ops.append_binary(dnnl::algorithm::binary_mul, memory::desc(memory::dims(output_rank, 1), memory::data_type::f32,
+                                                                     memory::dims(output_rank, 1)));
+  return post_ops;
+}
+
+void Int8Product::add_attributes(dnnl::primitive_attr& attr, int output_mask) const {
+  if (form_ == Form::kInputScalePostOp) {
+    attr.set_output_scales(output_mask, weight_scales_);
+  } else {
+    attr.set_output_scales(output_mask, {DNNL_RUNTIME_F32_VAL});
+  }
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+}
+
+const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveArgs& args) {
+  float low = 0, high = 0;
+#pragma omp parallel for reduction(min : low) reduction(max : high) if (count > (int64_t{1} << 15))
+  for (int64_t i = 0; i < count; ++i) {
+    low = std::min(low, input[i]);
+    high = std::max(high, input[i]);
+  }
+  // DynamicQuantizeLinear: the range always holds 0; a range of zeros (or NaN) quantizes to zeros.
+  const float scale = high > low ? (high - low) / 255.0f : 1.0f;
+  const float zero = std::nearbyint(std::clamp(-low / scale, 0.0f, 255.0f));
+  zero_point_ = static_cast<int32_t>(zero);
+  auto* quantized = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4)));
+#pragma omp parallel for if (count > (int64_t{1} << 15))
+  for (int64_t i = 0; i < count; ++i)
+    quantized[i] = input[i] != input[i] ? static_cast<uint8_t>(zero)
+                                        : static_cast<uint8_t>(std::clamp(std::nearbyint(input[i] / scale) + zero, 0.0f, 255.0f));
+  for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = scale * weight_scales_[n];
+  input_scale_ = scale;
+  // The memories are re-pointed on each run: this object may have moved since it was made.
+  zero_point_memory_.set_data_handle(&zero_point_);
+  args.set(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point_memory_);
+  if (form_ == Form::kInputScalePostOp) {
+    input_scale_memory_.set_data_handle(&input_scale_);
+    args.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, input_scale_memory_);
+  } else {
+    output_scales_memory_.set_data_handle(output_scales_.data());
+    args.set(DNNL_ARG_ATTR_OUTPUT_SCALES, output_scales_memory_);
+  }
+  return quantized;
+}
+
+const float* Int8Product::prescaled_bias(const float* bias) {
+  bias_.resize(output_scales_.size());
+  for (size_t n = 0; n < bias_.size(); ++n) bias_[n] = bias[n] / output_scales_[n];
+  return bias_.data();
 }
 
 }  // namespace kiln::providers::cpu

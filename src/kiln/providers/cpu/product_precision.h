@@ -1,11 +1,17 @@
 // What the cpu provider's products (convolutions, matrix products) need to compute in a reduced
 // precision (ops/numeric_precision.h): the oneDNN data types a precision reads activations and
-// weights in, and the conversion of a float32 activation into the type its primitive reads, made
-// on each run into the calling thread's scratch.
+// weights in, the conversion of a float32 activation into the type its primitive reads (bfloat16:
+// a reorder; int8: dynamic quantization), made on each run into the calling thread's scratch, and
+// the int8 product's run-time attributes (the input's zero point, the output's scales).
 #pragma once
 
 #include <dnnl.hpp>
+#include <cstdint>
 #include <optional>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/providers/cpu/onednn_support.h"
 
 #include "kiln/ops/numeric_precision.h"
 
@@ -36,6 +42,43 @@ class InputConversion {
  private:
   std::optional<dnnl::reorder> reorder_;
   dnnl::memory stored_, converted_;
+};
+
+// An int8 product's run-time quantization: its float32 input quantized per tensor to uint8 as
+// ONNX's DynamicQuantizeLinear does (range [min(x, 0), max(x, 0)] over 255 steps, zero point
+// round(-min / scale), round half to even, saturating), and the attributes that undo the scales:
+// output channel n is scaled by input_scale x weight_scales[n], after the zero point is taken off.
+// Two forms: the weight scales fixed in the primitive and the input scale a first post-op (a
+// binary multiply by a run-time scalar: oneDNN's brgemm int8 kernels take only fixed output
+// scales), or both as run-time output scales (its int8 gemm, where the first form has only
+// reference code: AVX2 and AVX-512 without VNNI with a residual sum).
+class Int8Product {
+ public:
+  enum class Form { kInputScalePostOp, kRuntimeOutputScales };
+  Int8Product() = default;
+  // With `node`'s weight_scales attribute (ops::kWeightScalesAttribute).
+  Int8Product(const ir::Node& node, Form form);
+  bool active() const { return !weight_scales_.empty(); }
+  const std::vector<float>& weight_scales() const { return weight_scales_; }
+  // The post-ops that come first in the primitive of this form (the input scale's multiply, for an
+  // output of `output_rank` dims), and the output scales and input zero point it is made with (per
+  // channel of the output dim `output_mask` names); the epilogue's post-ops follow `first`.
+  dnnl::post_ops first_post_ops(size_t output_rank) const;
+  void add_attributes(dnnl::primitive_attr& attr, int output_mask) const;
+  // Quantizes `count` floats at `input` into the run scratch (NaN to the zero point) and points
+  // `args`' scale and zero point arguments at this run's values; returns the quantized bytes
+  // (valid as InputConversion's).
+  const void* quantize(const float* input, int64_t count, PrimitiveArgs& args);
+  // oneDNN scales the bias with the product (dst = scale x (acc + bias)): the bias (one per output
+  // channel) divided by this run's output scales, for the primitive to scale back. After quantize().
+  const float* prescaled_bias(const float* bias);
+
+ private:
+  Form form_ = Form::kRuntimeOutputScales;
+  std::vector<float> weight_scales_, output_scales_, bias_;
+  float input_scale_ = 1;
+  int32_t zero_point_ = 0;
+  dnnl::memory output_scales_memory_, input_scale_memory_, zero_point_memory_;
 };
 
 }  // namespace kiln::providers::cpu
