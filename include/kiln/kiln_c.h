@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 3u
+#define KILN_API_VERSION 4u
 
 #if defined(__GNUC__)
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -182,6 +182,17 @@ typedef struct KilnApi {
      outputs; 0: no limit; negative: KILN_INVALID_ARGUMENT). A load or run past it fails with
      KILN_ALLOCATION_FAILURE before it allocates, naming the planned bytes and the limit. */
   KilnStatus* (*SetMemoryLimit)(KilnSessionOptions* options, int64_t bytes);
+
+  /* ---- version 4 ---- */
+  /* The arithmetic of convolutions and matrix products: "fp32" (default), "bf16" (needs
+     AVX512_BF16: KILN_UNSUPPORTED_TARGET at load otherwise) or "int8" (matrix products); products
+     named in `keep_fp32` (node names or op types, `count` of them) stay fp32. A load under a reduced
+     precision also runs the model in fp32 on generated inputs and records the accuracy in the report;
+     an unknown precision fails the load with KILN_INVALID_ARGUMENT. */
+  KilnStatus* (*SetPrecision)(KilnSessionOptions* options, const char* precision, const char* const* keep_fp32, size_t count);
+  /* Limits on that accuracy ("rel=1e-2,cos=0.999,top1=0.99"; "" for none): a load that breaks one
+     fails with KILN_NUMERICAL_ISSUE naming the output and the measure. */
+  KilnStatus* (*SetAccuracyBudget)(KilnSessionOptions* options, const char* budget);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

@@ -66,6 +66,9 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"generate_kernels", [&](auto& k, auto v) { o.generate_kernels = as<bool>(k, v); }},
       {"tune", [&](auto& k, auto v) { o.tune = as<bool>(k, v); }},
       {"tune_budget_ms", [&](auto& k, auto v) { o.tune_budget_ms = as<double>(k, v); }},
+      {"precision", [&](auto& k, auto v) { o.precision = as<std::string>(k, v); }},
+      {"keep_fp32", [&](auto& k, auto v) { o.keep_fp32 = as<std::vector<std::string>>(k, v); }},
+      {"accuracy_budget", [&](auto& k, auto v) { o.accuracy_budget = as<std::string>(k, v); }},
   };
   for (const auto& [key, value] : options) {
     const std::string name = as<std::string>("(key)", key);

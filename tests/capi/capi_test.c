@@ -127,6 +127,15 @@ int main(int argc, char** argv) {
               "a model past the memory limit: allocation_failure naming the limit");
   expect(refused == NULL, "no session past the memory limit");
   api->ReleaseSessionOptions(tight);
+  KilnSessionOptions* precise = NULL;
+  succeeded(api->CreateSessionOptions(&precise), "CreateSessionOptions (an unknown precision)");
+  failed_with(api->SetPrecision(precise, NULL, NULL, 0), KILN_INVALID_ARGUMENT, "precision", "a NULL precision: invalid_argument");
+  const char* kept[] = {"MatMul"};
+  succeeded(api->SetPrecision(precise, "fp64", kept, 1), "SetPrecision fp64 keeping MatMul");
+  succeeded(api->SetAccuracyBudget(precise, "rel=0.1"), "SetAccuracyBudget");
+  failed_with(api->CreateSession(env, model, precise, &refused), KILN_INVALID_ARGUMENT, "fp64",
+              "an unknown precision: invalid_argument naming it");
+  api->ReleaseSessionOptions(precise);
   succeeded(api->SetThreads(options, 2), "SetThreads");
   succeeded(api->SetShapeRange(options, "batch", 1, 1, 1), "SetShapeRange batch 1:1:1");
 

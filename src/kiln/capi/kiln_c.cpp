@@ -173,6 +173,30 @@ KilnStatus* set_isa(KilnSessionOptions* o, const char* isa) {
   });
 }
 
+KilnStatus* set_precision(KilnSessionOptions* o, const char* precision, const char* const* keep_fp32, size_t count) {
+  KILN_C_REQUIRE(o);
+  KILN_C_REQUIRE(precision);
+  if (count > 0) KILN_C_REQUIRE(keep_fp32);
+  return guarded([&] {
+    o->options.precision = precision;
+    o->options.keep_fp32.clear();
+    for (size_t i = 0; i < count; ++i) {
+      if (!keep_fp32[i]) return invalid("keep_fp32[" + std::to_string(i) + "] is NULL");
+      o->options.keep_fp32.emplace_back(keep_fp32[i]);
+    }
+    return static_cast<KilnStatus*>(nullptr);
+  });
+}
+
+KilnStatus* set_accuracy_budget(KilnSessionOptions* o, const char* budget) {
+  KILN_C_REQUIRE(o);
+  KILN_C_REQUIRE(budget);
+  return guarded([&] {
+    o->options.accuracy_budget = budget;
+    return static_cast<KilnStatus*>(nullptr);
+  });
+}
+
 KilnStatus* set_input_shape(KilnSessionOptions* o, const char* input, const int64_t* dims, size_t rank) {
   KILN_C_REQUIRE(o);
   KILN_C_REQUIRE(input);
@@ -486,6 +510,8 @@ const KilnApi kApi = {
     set_run_timeout,
     set_max_loop_iterations,
     set_memory_limit,
+    set_precision,
+    set_accuracy_budget,
 };
 
 static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,

@@ -121,15 +121,16 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options, co
   ir::Graph& graph = *compiled.model.graph;
   CompileEvidence& evidence = compiled.evidence;
   KILN_RETURN_IF_ERROR(analyse(compiled.model, evidence));
+  if (!options.optimised) KILN_RETURN_IF_ERROR(resolve_keep_fp32(graph, compiled.options.precision));
   if (!options.optimised) KILN_RETURN_IF_ERROR(optimise(graph, options, compiled.providers, evidence));
   evidence.nodes_after_passes = ir::count_nodes(graph);
   if (options.place) {
     KILN_ASSIGN_OR_RETURN(compiled.partition, place_and_lower(graph, options, compiled.providers, evidence));
-    if (!options.optimised) KILN_RETURN_IF_ERROR(check_precision_request(graph, compiled.providers, options.precision));
+    if (!options.optimised) KILN_RETURN_IF_ERROR(check_precision_request(compiled.providers, options.precision));
     evidence.precision = options.optimised ? recorded_precision(graph)
-                                           : assign_precision(graph, compiled.partition, compiled.providers, options.precision);
+                                           : assign_precision(graph, compiled.partition, compiled.providers, compiled.options.precision);
   } else {
-    KILN_RETURN_IF_ERROR(check_precision_request(graph, compiled.providers, options.precision));
+    KILN_RETURN_IF_ERROR(check_precision_request(compiled.providers, options.precision));
   }
   // Variants and bodies compiled later take the precision the graph was marked with (an artifact's).
   if (options.optimised) compiled.options.precision.precision = evidence.precision.requested;

@@ -8,45 +8,33 @@
 namespace kiln::compiler {
 namespace {
 
-// The ONNX op a fused product stands for, for keep_fp32 by op type.
-std::string unfused_op(const ir::Node& node) {
-  if (node.is("kiln", "FusedConv")) return "Conv";
-  if (node.is("kiln", "FusedMatMul")) return "MatMul";
-  return node.op_type;
-}
-
-bool kept(const ir::Node& node, const std::set<std::string>& keep) {
-  if (keep.count(node.name) || keep.count(node.op_type) || keep.count(unfused_op(node))) return true;
-  for (const std::string& origin : node.origins)
-    if (keep.count(origin)) return true;
+// Whether a node stands for a kept source node (by its own name when it has no origins).
+bool kept(const ir::Node& node, const std::set<std::string>& kept_sources) {
+  for (const std::string& source : node.source_nodes())
+    if (kept_sources.count(source)) return true;
   return false;
-}
-
-// keep_fp32 entries that name no node, source node or op type of the graph.
-std::vector<std::string> unknown_entries(const ir::Graph& graph, const std::vector<std::string>& keep) {
-  std::set<std::string> names;
-  for (const auto& node : graph.nodes()) {
-    names.insert(node->name);
-    names.insert(node->op_type);
-    names.insert(unfused_op(*node));
-    names.insert(node->origins.begin(), node->origins.end());
-  }
-  std::vector<std::string> unknown;
-  for (const std::string& entry : keep)
-    if (!names.count(entry)) unknown.push_back(entry);
-  return unknown;
 }
 
 }  // namespace
 
-Status check_precision_request(const ir::Graph& graph, const partition::ProviderList& providers, const PrecisionOptions& options) {
-  if (options.precision != ops::Precision::kFp32) {
-    const providers::Capability first = providers.front()->computes_in(options.precision);
-    if (!first.supported)
-      return unsupported_target(std::string("precision ") + ops::precision_name(options.precision) + ": " + first.reason);
+Status resolve_keep_fp32(const ir::Graph& source, PrecisionOptions& options) {
+  options.kept_source_nodes.clear();
+  for (const std::string& entry : options.keep_fp32) {
+    bool found = false;
+    for (const auto& node : source.nodes())
+      if (node->name == entry || node->op_type == entry) {
+        options.kept_source_nodes.push_back(node->name);
+        found = true;
+      }
+    if (!found) return invalid_argument("keep_fp32 names '" + entry + "', which is neither a node nor an op type of the model");
   }
-  if (const std::vector<std::string> unknown = unknown_entries(graph, options.keep_fp32); !unknown.empty())
-    return invalid_argument("keep_fp32 names '" + unknown.front() + "', which is neither a node nor an op type of the graph");
+  return Status::ok();
+}
+
+Status check_precision_request(const partition::ProviderList& providers, const PrecisionOptions& options) {
+  if (options.precision == ops::Precision::kFp32) return Status::ok();
+  const providers::Capability first = providers.front()->computes_in(options.precision);
+  if (!first.supported) return unsupported_target(std::string("precision ") + ops::precision_name(options.precision) + ": " + first.reason);
   return Status::ok();
 }
 
@@ -59,7 +47,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
   for (const partition::Assignment& a : placed.assignments)
     for (const auto& provider : providers)
       if (provider->name() == a.provider) provider_of[a.node] = provider.get();
-  const std::set<std::string> keep(options.keep_fp32.begin(), options.keep_fp32.end());
+  const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
   for (const auto& owned : graph.nodes()) {
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;

@@ -21,9 +21,12 @@ namespace kiln::compiler {
 // What a compile asks for.
 struct PrecisionOptions {
   ops::Precision precision = ops::Precision::kFp32;
-  // Products left in float32: node names (a fused node matches by any of its source nodes' names)
-  // or op types ("Conv", "MatMul", "Gemm"; a fused product matches its unfused op's name).
+  // Products left in float32: node names or op types ("Conv", "MatMul", "Gemm") of the source
+  // model; a fused product is kept when any node it stands for is.
   std::vector<std::string> keep_fp32;
+  // keep_fp32 resolved against the source model by resolve_keep_fp32: the names of the source
+  // nodes it names or whose op type it names.
+  std::vector<std::string> kept_source_nodes;
 };
 
 // One product's precision, and why it is float32 when a reduced one was asked for.
@@ -41,10 +44,13 @@ struct PrecisionEvidence {
   int64_t reduced = 0;                  // products computing in `requested`
 };
 
+// Fills options.kept_source_nodes from keep_fp32 and the source model's graph (before any pass);
+// InvalidArgument for an entry that names neither a node nor an op type of it.
+Status resolve_keep_fp32(const ir::Graph& source, PrecisionOptions& options);
+
 // Checks a compile's request against the policy's first provider (`providers.front()`):
-// UnsupportedTarget with its reason when it does not compute in the precision on its target;
-// InvalidArgument for a keep_fp32 entry that names neither a node nor an op type of `graph`.
-Status check_precision_request(const ir::Graph& graph, const partition::ProviderList& providers, const PrecisionOptions& options);
+// UnsupportedTarget with its reason when it does not compute in the precision on its target.
+Status check_precision_request(const partition::ProviderList& providers, const PrecisionOptions& options);
 
 // Marks the products of `graph` (a model's, a variant's or a body's) as `options` and the providers
 // they are placed on allow.

@@ -180,7 +180,7 @@ struct Load {
     KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
     const std::optional<ops::Precision> asked = ops::parse_precision(options.precision);
     if (!asked) return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names());
-    precision = {*asked, options.keep_fp32};
+    precision = {*asked, options.keep_fp32, {}};
     KILN_ASSIGN_OR_RETURN(budget, parse_accuracy_budget(options.accuracy_budget));
     if (!budget.empty() && precision.precision == ops::Precision::kFp32)
       return invalid_argument("an accuracy budget needs a reduced precision (precision is fp32)");

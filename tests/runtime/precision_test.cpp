@@ -1,0 +1,229 @@
+// Tests of reduced precision as a compile choice: bf16 and int8 products agree with fp32 within
+// their rounding and the report says which product ran in what; a precision the target lacks is an
+// UnsupportedTarget naming the feature (the avx2.* run proves the refusal on an AVX-512 machine);
+// keep_fp32 by node and op; the accuracy check against fp32 on validation inputs, its budget, and
+// bad validation inputs; an artifact keeps its products' precision. The zoo's trained models run
+// the same against ONNX Runtime (tests/zoo, zoo.CASE.bf16 and .int8).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "kiln/session.h"
+#include "support/model_builder.h"
+#include "support/test_target.h"
+
+namespace kiln {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+std::vector<float> random_values(size_t count, uint64_t seed, float scale) {
+  const Tensor t = random_tensor(DType::kFloat, {static_cast<int64_t>(count)}, seed);
+  std::vector<float> v(t.data<float>(), t.data<float>() + count);
+  for (float& x : v) x *= scale;
+  return v;
+}
+
+// scores[2, 10] = Gemm(Flatten(Relu(Conv(x[2, 8, 6, 6], W 16x8x3x3, pads 1))), W2 [576, 10]):
+// one convolution and one matrix product, both with constant weights, ending in class scores.
+std::string classifier(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{2}, int64_t{8}, int64_t{6}, int64_t{6}});
+  b.output("scores", kFloat, {int64_t{2}, int64_t{10}});
+  b.float_initializer("w", {16, 8, 3, 3}, random_values(16 * 8 * 9, 11, 0.3f));
+  b.float_initializer("b", {16}, random_values(16, 12, 0.1f));
+  b.float_initializer("w2", {576, 10}, random_values(5760, 13, 0.1f));
+  b.float_initializer("b2", {10}, random_values(10, 14, 0.1f));
+  auto& conv = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Flatten", {"r"}, {"f"}, "flatten");
+  b.node("Gemm", {"f", "w2", "b2"}, {"scores"}, "classifier");
+  return b.save(dir.file("classifier.onnx"));
+}
+
+Tensor input(uint64_t seed) { return random_tensor(DType::kFloat, {2, 8, 6, 6}, seed); }
+
+SessionOptions options_for(const std::string& precision) {
+  SessionOptions o;
+  o.isa = testing::test_isa();
+  o.precision = precision;
+  return o;
+}
+
+nlohmann::json precision_of(const Session& session) { return nlohmann::json::parse(session.report_json())["precision"]; }
+
+std::string product_precision(const nlohmann::json& precision, const std::string& node) {
+  for (const auto& p : precision["products"])
+    if (p["node"] == node) return p["precision"];
+  return "(absent)";
+}
+
+// max |a - b| / max |b|.
+double relative_difference(const Tensor& a, const Tensor& b) {
+  double largest = 0, worst = 0;
+  for (int64_t i = 0; i < b.element_count(); ++i) {
+    largest = std::max(largest, std::fabs(double(b.data<float>()[i])));
+    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - b.data<float>()[i]));
+  }
+  return worst / largest;
+}
+
+Tensor run(Session& session, const Tensor& x) { return session.run({{"x", x}}).value().at("scores"); }
+
+TEST(ReducedPrecision, Bf16ProductsAgreeWithFp32OrTheTargetNamesWhatItLacks) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  auto fp32 = Session::load(model, options_for("fp32"));
+  ASSERT_TRUE(fp32.is_ok()) << fp32.status().to_string();
+  auto bf16 = Session::load(model, options_for("bf16"));
+  if (!testing::test_target().bf16()) {
+    ASSERT_EQ(bf16.status().code(), StatusCode::kUnsupportedTarget) << bf16.status().to_string();
+    EXPECT_NE(bf16.status().message().find("avx512bf16"), std::string::npos) << bf16.status().message();
+    GTEST_SKIP() << "this target has no bf16 products: " << bf16.status().message();
+  }
+  ASSERT_TRUE(bf16.is_ok()) << bf16.status().to_string();
+  const nlohmann::json precision = precision_of(*bf16.value());
+  EXPECT_EQ(precision["requested"], "bf16");
+  EXPECT_EQ(precision["reduced_products"], 2);
+  EXPECT_EQ(product_precision(precision, "conv"), "bf16");
+  EXPECT_EQ(product_precision(precision, "classifier"), "bf16");
+  const nlohmann::json& accuracy = precision["accuracy"];
+  EXPECT_EQ(accuracy["validation_inputs"], "generated");
+  ASSERT_EQ(accuracy["outputs"].size(), 1u);
+  EXPECT_GT(accuracy["outputs"][0]["cosine"].get<double>(), 0.999);
+  EXPECT_TRUE(accuracy["outputs"][0].contains("top1_agreement")) << "[2, 10] scores are class scores";
+  for (uint64_t seed : {21, 22}) {
+    const Tensor x = input(seed);
+    // bfloat16 rounds each factor to 2^-9 relative; sums of 72 and 576 products stay well inside 2e-2.
+    EXPECT_LT(relative_difference(run(*bf16.value(), x), run(*fp32.value(), x)), 2e-2);
+  }
+  EXPECT_NE(bf16.value()->report_json().find("avx512_core_bf16"), std::string::npos) << "oneDNN's bf16 kernels ran";
+}
+
+TEST(ReducedPrecision, Int8MatrixProductsAgreeWithFp32AndConvolutionsSayWhyTheyStayFp32) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  auto fp32 = Session::load(model, options_for("fp32"));
+  auto int8 = Session::load(model, options_for("int8"));
+  ASSERT_TRUE(fp32.is_ok() && int8.is_ok()) << int8.status().to_string();
+  const nlohmann::json precision = precision_of(*int8.value());
+  EXPECT_EQ(precision["reduced_products"], 1);
+  EXPECT_EQ(product_precision(precision, "classifier"), "int8");
+  EXPECT_EQ(product_precision(precision, "conv"), "fp32");
+  for (const auto& p : precision["products"])
+    if (p["node"] == "conv") {
+      EXPECT_NE(p["reason"].get<std::string>().find("calibration"), std::string::npos) << p.dump();
+    }
+  for (uint64_t seed : {31, 32}) {
+    const Tensor x = input(seed);
+    // Per-tensor uint8 inputs (255 steps over the range) and per-column int8 weights: each factor
+    // within half a step; over 576 products of random signs that stays inside 5e-2 of the largest score.
+    EXPECT_LT(relative_difference(run(*int8.value(), x), run(*fp32.value(), x)), 5e-2);
+  }
+}
+
+TEST(ReducedPrecision, KeepFp32ByNodeNameOrOpTypeAndRefusesNamesTheGraphLacks) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  for (const std::string kept : {"classifier", "Gemm"}) {
+    SessionOptions o = options_for("int8");
+    o.keep_fp32 = {kept};
+    auto session = Session::load(model, o);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    const nlohmann::json precision = precision_of(*session.value());
+    EXPECT_EQ(precision["reduced_products"], 0) << kept;
+    EXPECT_EQ(product_precision(precision, "classifier"), "fp32") << kept;
+  }
+  SessionOptions o = options_for("int8");
+  o.keep_fp32 = {"no_such_node"};
+  auto refused = Session::load(model, o);
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no_such_node"), std::string::npos) << refused.status().message();
+}
+
+TEST(ReducedPrecision, BadOptionsAreInvalidArguments) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  const auto refused = [&](SessionOptions o, const std::string& named) {
+    auto session = Session::load(model, o);
+    EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument) << session.status().to_string();
+    EXPECT_NE(session.status().message().find(named), std::string::npos) << session.status().message();
+  };
+  refused(options_for("fp64"), "fp64");
+  SessionOptions budget_without_precision = options_for("fp32");
+  budget_without_precision.accuracy_budget = "rel=0.1";
+  refused(budget_without_precision, "reduced precision");
+  for (const std::string budget : {"rel", "rel=x", "cos=2", "top1=-0.5", "speed=1", "rel=nan"}) {
+    SessionOptions o = options_for("int8");
+    o.accuracy_budget = budget;
+    refused(o, budget.substr(0, budget.find('=')));
+  }
+}
+
+TEST(ReducedPrecision, ABudgetTheMeasurementBreaksFailsTheLoadNamingOutputAndMeasure) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  SessionOptions strict = options_for("int8");
+  strict.accuracy_budget = "rel=1e-9";
+  auto broken = Session::load(model, strict);
+  ASSERT_EQ(broken.status().code(), StatusCode::kNumericalIssue) << broken.status().to_string();
+  for (const char* part : {"scores", "relative error", "rel=1e-09"})
+    EXPECT_NE(broken.status().message().find(part), std::string::npos) << broken.status().message();
+  SessionOptions loose = options_for("int8");
+  loose.accuracy_budget = "rel=0.5,cos=0.9,top1=0.5";
+  EXPECT_TRUE(Session::load(model, loose).is_ok());
+}
+
+TEST(ReducedPrecision, ValidationInputsAreCheckedAndNamed) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  const auto refused = [&](std::map<std::string, Tensor> tensors, const std::vector<std::string>& named) {
+    SessionOptions o = options_for("int8");
+    o.validation_inputs = {{"set-a", std::move(tensors)}};
+    auto session = Session::load(model, o);
+    EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument) << session.status().to_string();
+    for (const std::string& part : named)
+      EXPECT_NE(session.status().message().find(part), std::string::npos) << session.status().message();
+  };
+  refused({{"image", input(1)}}, {"set-a", "image"});
+  refused({{"x", random_tensor(DType::kDouble, {2, 8, 6, 6}, 1)}}, {"set-a", "x"});
+  refused({{"x", random_tensor(DType::kFloat, {2, 8, 5, 6}, 1)}}, {"set-a", "x"});
+  refused({}, {"set-a", "no input"});
+  Tensor nan = Tensor::allocate(DType::kFloat, {2, 8, 6, 6});
+  for (int64_t i = 0; i < nan.element_count(); ++i) nan.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  refused({{"x", nan}}, {"set-a", "'x' is all NaN"});
+
+  SessionOptions given = options_for("int8");
+  given.validation_inputs = {{"one", {{"x", input(41)}}}, {"two", {{"x", input(42)}}}};
+  auto session = Session::load(model, given);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json accuracy = precision_of(*session.value())["accuracy"];
+  EXPECT_EQ(accuracy["validation_inputs"], "given");
+  EXPECT_EQ(accuracy["validation_count"], 2);
+  EXPECT_EQ(accuracy["validation_sha256"].get<std::string>().size(), 64u);
+}
+
+TEST(ReducedPrecision, AnArtifactKeepsEachProductsPrecisionAndItsOutputs) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  auto compiled = Session::load(model, options_for("int8"));
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_TRUE(compiled.value()->write_artifact(dir.file("classifier.kiln")).is_ok());
+  SessionOptions o;
+  o.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("classifier.kiln"), o);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  const nlohmann::json precision = precision_of(*loaded.value());
+  EXPECT_EQ(precision["requested"], "int8");
+  EXPECT_EQ(product_precision(precision, "classifier"), "int8");
+  const Tensor x = input(51);
+  EXPECT_EQ(relative_difference(run(*loaded.value(), x), run(*compiled.value(), x)), 0.0) << "same machine, same kernels";
+}
+
+}  // namespace
+}  // namespace kiln
