@@ -42,7 +42,7 @@ def parse_args():
                         help="passed to kiln bench --isa (e.g. avx2: Kiln and oneDNN capped at that level, to measure a "
                              "lesser machine on this one); the FMA probe then measures that level's peak. ONNX Runtime "
                              "and PyTorch cannot be capped: they run at the machine's own level")
-    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8", "int8+bf16", "auto"],
                         help="passed to kiln bench --precision: Kiln's products in this precision (ONNX Runtime and PyTorch "
                              "run fp32); Kiln measures its accuracy against its own fp32 on the case's inputs, shown beside "
                              "each row")

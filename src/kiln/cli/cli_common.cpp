@@ -54,7 +54,8 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--precision", flags.precision,
                  "Arithmetic of convolutions and matrix products: " + ops::precision_names() +
-                     " (default fp32; bf16 needs AVX512_BF16; other ops stay fp32)");
+                     ", a preference such as int8+bf16, or auto (the fastest this machine has within --accuracy-budget, "
+                     "default cos=0.995); default fp32; bf16 needs AVX512_BF16; other ops stay fp32");
   cmd.add_option("--keep-fp32", flags.keep_fp32, "Products left in fp32 under --precision: node names or op types (Conv, MatMul, Gemm)")
       ->delimiter(',');
   cmd.add_option("--accuracy-budget", flags.accuracy_budget,
@@ -156,7 +157,7 @@ Result<std::vector<InputSet>> read_input_sets(const std::string& flag, const std
 }
 
 Status validate_on_inputs(SessionOptions& options, const std::vector<std::string>& input_flags) {
-  if (!options.validation_inputs.empty() || options.precision == "fp32" || input_flags.empty()) return Status::ok();
+  if (!options.validation_inputs.empty() || options.precision == "fp32" || input_flags.empty()) return Status::ok();  // auto too
   KILN_ASSIGN_OR_RETURN(auto given, read_named_tensors("--input", input_flags));
   options.validation_inputs.push_back({"--input", std::move(given)});
   return Status::ok();

@@ -133,7 +133,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options, co
     KILN_RETURN_IF_ERROR(check_precision_request(compiled.providers, options.precision));
   }
   // Variants and bodies compiled later take the precision the graph was marked with (an artifact's).
-  if (options.optimised) compiled.options.precision.precision = evidence.precision.requested;
+  if (options.optimised) compiled.options.precision.preference = evidence.precision.requested;
   return compiled;
 }
 

@@ -32,16 +32,19 @@ Status resolve_keep_fp32(const ir::Graph& source, PrecisionOptions& options) {
 }
 
 Status check_precision_request(const partition::ProviderList& providers, const PrecisionOptions& options) {
-  if (options.precision == ops::Precision::kFp32) return Status::ok();
-  const providers::Capability first = providers.front()->computes_in(options.precision);
-  if (!first.supported) return unsupported_target(std::string("precision ") + ops::precision_name(options.precision) + ": " + first.reason);
+  for (const ops::Precision p : options.preference) {
+    const providers::Capability first = providers.front()->computes_in(p);
+    if (!first.supported) return unsupported_target(std::string("precision ") + ops::precision_name(p) + ": " + first.reason);
+  }
   return Status::ok();
 }
 
 PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionMap& placed, const partition::ProviderList& providers,
                                    const PrecisionOptions& options) {
   PrecisionEvidence evidence;
-  evidence.requested = options.precision;
+  evidence.requested = options.preference;
+  const bool reduced = std::any_of(options.preference.begin(), options.preference.end(),
+                                   [](ops::Precision p) { return p != ops::Precision::kFp32; });
   evidence.keep_fp32 = options.keep_fp32;
   std::map<const ir::Node*, const providers::Provider*> provider_of;
   for (const partition::Assignment& a : placed.assignments)
@@ -55,21 +58,28 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     node->attributes.erase(ops::kWeightScalesAttribute);
     NodePrecision record{node->name, node->op_type, ops::Precision::kFp32, ""};
     const auto provider = provider_of.find(node);
-    if (options.precision == ops::Precision::kFp32) {
+    if (!reduced) {
       record.reason = "fp32 asked";
     } else if (kept(*node, keep)) {
       record.reason = "kept in fp32 (keep_fp32)";
     } else if (provider == provider_of.end()) {
       record.reason = "not placed";
-    } else if (const providers::Capability c = provider->second->computes_in(options.precision, node); !c.supported) {
-      record.reason = c.reason;
     } else {
-      node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(options.precision));
-      if (options.precision == ops::Precision::kInt8)
-        node->attributes[ops::kWeightScalesAttribute] =
-            ir::Attribute::of_floats(ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node)));
-      record.precision = options.precision;
-      ++evidence.reduced;
+      for (const ops::Precision p : options.preference) {
+        if (p == ops::Precision::kFp32) break;
+        const providers::Capability c = provider->second->computes_in(p, node);
+        if (!c.supported) {
+          record.reason += (record.reason.empty() ? "" : "; ") + c.reason;
+          continue;
+        }
+        node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(p));
+        if (p == ops::Precision::kInt8)
+          node->attributes[ops::kWeightScalesAttribute] =
+              ir::Attribute::of_floats(ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node)));
+        record = {node->name, node->op_type, p, ""};
+        ++evidence.reduced;
+        break;
+      }
     }
     evidence.products.push_back(std::move(record));
   }
@@ -78,17 +88,20 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
 
 PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   PrecisionEvidence evidence;
+  evidence.requested.clear();
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
     NodePrecision record{node->name, node->op_type, ops::node_precision(*node), ""};
     if (record.precision != ops::Precision::kFp32) {
-      evidence.requested = record.precision;
+      if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())
+        evidence.requested.push_back(record.precision);
       ++evidence.reduced;
     } else {
       record.reason = "recorded fp32";
     }
     evidence.products.push_back(std::move(record));
   }
+  if (evidence.requested.empty()) evidence.requested = {ops::Precision::kFp32};
   return evidence;
 }
 

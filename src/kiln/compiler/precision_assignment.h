@@ -20,7 +20,9 @@ namespace kiln::compiler {
 
 // What a compile asks for.
 struct PrecisionOptions {
-  ops::Precision precision = ops::Precision::kFp32;
+  // In order of preference: each product takes the first its provider computes it in ("int8+bf16":
+  // int8 matrix products, bf16 convolutions); fp32 when none.
+  std::vector<ops::Precision> preference = {ops::Precision::kFp32};
   // Products left in float32: node names or op types ("Conv", "MatMul", "Gemm") of the source
   // model; a fused product is kept when any node it stands for is.
   std::vector<std::string> keep_fp32;
@@ -38,10 +40,10 @@ struct NodePrecision {
 };
 
 struct PrecisionEvidence {
-  ops::Precision requested = ops::Precision::kFp32;
+  std::vector<ops::Precision> requested = {ops::Precision::kFp32};
   std::vector<std::string> keep_fp32;  // as asked
   std::vector<NodePrecision> products;  // every product of the graph, in graph order
-  int64_t reduced = 0;                  // products computing in `requested`
+  int64_t reduced = 0;                  // products computing in a reduced precision
 };
 
 // Fills options.kept_source_nodes from keep_fp32 and the source model's graph (before any pass);
@@ -49,7 +51,7 @@ struct PrecisionEvidence {
 Status resolve_keep_fp32(const ir::Graph& source, PrecisionOptions& options);
 
 // Checks a compile's request against the policy's first provider (`providers.front()`):
-// UnsupportedTarget with its reason when it does not compute in the precision on its target.
+// UnsupportedTarget with its reason when it does not compute in one of the precisions on its target.
 Status check_precision_request(const partition::ProviderList& providers, const PrecisionOptions& options);
 
 // Marks the products of `graph` (a model's, a variant's or a body's) as `options` and the providers

@@ -35,6 +35,24 @@ std::string precision_names() {
   return names;
 }
 
+std::optional<std::vector<Precision>> parse_preference(std::string_view text) {
+  std::vector<Precision> preference;
+  while (true) {
+    const size_t plus = text.find('+');
+    const std::optional<Precision> p = parse_precision(text.substr(0, plus));
+    if (!p || std::find(preference.begin(), preference.end(), *p) != preference.end()) return std::nullopt;
+    preference.push_back(*p);
+    if (plus == std::string_view::npos) return preference;
+    text.remove_prefix(plus + 1);
+  }
+}
+
+std::string preference_name(const std::vector<Precision>& preference) {
+  std::string name;
+  for (const Precision p : preference) name += (name.empty() ? "" : "+") + std::string(precision_name(p));
+  return name.empty() ? precision_name(Precision::kFp32) : name;
+}
+
 Precision node_precision(const ir::Node& node) {
   const ir::Attribute* attribute = node.attr(kPrecisionAttribute);
   if (!attribute || attribute->kind != ir::Attribute::Kind::kString) return Precision::kFp32;

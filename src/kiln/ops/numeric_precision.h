@@ -32,6 +32,10 @@ const char* precision_name(Precision precision);
 std::optional<Precision> parse_precision(std::string_view name);
 // "fp32, bf16, int8": for messages listing the choices.
 std::string precision_names();
+// A preference of precisions, "int8+bf16" (each product takes the first its provider computes it
+// in; fp32 otherwise): parsed, nullopt for an unknown or repeated name; and written back.
+std::optional<std::vector<Precision>> parse_preference(std::string_view text);
+std::string preference_name(const std::vector<Precision>& preference);
 
 // The node attribute that carries a product's reduced precision (absent: float32).
 inline constexpr const char* kPrecisionAttribute = "precision";

@@ -187,6 +187,8 @@ struct PrecisionSection {
   int64_t validation_count = 0;
   std::string validation_sha256;
   std::vector<OutputAccuracy> accuracy;
+  // precision "auto": each precision tried, in order, and how it went.
+  std::vector<std::string> auto_trials;
 };
 
 // The warm-up that made the session ready (Session::warm_up).

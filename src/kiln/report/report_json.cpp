@@ -197,6 +197,7 @@ json precision_json(const PrecisionSection& p) {
     accuracy.push_back(std::move(entry));
   }
   json doc = {{"requested", p.requested}, {"keep_fp32", p.keep_fp32}, {"reduced_products", p.reduced}, {"products", products}};
+  if (!p.auto_trials.empty()) doc["auto_trials"] = p.auto_trials;
   if (!p.accuracy.empty())
     doc["accuracy"] = {{"validation_inputs", p.validation_inputs},
                        {"validation_count", p.validation_count},

@@ -24,7 +24,7 @@ std::string ms(double v) {
 
 std::string precision_line(const PrecisionSection& p) {
   std::ostringstream s;
-  s << p.requested << ": " << p.reduced << " of " << p.products.size() << " products";
+  s << (p.auto_trials.empty() ? "" : "auto chose ") << p.requested << ": " << p.reduced << " of " << p.products.size() << " products";
   if (!p.keep_fp32.empty()) {
     s << " (kept in fp32:";
     for (const std::string& k : p.keep_fp32) s << " " << k;

@@ -28,7 +28,7 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
   for (const auto& [key, count] : uses) report.kernels.push_back({key.first, key.second, count});
   report.stages.partition_ms = evidence.partition_ms;
   const compiler::PrecisionEvidence& precision = evidence.precision;
-  report.precision.requested = ops::precision_name(precision.requested);
+  report.precision.requested = ops::preference_name(precision.requested);
   report.precision.keep_fp32 = precision.keep_fp32;
   report.precision.reduced = precision.reduced;
   report.precision.products.clear();
@@ -406,6 +406,11 @@ void Engine::record_accuracy(report::PrecisionSection measured) {
   p.validation_count = measured.validation_count;
   p.validation_sha256 = std::move(measured.validation_sha256);
   p.accuracy = std::move(measured.accuracy);
+}
+
+void Engine::record_precision_trials(std::vector<std::string> trials) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  report_.precision.auto_trials = std::move(trials);
 }
 
 void Engine::record_warmup(const char* fixtures, int runs, const std::optional<WarmupCheck>& check,

@@ -76,6 +76,8 @@ class Engine {
   Status warm_up_values(const std::map<std::string, Value>& inputs, int runs, const RunOptions& run_options);
   // The accuracy check of a reduced precision (precision_accuracy.h), into the report.
   void record_accuracy(report::PrecisionSection measured);
+  // precision "auto": each precision tried and how it went (session_load.cpp).
+  void record_precision_trials(std::vector<std::string> trials);
 
   // The plan of the load-time shapes, and warm-up inputs when none are given (what an artifact
   // keeps): the model's example inputs where its format gave some, else seeded random ones of the

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -66,7 +67,7 @@ struct Load {
     engine.tuner = tuner;
     engine.compilers = compiler::later_compilers(compiled);
     KILN_ASSIGN_OR_RETURN(started, Engine::start(std::move(compiled), std::move(engine)));
-    if (precision.precision != ops::Precision::kFp32 && !source.from_artifact) KILN_RETURN_IF_ERROR(check_accuracy(path, bytes));
+    if (reduced() && !source.from_artifact) KILN_RETURN_IF_ERROR(check_accuracy(path, bytes));
     return Status::ok();
   }
 
@@ -114,7 +115,7 @@ struct Load {
                               "' limits top-k agreement, but no output looks like class scores ([N, C])");
     started->record_accuracy(std::move(measured));
     if (const std::optional<std::string> breach = budget_breach(budget, accuracy))
-      return Status(StatusCode::kNumericalIssue, std::string("precision ") + ops::precision_name(precision.precision) +
+      return Status(StatusCode::kNumericalIssue, "precision " + ops::preference_name(precision.preference) +
                                                      " breaks the accuracy budget '" + options.accuracy_budget + "': " + *breach);
     return Status::ok();
   }
@@ -172,17 +173,23 @@ struct Load {
            (mode == ExecutionMode::kGraph && options.generate_kernels);
   }
 
+  bool reduced() const {
+    return std::any_of(precision.preference.begin(), precision.preference.end(), [](ops::Precision p) { return p != ops::Precision::kFp32; });
+  }
+
   void record_options() {
     engine.report.kiln_version = KILN_VERSION;
     engine.report.options = report::options_section(options);
   }
   Status choose_target() {
     KILN_ASSIGN_OR_RETURN(target, target::make_target(options.isa));
-    const std::optional<ops::Precision> asked = ops::parse_precision(options.precision);
-    if (!asked) return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names());
+    const std::optional<std::vector<ops::Precision>> asked = ops::parse_preference(options.precision);
+    if (!asked)
+      return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names() +
+                              ", auto, or a preference such as int8+bf16");
     precision = {*asked, options.keep_fp32, {}};
     KILN_ASSIGN_OR_RETURN(budget, parse_accuracy_budget(options.accuracy_budget));
-    if (!budget.empty() && precision.precision == ops::Precision::kFp32)
+    if (!budget.empty() && !reduced())
       return invalid_argument("an accuracy budget needs a reduced precision (precision is fp32)");
     if (options.tune && !(options.tune_budget_ms >= 0))
       return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
@@ -195,8 +202,41 @@ struct Load {
 
 }  // namespace
 
+// precision "auto": the reduced precisions the target has, fastest first (int8 matrix products with
+// bf16 convolutions, then bf16 alone; int8 alone without bf16), each loaded and held to the accuracy
+// budget (the given one, else kAutoAccuracyBudget); the first that holds is kept, fp32 when none.
+// Every trial is in the report's precision section.
+Result<LoadedModel> load_automatic(const std::string& path, const std::string* bytes, const SessionOptions& options,
+                                   const std::shared_ptr<MemoryBudget>& memory) {
+  KILN_ASSIGN_OR_RETURN(const target::Target target, target::make_target(options.isa));
+  const std::vector<std::string> candidates =
+      target.bf16() ? std::vector<std::string>{"int8+bf16", "bf16"} : std::vector<std::string>{"int8"};
+  std::vector<std::string> trials;
+  for (const std::string& candidate : candidates) {
+    SessionOptions trial = options;
+    trial.precision = candidate;
+    if (trial.accuracy_budget.empty()) trial.accuracy_budget = kAutoAccuracyBudget;
+    Result<LoadedModel> loaded = load_model(path, bytes, trial, memory);
+    if (loaded.is_ok()) {
+      trials.push_back(candidate + ": within " + trial.accuracy_budget + ", chosen");
+      loaded.value().engine->record_precision_trials(std::move(trials));
+      return loaded;
+    }
+    if (loaded.status().code() != StatusCode::kNumericalIssue) return loaded.status();
+    trials.push_back(candidate + ": " + loaded.status().message());
+  }
+  SessionOptions fp32 = options;
+  fp32.precision = ops::precision_name(ops::Precision::kFp32);
+  fp32.accuracy_budget.clear();
+  KILN_ASSIGN_OR_RETURN(LoadedModel loaded, load_model(path, bytes, fp32, memory));
+  trials.push_back("fp32: every reduced precision broke the budget");
+  loaded.engine->record_precision_trials(std::move(trials));
+  return loaded;
+}
+
 Result<LoadedModel> load_model(const std::string& path, const std::string* bytes, const SessionOptions& options,
                                std::shared_ptr<MemoryBudget> memory) {
+  if (options.precision == "auto") return load_automatic(path, bytes, options, memory);
   Load load(options, std::move(memory));
   KILN_RETURN_IF_ERROR(load.run(path, bytes));
   LoadedModel loaded;

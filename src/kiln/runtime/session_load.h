@@ -27,6 +27,9 @@ struct LoadedModel {
   std::map<std::string, std::string> assets;  // an artifact's, by name
 };
 
+// The accuracy budget of precision "auto" when none is given.
+inline constexpr const char* kAutoAccuracyBudget = "cos=0.995";
+
 // The model at `path`, or in `bytes` when given, loaded under `options` (checked already) with
 // `memory` (current on the calling thread) as its budget.
 Result<LoadedModel> load_model(const std::string& path, const std::string* bytes, const SessionOptions& options,
