@@ -112,7 +112,8 @@ def time_runners(row, case, args, case_dir):
     def process(runner, round_index, runs, warmup):
         name = "probe" if round_index == "probe" else f"r{round_index}"
         settings = runners.Settings(warmup=warmup, runs=runs, kiln=args.kiln, kiln_providers=args.providers,
-                                    kiln_allow_fallback=args.allow_fallback, kiln_isa=args.isa)
+                                    kiln_allow_fallback=args.allow_fallback, kiln_isa=args.isa,
+                                    kiln_precision=args.precision)
         m = measure(runner, case, settings, os.path.join(case_dir, f"{runner}_{name}.json"))
         row["processes"].append({"runner": runner, "round": round_index, "runs": runs, "warmup": warmup,
                                  "command": m.command, "error": m.error, "result": m.result})
@@ -162,6 +163,9 @@ def bench_case(name, model, inputs, args, case_dir, missing):
     row["input_shapes"] = shapes
     case = runners.Case(model=name, model_path=model, batch=1, threads=args.threads, inputs=inputs, shapes=shapes)
     time_runners(row, case, args, case_dir)
+    kiln = last_result(row, "kiln")
+    if kiln and kiln.get("precision"):
+        row["precision"] = kiln["precision"]
     if "kiln" in row["errors"]:
         code = exit_code(row["errors"]["kiln"])
         row.update(status="refused" if code in REFUSAL_EXIT_CODES else "failed", kiln_exit_code=code)
@@ -185,6 +189,9 @@ def add_arguments(parser, rounds=3, budget_ms=1000, min_runs=3, max_runs=1000):
     parser.add_argument("--providers", help="passed to kiln bench --providers")
     parser.add_argument("--allow-fallback", help="passed to kiln bench --allow-fallback")
     parser.add_argument("--isa", help="passed to kiln's --isa (e.g. avx2)")
+    parser.add_argument("--precision", default="fp32",
+                        help="passed to kiln bench --precision (bf16, int8, int8+bf16, auto); ONNX Runtime runs fp32. The "
+                             "table shows what Kiln ran in and its worst 1 - cosine against its own fp32")
 
 
 def select_cases(parser, all_cases, wanted, source):
@@ -221,7 +228,8 @@ def run(title, cases, args, out_dir, missing, precheck=None, annotate=None):
 
     missing: bench_case's. precheck(name, model, inputs): a (status, error key, message) that stands for
     the row instead of timing it, or None. annotate(row): adds fields to a timed row."""
-    info, started = opening(title, f"{len(cases)} cases, {args.threads} threads, {args.rounds} rounds", args.kiln)
+    info, started = opening(title, f"{len(cases)} cases, {args.threads} threads, {args.rounds} rounds, Kiln in {args.precision}",
+                            args.kiln)
     runs_dir = os.path.join(out_dir, "runs")
     rows = []
     t0 = time.monotonic()
@@ -252,13 +260,16 @@ def run(title, cases, args, out_dir, missing, precheck=None, annotate=None):
     other = [r for r in rows if r["status"] not in ("ok", "refused")]
 
     width = max([len("case")] + [len(r["case"]) for r in rows])
-    print(f"\n{'case':<{width}}  {'kiln ms':>9}  {'ort ms':>9}  {'kiln/ort':>8}  runs")
+    print(f"\n{'case':<{width}}  {'kiln ms':>9}  {'ort ms':>9}  {'kiln/ort':>8}  {'precision':>9}  {'1-cos':>8}  runs")
     for r in rows:
         ratio = r.get("kiln_over_ort")
         cell = f"{ratio:.2f}" if ratio else r["status"]
         flag = " *" if ratio and ratio > 1.0 else ""
+        precision = r.get("precision") or {}
+        outputs = (precision.get("accuracy") or {}).get("outputs") or []
+        cosine = f"{1 - min(o['cosine'] for o in outputs):.1e}" if outputs else "-"
         print(f"{r['case']:<{width}}  {fmt_ms(r.get('kiln_ms')):>9}  {fmt_ms(r.get('ort_ms')):>9}  {cell:>8}  "
-              f"{r.get('runs', '-')}{flag}")
+              f"{precision.get('requested', '-'):>9}  {cosine:>8}  {r.get('runs', '-')}{flag}")
     over = sum(1 for x in ratios if x > 1.0)
     print(f"\ngeometric mean kiln/ort over {len(ratios)} models both ran: "
           f"{f'{geomean:.3f}' if geomean else '-'} (goal <= 0.8); over 1.0x (*): {over}; "

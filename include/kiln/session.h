@@ -131,8 +131,9 @@ struct SessionOptions {
   // The arithmetic of convolutions and matrix products with constant weights: "fp32" (default),
   // "bf16" (bfloat16 products accumulated in float32: needs AVX512_BF16), "int8" (matrix products:
   // int8 weights per column, inputs quantized per run), a preference such as "int8+bf16" (each
-  // product the first its provider has), or "auto": the fastest this target has, tried in turn
-  // until one keeps the accuracy budget (accuracy_budget, else "cos=0.995"), fp32 when none does.
+  // product the first its provider has), or "auto": fp32 and each reduced precision this target
+  // has, timed on the validation inputs, the fastest that keeps the accuracy budget
+  // (accuracy_budget, else "cos=0.995") kept.
   // Everything else computes in float32. A precision the target lacks is an UnsupportedTarget
   // naming the missing feature. A .kiln artifact keeps the precision it was compiled with.
   std::string precision = "fp32";

@@ -605,3 +605,53 @@ TEST(Cli, RunTakesBfloat16AsUint16BitsAndWritesItBack) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// y[N, 4] = x[N, 8] x W[8, 4] + b: one matrix product with constant weights.
+std::string product_model(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{8}});
+  b.output("y", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{4}});
+  std::vector<float> w(32);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * float(int(i % 7) - 3);
+  b.float_initializer("w", {8, 4}, w);
+  b.float_initializer("b", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
+  b.node("Gemm", {"x", "w", "b"}, {"y"}, "dense");
+  return b.save(dir.file("product.onnx"));
+}
+
+TEST(Cli, PrecisionIsMeasuredOnValidationFoldersAndShownByInspectAndVerify) {
+  ScratchDir dir("cli-precision");
+  const std::string model = product_model(dir);
+  std::filesystem::create_directories(dir.file("empty"));
+  CommandResult empty = run_kiln("compile " + model + " --precision int8 --validation " + dir.file("empty"));
+  EXPECT_EQ(empty.exit_code, 14) << empty.output;
+  EXPECT_NE(empty.output.find(dir.file("empty")), std::string::npos) << empty.output;
+
+  std::filesystem::create_directories(dir.file("sets/a"));
+  std::filesystem::create_directories(dir.file("sets/b"));
+  ASSERT_TRUE(write_npy_file(dir.file("sets/a/x.npy"), random_tensor(DType::kFloat, {3, 8}, 1)).is_ok());
+  ASSERT_TRUE(write_npy_file(dir.file("sets/b/image.npy"), random_tensor(DType::kFloat, {3, 8}, 2)).is_ok());
+  CommandResult misnamed = run_kiln("compile " + model + " --shape x=3x8 --precision int8 --validation " + dir.file("sets"));
+  EXPECT_EQ(misnamed.exit_code, 14) << misnamed.output;
+  for (const std::string& part : {dir.file("sets/b"), std::string("image")})
+    EXPECT_NE(misnamed.output.find(part), std::string::npos) << misnamed.output;
+
+  std::filesystem::remove(dir.file("sets/b/image.npy"));
+  ASSERT_TRUE(write_npy_file(dir.file("sets/b/x.npy"), random_tensor(DType::kFloat, {3, 8}, 2)).is_ok());
+  CommandResult compiled = run_kiln("compile " + model + " --shape x=3x8 --precision int8 --validation " + dir.file("sets") + " -o " +
+                                    dir.file("product.kiln"));
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find("precision  int8: 1 of 1 products; vs fp32 on 2 given input sets"), std::string::npos) << compiled.output;
+  for (const char* command : {"inspect ", "verify "}) {
+    CommandResult shown = run_kiln(command + dir.file("product.kiln"));
+    EXPECT_EQ(shown.exit_code, 0) << shown.output;
+    EXPECT_NE(shown.output.find("precision  int8: 1 of 1 products; vs fp32 on 2 given input sets: 'y' max abs"), std::string::npos)
+        << command << shown.output;
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -208,6 +208,27 @@ TEST(ReducedPrecision, ValidationInputsAreCheckedAndNamed) {
   EXPECT_EQ(accuracy["validation_sha256"].get<std::string>().size(), 64u);
 }
 
+TEST(ReducedPrecision, AutoTimesFp32AndEachPrecisionTheTargetHasAndKeepsTheFastestWithinBudget) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  auto session = Session::load(model, options_for("auto"));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json trials = precision_of(*session.value())["auto_trials"];
+  const size_t tried = testing::test_target().bf16() ? 3 : 2;  // fp32, int8+bf16 and bf16; fp32 and int8
+  ASSERT_EQ(trials.size(), tried + 1) << trials.dump();
+  EXPECT_EQ(trials[0].get<std::string>().rfind("fp32: ", 0), 0u) << trials.dump();
+  EXPECT_NE(trials[1].get<std::string>().find("within cos=0.995"), std::string::npos) << trials.dump();
+  EXPECT_EQ(trials.back().get<std::string>().rfind("chosen: ", 0), 0u) << trials.dump();
+
+  SessionOptions impossible = options_for("auto");
+  impossible.accuracy_budget = "abs=0";  // no reduced precision keeps every output bit-exact
+  auto fp32 = Session::load(model, impossible);
+  ASSERT_TRUE(fp32.is_ok()) << fp32.status().to_string();
+  const nlohmann::json precision = precision_of(*fp32.value());
+  EXPECT_EQ(precision["requested"], "fp32");
+  EXPECT_EQ(precision["auto_trials"].back(), "chosen: fp32 (the fastest)") << precision["auto_trials"].dump();
+}
+
 TEST(ReducedPrecision, AnArtifactKeepsEachProductsPrecisionAndItsOutputs) {
   ScratchDir dir("precision");
   const std::string model = classifier(dir);

@@ -46,6 +46,7 @@ ArtifactVerification verify_artifact(const std::string& path, const std::optiona
   for (const nlohmann::json& f : d.manifest["target"]["required_features"]) v.required_features.push_back(f.get<std::string>());
   v.compiled_for = d.manifest["target"].value("level", "");
   v.target_level = target.value().level;
+  v.precision = d.manifest.value("precision", nlohmann::json::object());
   return v;
 }
 

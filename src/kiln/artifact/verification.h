@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/status.h"
 
 namespace kiln::artifact {
@@ -26,6 +28,7 @@ struct ArtifactVerification {
   std::string signature;                   // "unsigned" or "signed by <public key, hex>"
   std::vector<std::string> required_features;  // CPU features the kernels need, all present here
   std::string compiled_for, target_level;  // the compiling target's level and this machine's (capped)
+  nlohmann::json precision;                // the manifest's precision section (the report's, docs/REPORT.md)
   // The first check that failed ("structure", "signature" or "target"; "" when all passed) and why.
   std::string failed_check;
   Status failure;

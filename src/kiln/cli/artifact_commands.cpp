@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "kiln/artifact/signing.h"
+#include "kiln/report/report.h"
 #include "kiln/artifact/verification.h"
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
@@ -68,6 +69,7 @@ int run_verify(const VerifyArgs& args) {
   for (const std::string& f : v.required_features) features += " " + f;
   std::cout << "target     ok: this machine" << (args.isa.empty() ? "" : " (--isa " + args.isa + ")") << " has every CPU feature the kernels need:"
             << (features.empty() ? " (none)" : features) << "\n";
+  std::cout << "precision  " << report::precision_line(report::precision_from_json(v.precision)) << "\n";
   // Layouts and kernels were chosen for the compiling target: say so when this one differs.
   if (!v.compiled_for.empty() && v.compiled_for != v.target_level)
     std::cout << "note       compiled for " << v.compiled_for << ", this target is " << v.target_level

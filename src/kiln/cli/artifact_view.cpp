@@ -1,5 +1,5 @@
 // `kiln inspect model.kiln` (the manifest in human form) and `kiln diff a.kiln b.kiln` (what
-// differs between two artifacts: versions, toolchain, options, passes, partition, target, assets,
+// differs between two artifacts: versions, toolchain, options, passes, partition, precision, target, assets,
 // weights).
 #include <iostream>
 #include <map>
@@ -10,6 +10,7 @@
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
 #include "kiln/io/file.h"
+#include "kiln/report/report.h"
 
 namespace kiln::cli {
 namespace {
@@ -90,6 +91,10 @@ int diff_artifacts(const std::string& path_a, const std::string& path_b) {
   const auto pa = nodes_per_provider(ma), pb = nodes_per_provider(mb);
   if (pa != pb || ma["partition"].value("nodes", nlohmann::json()) != mb["partition"].value("nodes", nlohmann::json()))
     differences.push_back("partition: " + nlohmann::json(pa).dump() + " -> " + nlohmann::json(pb).dump() + " nodes per provider");
+  const nlohmann::json ra = ma.value("precision", nlohmann::json::object()), rb = mb.value("precision", nlohmann::json::object());
+  if (ra.value("products", nlohmann::json()) != rb.value("products", nlohmann::json()))
+    differences.push_back("precision: " + report::precision_line(report::precision_from_json(ra)) + " -> " +
+                          report::precision_line(report::precision_from_json(rb)));
   diff_fields("target.", ma.value("target", nlohmann::json::object()), mb.value("target", nlohmann::json::object()), differences);
   diff_fields("asset ", asset_hashes(ma), asset_hashes(mb), differences);
   const auto wa = weight_hashes(a.value().decoded), wb = weight_hashes(b.value().decoded);
@@ -130,7 +135,9 @@ int inspect_artifact(const std::string& path) {
   std::cout << "; fallback " << text_of(m["partition"].value("fallback_nodes", nlohmann::json(0))) << " nodes\n"
             << "memory     arena " << text_of(m["memory"].value("arena_bytes", nlohmann::json(0))) << " bytes for input shapes "
             << text_of(m["memory"].value("input_shapes", nlohmann::json::array())) << "\n"
-            << "weights    " << m["weights"].size() << " tensors\n";
+            << "weights    " << m["weights"].size() << " tensors\n"
+            << "precision  " << report::precision_line(report::precision_from_json(m.value("precision", nlohmann::json::object())))
+            << "\n";
   const nlohmann::json target = m.value("target", nlohmann::json::object());
   std::cout << "target     needs CPU features " << text_of(target.value("required_features", nlohmann::json::array()))
             << " (built for " << (target.value("isa", "").empty() ? "the compiling machine's best" : "--isa " + target.value("isa", ""))

@@ -54,8 +54,8 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--precision", flags.precision,
                  "Arithmetic of convolutions and matrix products: " + ops::precision_names() +
-                     ", a preference such as int8+bf16, or auto (the fastest this machine has within --accuracy-budget, "
-                     "default cos=0.995); default fp32; bf16 needs AVX512_BF16; other ops stay fp32");
+                     ", a preference such as int8+bf16, or auto (of fp32 and those this machine has, the fastest within "
+                     "--accuracy-budget, default cos=0.995); default fp32; bf16 needs AVX512_BF16; other ops stay fp32");
   cmd.add_option("--keep-fp32", flags.keep_fp32, "Products left in fp32 under --precision: node names or op types (Conv, MatMul, Gemm)")
       ->delimiter(',');
   cmd.add_option("--accuracy-budget", flags.accuracy_budget,

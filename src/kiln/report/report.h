@@ -276,6 +276,8 @@ std::string to_summary(const Report& report);
 // "bf16: 53 of 54 products; vs fp32 on 1 given input set: 'logits' max abs 0.12, rel 0.046, cosine
 // 0.99998, top-1 1, top-5 1": the precision section in one line.
 std::string precision_line(const PrecisionSection& precision);
+// The precision section read back from its JSON (an artifact's manifest keeps it).
+PrecisionSection precision_from_json(const nlohmann::json& section);
 
 // Median of a list of latencies (0 when empty).
 double median(std::vector<double> values);

@@ -208,6 +208,24 @@ json precision_json(const PrecisionSection& p) {
 
 }  // namespace
 
+PrecisionSection precision_from_json(const json& section) {
+  PrecisionSection p;
+  p.requested = section.value("requested", "fp32");
+  p.keep_fp32 = section.value("keep_fp32", std::vector<std::string>{});
+  p.reduced = section.value("reduced_products", int64_t{0});
+  for (const json& product : section.value("products", json::array()))
+    p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", "")});
+  p.auto_trials = section.value("auto_trials", std::vector<std::string>{});
+  const json accuracy = section.value("accuracy", json::object());
+  p.validation_inputs = accuracy.value("validation_inputs", "");
+  p.validation_count = accuracy.value("validation_count", int64_t{0});
+  p.validation_sha256 = accuracy.value("validation_sha256", "");
+  for (const json& o : accuracy.value("outputs", json::array()))
+    p.accuracy.push_back({o.value("output", ""), o.value("max_abs_error", 0.0), o.value("max_relative_error", 0.0), o.value("cosine", 1.0),
+                          o.value("top1_agreement", -1.0), o.value("top5_agreement", -1.0)});
+  return p;
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
