@@ -145,12 +145,16 @@ def main():
     }
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    report.chart(rows, os.path.join(OUT, "results.png"))
     print()
     print(f"Kiln's ISA: {isa}; Kiln's precision: {args.precision}; FMA probe ({probe.get('isa', '?')}): {probe.get('peak_gflops')} GF/s by threads; "
           f"CPU: {info['cpu']['model']}")
     print(report.table(rows))
-    print(f"\nwrote {os.path.relpath(OUT)}/results.json and results.png "
+    try:
+        report.chart(rows, os.path.join(OUT, "results.png"))
+        chart = " and results.png"
+    except ImportError as error:  # the table and JSON stand without the chart
+        chart = f" (no chart: {error}; bench/setup.sh installs python3-matplotlib)"
+    print(f"\nwrote {os.path.relpath(OUT)}/results.json{chart} "
           f"(load average {info['load_average_at_start'][0]:.2f} at start, {info['load_average_at_end'][0]:.2f} at end)")
 
 

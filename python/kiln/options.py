@@ -61,6 +61,9 @@ class SessionOptions:
         self.max_concurrent_runs = 4  # runs of one session in flight at once (threads calling run)
         self.max_loop_iterations = 100_000_000  # iterations one Loop may run in a run; 0: unbounded
         self.memory_limit = 0  # bytes the session's buffers may hold at once; 0: none
+        self.precision = "fp32"  # products in fp32, bf16, int8, a preference like int8+bf16, or auto
+        self.keep_fp32 = []  # node names or op types left in fp32 under a reduced precision
+        self.accuracy_budget = ""  # e.g. "rel=1e-2,top1=0.99": a reduced precision that breaks it fails the load
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
         self._free_dimensions = {}
@@ -112,6 +115,9 @@ class SessionOptions:
             "max_concurrent_runs": int(self.max_concurrent_runs),
             "max_loop_iterations": int(self.max_loop_iterations),
             "memory_limit": int(self.memory_limit),
+            "precision": self._config_value("kiln.precision", self.precision),
+            "keep_fp32": list(self.keep_fp32),
+            "accuracy_budget": self.accuracy_budget,
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),
         }

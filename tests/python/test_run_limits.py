@@ -62,3 +62,4 @@ def test_a_run_past_the_memory_limit_is_refused_and_the_session_runs_on(tmp_path
     with pytest.raises(MemoryError, match="memory limit 1048576 bytes"):
         session.run(None, {"x": np.ones((8192, 64), np.float32)})  # a 2 MiB output
     assert session.run(None, {"x": -np.ones((2, 64), np.float32)})[0].sum() == 0.0
+

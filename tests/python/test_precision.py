@@ -1,0 +1,30 @@
+"""Reduced precision from Python: SessionOptions.precision, keep_fp32 and accuracy_budget reach the
+session; the report measures the reduced model against fp32; a broken budget is kiln.NumericalIssue."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import kiln
+from conftest import opset_model, save
+
+
+def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
+    """SessionOptions.precision reduces a matrix product to int8 and the report measures it against fp32;
+    a budget it breaks fails the load as kiln.NumericalIssue."""
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")], "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "w")])
+    path = str(save(opset_model(graph), tmp_path, "dense"))
+    options = kiln.SessionOptions()
+    options.precision = "int8"
+    session = kiln.InferenceSession(path, options)
+    precision = session.report()["precision"]
+    assert precision["requested"] == "int8" and precision["reduced_products"] == 1
+    assert precision["accuracy"]["outputs"][0]["cosine"] > 0.99
+    options.accuracy_budget = "abs=0"
+    with pytest.raises(kiln.NumericalIssue, match="'y'"):
+        kiln.InferenceSession(path, options)
