@@ -3,9 +3,11 @@
 
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <functional>
 #include <map>
 
+#include "arrays.h"
 #include "status_error.h"
 
 namespace kiln::python {
@@ -40,6 +42,26 @@ std::map<std::string, DimRange> shape_profile(py::handle value) {
   return profile;
 }
 
+// The accuracy check's input sets: a list of {input name: array}, each tensor copied (the load
+// reads them; the arrays need not outlive it).
+std::vector<InputSet> input_sets(py::handle value) {
+  std::vector<InputSet> sets;
+  for (py::handle set : value) {
+    InputSet copied{"validation_inputs[" + std::to_string(sets.size()) + "]", {}};
+    for (const auto& [name, array] : set.cast<py::dict>()) {
+      std::vector<py::object> keep_alive;
+      const std::string input = as<std::string>("validation_inputs", name);
+      const Tensor view = tensor_from_array(input, array, keep_alive);
+      if (view.dtype() == DType::kString) throw StatusError(invalid_argument("validation input '" + input + "': strings are not measured"));
+      Tensor tensor = Tensor::allocate(view.dtype(), view.shape());
+      std::memcpy(tensor.raw_data(), view.raw_data(), view.byte_size());
+      copied.tensors.emplace(input, std::move(tensor));
+    }
+    sets.push_back(std::move(copied));
+  }
+  return sets;
+}
+
 }  // namespace
 
 SessionOptions session_options_from_dict(const py::dict& options) {
@@ -69,6 +91,7 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"precision", [&](auto& k, auto v) { o.precision = as<std::string>(k, v); }},
       {"keep_fp32", [&](auto& k, auto v) { o.keep_fp32 = as<std::vector<std::string>>(k, v); }},
       {"accuracy_budget", [&](auto& k, auto v) { o.accuracy_budget = as<std::string>(k, v); }},
+      {"validation_inputs", [&](auto&, auto v) { o.validation_inputs = input_sets(v); }},
   };
   for (const auto& [key, value] : options) {
     const std::string name = as<std::string>("(key)", key);

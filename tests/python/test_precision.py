@@ -1,5 +1,6 @@
 """Reduced precision from Python: SessionOptions.precision, keep_fp32 and accuracy_budget reach the
-session; the report measures the reduced model against fp32; a broken budget is kiln.NumericalIssue."""
+session; the report measures the reduced model against fp32 on generated or given validation inputs; a
+broken budget is kiln.NumericalIssue."""
 
 import numpy as np
 import pytest
@@ -27,4 +28,11 @@ def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
     assert precision["accuracy"]["outputs"][0]["cosine"] > 0.99
     options.accuracy_budget = "abs=0"
     with pytest.raises(kiln.NumericalIssue, match="'y'"):
+        kiln.InferenceSession(path, options)
+    options.accuracy_budget = ""
+    options.validation_inputs = [{"x": rng.standard_normal((4, 16)).astype(np.float32)} for _ in range(2)]
+    accuracy = kiln.InferenceSession(path, options).report()["precision"]["accuracy"]
+    assert accuracy["validation_inputs"] == "given" and accuracy["validation_count"] == 2
+    options.validation_inputs = [{"image": np.zeros((4, 16), np.float32)}]
+    with pytest.raises(kiln.InvalidArgument, match="image"):
         kiln.InferenceSession(path, options)

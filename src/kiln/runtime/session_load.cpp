@@ -64,6 +64,7 @@ struct Load {
     engine.warmup_inputs = std::move(source.warmup_inputs);
     engine.warmup_outputs = std::move(source.warmup_outputs);
     engine.options = options;
+    engine.options.validation_inputs.clear();  // read by this load's accuracy check only
     engine.mode = mode;
     engine.memory = memory;
     engine.tuner = tuner;
