@@ -127,6 +127,22 @@ TEST(ReducedPrecision, Int8MatrixProductsAgreeWithFp32AndConvolutionsSayWhyTheyS
   }
 }
 
+// Weights int8 cannot hold (an infinity, a NaN) keep their product fp32, saying why: quantized, they
+// would become finite numbers and the output silently wrong.
+TEST(ReducedPrecision, Int8KeepsProductsWithNonFiniteWeightsInFp32) {
+  ScratchDir dir("precision");
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{2}, int64_t{4}});
+  b.output("y", kFloat, {int64_t{2}, int64_t{3}});
+  b.float_initializer("w", {4, 3}, {0.1f, -0.2f, std::numeric_limits<float>::infinity(), 0.4f, 0.5f, 0.6f, -0.7f, 0.8f, 0.9f, 1.0f, 1.1f, -1.2f});
+  b.node("MatMul", {"x", "w"}, {"y"}, "dense");
+  auto session = Session::load(b.save(dir.file("infinite.onnx")), options_for("int8"));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json precision = precision_of(*session.value());
+  EXPECT_EQ(precision["reduced_products"], 0);
+  EXPECT_NE(precision["products"][0]["reason"].get<std::string>().find("infinite or NaN"), std::string::npos) << precision.dump();
+}
+
 TEST(ReducedPrecision, KeepFp32ByNodeNameOrOpTypeAndRefusesNamesTheGraphLacks) {
   ScratchDir dir("precision");
   const std::string model = classifier(dir);

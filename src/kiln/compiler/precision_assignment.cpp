@@ -2,6 +2,7 @@
 #include "kiln/compiler/precision_assignment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -13,6 +14,12 @@ bool kept(const ir::Node& node, const std::set<std::string>& kept_sources) {
   for (const std::string& source : node.source_nodes())
     if (kept_sources.count(source)) return true;
   return false;
+}
+
+bool finite_weights(const ir::Node& product) {
+  const Tensor& w = *product.input(1)->initializer;
+  const float* v = w.data<float>();
+  return std::all_of(v, v + w.element_count(), [](float x) { return std::isfinite(x); });
 }
 
 }  // namespace
@@ -67,7 +74,9 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     } else {
       for (const ops::Precision p : options.preference) {
         if (p == ops::Precision::kFp32) break;
-        const providers::Capability c = provider->second->computes_in(p, node);
+        const providers::Capability c = p == ops::Precision::kInt8 && !finite_weights(*node)
+                                            ? providers::Capability::no("int8 cannot hold its weights: some are infinite or NaN")
+                                            : provider->second->computes_in(p, node);
         if (!c.supported) {
           record.reason += (record.reason.empty() ? "" : "; ") + c.reason;
           continue;
