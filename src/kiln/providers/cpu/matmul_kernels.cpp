@@ -47,7 +47,6 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   const bool constant = constant_input(node, b) != nullptr;
   const ops::Precision precision = constant ? ops::node_precision(node) : ops::Precision::kFp32;
   state->src_read = product_activation_desc(src, precision);
-  state->src_conversion = InputConversion(src, state->src_read);
   const memory::desc weights =
       constant ? memory::desc(weights_view.dims(), product_data_type(precision), memory::format_tag::any) : weights_view;
   const auto desc = bias ? dnnl::matmul::desc(state->src_read, weights, *bias, dst) : dnnl::matmul::desc(state->src_read, weights, dst);
@@ -61,7 +60,6 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   std::optional<PrimitiveWeights::Quantization> quantization;
   std::optional<dnnl::matmul::primitive_desc> pd;
   if (precision == ops::Precision::kInt8) {
-    state->src_conversion = {};
     const int columns = 1 << (dst.dims().size() - 1);  // the output's columns, the weights' output channels
     for (const auto form : {Int8Product::Form::kInputScalePostOp, Int8Product::Form::kRuntimeOutputScales}) {
       state->int8 = Int8Product(node, form);
@@ -72,6 +70,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
     }
     quantization = PrimitiveWeights::Quantization{ops::weight_channel_axis(node), state->int8.weight_scales()};
   } else {
+    state->src_conversion = InputConversion(src, state->src_read);
     pd.emplace(desc, attributes({}), cpu_engine());
   }
   state->primitive = checked({node, build}, dnnl::matmul(*pd));

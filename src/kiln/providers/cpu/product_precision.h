@@ -17,7 +17,8 @@
 
 namespace kiln::providers::cpu {
 
-// The data type a product of `precision` reads its activations and its weights in (f32, bf16).
+// The data type a product of `precision` reads its weights in (f32, bf16, s8); its activations
+// are of the same type but for int8, whose are u8 (product_activation_desc).
 dnnl::memory::data_type product_data_type(ops::Precision precision);
 
 // `desc` with its data type replaced (same dims, layout and strides in elements).
