@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 4u
+#define KILN_API_VERSION 5u
 
 #if defined(__GNUC__)
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -194,6 +194,13 @@ typedef struct KilnApi {
   /* Limits on that accuracy ("rel=1e-2,cos=0.999,top1=0.99"; "" for none): a load that breaks one
      fails with KILN_NUMERICAL_ISSUE naming the output and the measure. */
   KilnStatus* (*SetAccuracyBudget)(KilnSessionOptions* options, const char* budget);
+
+  /* ---- version 5 ---- */
+  /* What a broken accuracy budget does: "fail" (default: KILN_NUMERICAL_ISSUE) or "fallback" (the
+     products most sensitive to the reduced precision, measured one by one, stay fp32 until the
+     budget holds; KILN_NUMERICAL_ISSUE saying "impossible" when every product in fp32 still breaks
+     it). Another value fails the load with KILN_INVALID_ARGUMENT. */
+  KilnStatus* (*SetOnBudget)(KilnSessionOptions* options, const char* policy);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

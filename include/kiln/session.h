@@ -150,6 +150,12 @@ struct SessionOptions {
   // Limits on those measures, "rel=1e-2,abs=0.5,cos=0.999,top1=0.99,top5=1" (empty: none): a load
   // whose measurement breaks one fails with a NumericalIssue naming the output and the measure.
   std::string accuracy_budget;
+  // What a breached budget does: "fail" (the NumericalIssue above) or "fallback": each reduced
+  // product is measured alone (every other product in float32), and the most sensitive are kept in
+  // float32, as few as keep the budget; the report's precision section lists each measurement and
+  // the products kept. A budget that every product in float32 still breaks is a NumericalIssue
+  // saying it is impossible.
+  std::string on_budget = "fail";
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).

@@ -64,6 +64,7 @@ class SessionOptions:
         self.precision = "fp32"  # products in fp32, bf16, int8, a preference like int8+bf16, or auto
         self.keep_fp32 = []  # node names or op types left in fp32 under a reduced precision
         self.accuracy_budget = ""  # e.g. "rel=1e-2,top1=0.99": a reduced precision that breaks it fails the load
+        self.on_budget = "fail"  # or "fallback": the most sensitive products stay fp32 until the budget holds
         self.validation_inputs = []  # [{input name: array}, ...]: what the accuracy check runs (default: generated)
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
@@ -119,6 +120,7 @@ class SessionOptions:
             "precision": self._config_value("kiln.precision", self.precision),
             "keep_fp32": list(self.keep_fp32),
             "accuracy_budget": self.accuracy_budget,
+            "on_budget": self.on_budget,
             "validation_inputs": [dict(s) for s in self.validation_inputs],
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),

@@ -91,6 +91,7 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"precision", [&](auto& k, auto v) { o.precision = as<std::string>(k, v); }},
       {"keep_fp32", [&](auto& k, auto v) { o.keep_fp32 = as<std::vector<std::string>>(k, v); }},
       {"accuracy_budget", [&](auto& k, auto v) { o.accuracy_budget = as<std::string>(k, v); }},
+      {"on_budget", [&](auto& k, auto v) { o.on_budget = as<std::string>(k, v); }},
       {"validation_inputs", [&](auto&, auto v) { o.validation_inputs = input_sets(v); }},
   };
   for (const auto& [key, value] : options) {

@@ -135,6 +135,11 @@ int main(int argc, char** argv) {
   succeeded(api->SetAccuracyBudget(precise, "rel=0.1"), "SetAccuracyBudget");
   failed_with(api->CreateSession(env, model, precise, &refused), KILN_INVALID_ARGUMENT, "fp64",
               "an unknown precision: invalid_argument naming it");
+  succeeded(api->SetPrecision(precise, "int8", kept, 1), "SetPrecision int8 keeping MatMul");
+  failed_with(api->SetOnBudget(precise, NULL), KILN_INVALID_ARGUMENT, "policy", "a NULL budget policy: invalid_argument");
+  succeeded(api->SetOnBudget(precise, "retry"), "SetOnBudget retry");
+  failed_with(api->CreateSession(env, model, precise, &refused), KILN_INVALID_ARGUMENT, "retry",
+              "an unknown budget policy: invalid_argument naming it");
   api->ReleaseSessionOptions(precise);
   succeeded(api->SetThreads(options, 2), "SetThreads");
   succeeded(api->SetShapeRange(options, "batch", 1, 1, 1), "SetShapeRange batch 1:1:1");

@@ -1,6 +1,6 @@
-"""Reduced precision from Python: SessionOptions.precision, keep_fp32 and accuracy_budget reach the
-session; the report measures the reduced model against fp32 on generated or given validation inputs; a
-broken budget is kiln.NumericalIssue."""
+"""Reduced precision from Python: SessionOptions.precision, keep_fp32, accuracy_budget and on_budget
+reach the session; the report measures the reduced model against fp32 on generated or given validation
+inputs; a broken budget is kiln.NumericalIssue, or under on_budget "fallback" keeps products in fp32."""
 
 import numpy as np
 import pytest
@@ -29,6 +29,10 @@ def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
     options.accuracy_budget = "abs=0"
     with pytest.raises(kiln.NumericalIssue, match="'y'"):
         kiln.InferenceSession(path, options)
+    options.on_budget = "fallback"  # the one product back in fp32 keeps even abs=0
+    precision = kiln.InferenceSession(path, options).report()["precision"]
+    assert precision["reduced_products"] == 0 and "fallback kept 1 of 1" in precision["fallback"][-1]
+    options.on_budget = "fail"
     options.accuracy_budget = ""
     options.validation_inputs = [{"x": rng.standard_normal((4, 16)).astype(np.float32)} for _ in range(2)]
     accuracy = kiln.InferenceSession(path, options).report()["precision"]["accuracy"]

@@ -55,6 +55,22 @@ TEST(PrecisionAccuracy, BudgetsParseAndHold) {
     EXPECT_EQ(parse_accuracy_budget(bad).status().code(), StatusCode::kInvalidArgument) << bad;
 }
 
+TEST(PrecisionAccuracy, BudgetUsageIsTheWorstShareOfAnyLimit) {
+  const AccuracyBudget budget = parse_accuracy_budget("rel=0.01,cos=0.99,top1=0.9").value();
+  // rel 0.005 of 0.01: 0.5; 1 - cos 0.004 of 0.01: 0.4; 1 - top1 0.05 of 0.1: 0.5 (abs: no limit).
+  report::OutputAccuracy a{"y", 100, 0.005, 0.996, 0.95, 1.0};
+  EXPECT_NEAR(budget_usage(budget, {a}), 0.5, 1e-12);
+  report::OutputAccuracy worse = a;
+  worse.cosine = 0.97;  // 0.03 of 0.01
+  EXPECT_NEAR(budget_usage(budget, {a, worse}), 3.0, 1e-9);
+  EXPECT_TRUE(budget_breach(budget, {a, worse}).has_value());
+  // A zero limit: any error uses an infinite share, none uses nothing.
+  const AccuracyBudget exact = parse_accuracy_budget("abs=0").value();
+  EXPECT_TRUE(std::isinf(budget_usage(exact, {a})));
+  a.max_abs_error = 0;
+  EXPECT_EQ(budget_usage(exact, {a}), 0.0);
+}
+
 TEST(PrecisionAccuracy, OutputsThatDisagreeInShapeAreRefused) {
   const auto refused = compare_outputs({{{"y", floats({2}, {1, 2})}}}, {{{"y", floats({1, 2}, {1, 2})}}});
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);

@@ -174,6 +174,12 @@ TEST(ReducedPrecision, BadOptionsAreInvalidArguments) {
   SessionOptions budget_without_precision = options_for("fp32");
   budget_without_precision.accuracy_budget = "rel=0.1";
   refused(budget_without_precision, "reduced precision");
+  SessionOptions unknown_policy = options_for("int8");
+  unknown_policy.on_budget = "retry";
+  refused(unknown_policy, "retry");
+  SessionOptions fallback_without_budget = options_for("int8");
+  fallback_without_budget.on_budget = "fallback";
+  refused(fallback_without_budget, "needs an accuracy budget");
   for (const std::string budget : {"rel", "rel=x", "cos=2", "top1=-0.5", "speed=1", "rel=nan"}) {
     SessionOptions o = options_for("int8");
     o.accuracy_budget = budget;
@@ -193,6 +199,78 @@ TEST(ReducedPrecision, ABudgetTheMeasurementBreaksFailsTheLoadNamingOutputAndMea
   SessionOptions loose = options_for("int8");
   loose.accuracy_budget = "rel=0.5,cos=0.9,top1=0.5";
   EXPECT_TRUE(Session::load(model, loose).is_ok());
+}
+
+// y1 = x . W1 and y2 = z . W2, two int8 matrix products; W1's first row is zero, and the validation
+// input x has 1000 in its first column: per-tensor uint8 then spends its 255 steps on a value W1
+// ignores and rounds the rest of x to zero, so y1 in int8 is lost while y2 stays close. `noise`
+// (RandomUniformLike without a seed: new values on every run) adds an output no precision can keep.
+std::string two_products(const ScratchDir& dir, bool noise) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{4}, int64_t{16}});
+  b.input("z", kFloat, {int64_t{4}, int64_t{16}});
+  b.output("y1", kFloat, {int64_t{4}, int64_t{8}});
+  b.output("y2", kFloat, {int64_t{4}, int64_t{8}});
+  std::vector<float> w1 = random_values(16 * 8, 61, 0.5f);
+  std::fill(w1.begin(), w1.begin() + 8, 0.0f);
+  b.float_initializer("w1", {16, 8}, w1);
+  b.float_initializer("w2", {16, 8}, random_values(16 * 8, 62, 0.5f));
+  b.node("MatMul", {"x", "w1"}, {"y1"}, "dense_outlier");
+  b.node("MatMul", {"z", "w2"}, {"y2"}, "dense_plain");
+  if (noise) {
+    b.output("noise", kFloat, {int64_t{4}, int64_t{16}});
+    b.node("RandomUniformLike", {"z"}, {"noise"}, "noise");
+  }
+  return b.save(dir.file(noise ? "noisy_products.onnx" : "two_products.onnx"));
+}
+
+SessionOptions fallback_options(const std::string& budget) {
+  SessionOptions o = options_for("int8");
+  Tensor x = random_tensor(DType::kFloat, {4, 16}, 63);
+  for (int64_t row = 0; row < 4; ++row) x.data<float>()[row * 16] = 1000;
+  o.validation_inputs = {{"outlier", {{"x", x}, {"z", random_tensor(DType::kFloat, {4, 16}, 64)}}}};
+  o.accuracy_budget = budget;
+  o.on_budget = "fallback";
+  return o;
+}
+
+TEST(ReducedPrecision, OnBudgetFallbackKeepsTheMostSensitiveProductsInFp32UntilTheBudgetHolds) {
+  ScratchDir dir("precision");
+  const std::string model = two_products(dir, false);
+  SessionOptions failing = fallback_options("cos=0.999");
+  failing.on_budget = "fail";
+  auto broken = Session::load(model, failing);
+  ASSERT_EQ(broken.status().code(), StatusCode::kNumericalIssue) << broken.status().to_string();
+  EXPECT_NE(broken.status().message().find("y1"), std::string::npos) << broken.status().message();
+
+  auto session = Session::load(model, fallback_options("cos=0.999"));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json precision = precision_of(*session.value());
+  EXPECT_EQ(product_precision(precision, "dense_outlier"), "fp32") << precision.dump();
+  EXPECT_EQ(product_precision(precision, "dense_plain"), "int8") << precision.dump();
+  for (const auto& p : precision["products"]) {
+    if (p["node"] == "dense_outlier") {
+      EXPECT_NE(p["reason"].get<std::string>().find("accuracy fallback"), std::string::npos) << p.dump();
+    }
+  }
+  for (const auto& output : precision["accuracy"]["outputs"]) EXPECT_GE(output["cosine"].get<double>(), 0.999) << output.dump();
+  const std::vector<std::string> steps = precision["fallback"];
+  ASSERT_FALSE(steps.empty()) << precision.dump();
+  EXPECT_NE(steps.back().find("kept 1 of 2 products in fp32: dense_outlier"), std::string::npos) << precision.dump();
+  EXPECT_NE(session.value()->report_summary().find("fallback kept 1 of 2"), std::string::npos) << session.value()->report_summary();
+
+  // A budget the measurement keeps needs no fallback.
+  auto loose = Session::load(model, fallback_options("cos=-1"));
+  ASSERT_TRUE(loose.is_ok()) << loose.status().to_string();
+  EXPECT_FALSE(precision_of(*loose.value()).contains("fallback"));
+}
+
+TEST(ReducedPrecision, OnBudgetFallbackSaysWhenEvenFp32CannotKeepTheBudget) {
+  ScratchDir dir("precision");
+  auto session = Session::load(two_products(dir, true), fallback_options("cos=0.999"));
+  ASSERT_EQ(session.status().code(), StatusCode::kNumericalIssue) << session.status().to_string();
+  for (const char* part : {"impossible", "every product in fp32", "noise"})
+    EXPECT_NE(session.status().message().find(part), std::string::npos) << session.status().message();
 }
 
 TEST(ReducedPrecision, ValidationInputsAreCheckedAndNamed) {

@@ -7,9 +7,12 @@ graph, eager, jit: `kiln run MODEL --mode M --input ... --output-dir ...`.
 aot: `kiln compile MODEL --shape ... --warmup-input ... -o CASE.kiln`, then `kiln run CASE.kiln ...`.
 Each output must satisfy max|kiln - ort| <= tol * max(1, max|ort|), with tol from tolerances.txt
 (default 1e-3), the same shape and dtype, and NaN where ONNX Runtime has NaN. With --precision, Kiln
-compiles the model's products in that precision (`kiln run --precision P`) and tol comes from
-precision_budgets.txt (CASE PRECISION TOL REASON; default 5e-2 for bf16, 1e-1 for int8); a machine whose target
-lacks the precision (kiln's unsupported_target, exit 13) skips the test, printing kiln's reason.
+compiles the model's products in that precision and tol comes from precision_budgets.txt (CASE PRECISION
+TOL REASON; default 5e-2 for bf16, 1e-1 for int8). Kiln holds itself to the same budget against its own
+fp32 on the case's inputs (`kiln run --precision P --accuracy-budget rel=TOL --on-budget fallback`): the
+products most sensitive to P stay fp32 until it holds, and the line printed says how many ran in P. A
+machine whose target lacks the precision (kiln's unsupported_target, exit 13) skips the test, printing
+kiln's reason.
 A case listed for this mode in known_failures.txt must fail (an error class from kiln or a mismatch;
 a crash, a timeout or an internal error still fails the test); if it passes the test fails and asks for the entry to be
 removed, so the list cannot go stale.
@@ -64,6 +67,17 @@ def tolerance(name):
 
 
 DEFAULT_PRECISION_TOL = {"bf16": 5e-2, "int8": 1e-1}
+
+
+def precision_summary(report_path):
+    """How many products ran reduced, and what the accuracy fallback kept in fp32, from kiln's report."""
+    import json
+    with open(report_path) as f:
+        precision = json.load(f)["precision"]
+    text = "%d of %d products in %s" % (precision["reduced_products"], len(precision["products"]), precision["requested"])
+    if precision.get("fallback"):
+        text += " (%s)" % precision["fallback"][-1].split(":")[0]
+    return text
 
 
 def precision_tolerance(name, precision):
@@ -195,8 +209,9 @@ def main():
     for name, path in inputs:
         input_flags += ["--input", "%s=%s" % (name, os.path.join(zoo, path))]
     extra = (["--threads", str(a.threads)] if a.threads is not None else []) + a.kiln_arg
+    report = os.path.join(work, "report.json")
     if a.precision:
-        extra += ["--precision", a.precision]
+        extra += ["--precision", a.precision, "--accuracy-budget", "rel=%g" % tol, "--on-budget", "fallback", "--report", report]
     try:
         if a.mode == "aot":
             shape_flags, warmup_flags = [], []
@@ -224,6 +239,8 @@ def main():
         else:
             ok, ratio, worst = compare(np, ref_dir, out_dir, tol)
             detail = "%s; worst err/allowed %.3g" % (worst, ratio)
+            if a.precision:
+                detail += "; " + precision_summary(report)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

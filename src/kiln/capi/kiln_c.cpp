@@ -197,6 +197,15 @@ KilnStatus* set_accuracy_budget(KilnSessionOptions* o, const char* budget) {
   });
 }
 
+KilnStatus* set_on_budget(KilnSessionOptions* o, const char* policy) {
+  KILN_C_REQUIRE(o);
+  KILN_C_REQUIRE(policy);
+  return guarded([&] {
+    o->options.on_budget = policy;
+    return static_cast<KilnStatus*>(nullptr);
+  });
+}
+
 KilnStatus* set_input_shape(KilnSessionOptions* o, const char* input, const int64_t* dims, size_t rank) {
   KILN_C_REQUIRE(o);
   KILN_C_REQUIRE(input);
@@ -512,6 +521,7 @@ const KilnApi kApi = {
     set_memory_limit,
     set_precision,
     set_accuracy_budget,
+    set_on_budget,
 };
 
 static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,

@@ -61,6 +61,10 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_option("--accuracy-budget", flags.accuracy_budget,
                  "Under --precision, fail unless every output stays within these limits against fp32 on the validation "
                  "inputs: rel=1e-2,abs=0.5,cos=0.999,top1=0.99,top5=1 (any of them)");
+  cmd.add_option("--on-budget", flags.on_budget,
+                 "What a broken --accuracy-budget does: fail (default), or fallback: keep the products most sensitive to "
+                 "the precision (each measured alone) in fp32 until the budget holds")
+      ->check(CLI::IsMember({"fail", "fallback"}));
   cmd.add_option("--validation", flags.validation_dir,
                  "Under --precision, measure accuracy against fp32 on these inputs: a folder of NAME.npy|NAME.pb files "
                  "(one set), or of subfolders of them (a set each; default: the model's example or seeded random inputs)");
@@ -198,6 +202,7 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   options.precision = flags.precision;
   options.keep_fp32 = flags.keep_fp32;
   options.accuracy_budget = flags.accuracy_budget;
+  options.on_budget = flags.on_budget;
   if (!flags.validation_dir.empty()) {
     KILN_ASSIGN_OR_RETURN(options.validation_inputs, read_input_sets("--validation", flags.validation_dir));
   }

@@ -36,6 +36,7 @@ struct SessionFlags {
   std::string precision = "fp32";
   std::vector<std::string> keep_fp32;
   std::string accuracy_budget;
+  std::string on_budget = "fail";
   std::string validation_dir;  // input sets for the accuracy check (read_input_sets)
 };
 

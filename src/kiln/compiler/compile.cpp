@@ -175,10 +175,14 @@ LaterCompilers later_compilers(const CompiledModel& compiled) {
   CompileOptions body_options = compiled.options;
   body_options.optimised = false;  // an artifact's bodies were not: BodyPlans compiles them when planned
   body_options.place = true;
-  later.body = [body_options, providers = compiled.providers](ir::Graph& body) -> Result<partition::PartitionMap> {
-    CompileEvidence unused;
-    KILN_RETURN_IF_ERROR(optimise(body, body_options, providers, unused));
-    return place_lower_and_choose_precision(body, body_options, providers, unused);
+  later.body_precision = std::make_shared<BodyPrecision>();
+  later.body = [body_options, providers = compiled.providers,
+                precision = later.body_precision](ir::Graph& body) -> Result<partition::PartitionMap> {
+    CompileEvidence evidence;
+    KILN_RETURN_IF_ERROR(optimise(body, body_options, providers, evidence));
+    KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, place_lower_and_choose_precision(body, body_options, providers, evidence));
+    precision->record(evidence.precision.products);
+    return placed;
   };
   return later;
 }

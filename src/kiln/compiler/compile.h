@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -50,6 +51,7 @@ using GraphCompiler = std::function<Result<partition::PartitionMap>(ir::Graph& g
 struct LaterCompilers {
   VariantCompiler variant;
   GraphCompiler body;
+  std::shared_ptr<BodyPrecision> body_precision;  // what `body` chose for each body's products
 };
 LaterCompilers later_compilers(const CompiledModel& compiled);
 

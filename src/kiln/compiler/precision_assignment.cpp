@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <functional>
 #include <set>
 
 namespace kiln::compiler {
@@ -28,11 +28,17 @@ Status resolve_keep_fp32(const ir::Graph& source, PrecisionOptions& options) {
   options.kept_source_nodes.clear();
   for (const std::string& entry : options.keep_fp32) {
     bool found = false;
-    for (const auto& node : source.nodes())
-      if (node->name == entry || node->op_type == entry) {
-        options.kept_source_nodes.push_back(node->name);
-        found = true;
+    // The graph's nodes and those of its control-flow bodies, which compile as graphs of their own.
+    std::function<void(const ir::Graph&)> visit = [&](const ir::Graph& graph) {
+      for (const auto& node : graph.nodes()) {
+        if (node->name == entry || node->op_type == entry) {
+          options.kept_source_nodes.push_back(node->name);
+          found = true;
+        }
+        ir::for_each_subgraph(*node, visit);
       }
+    };
+    visit(source);
     if (!found) return invalid_argument("keep_fp32 names '" + entry + "', which is neither a node nor an op type of the model");
   }
   return Status::ok();
@@ -58,17 +64,20 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     for (const auto& provider : providers)
       if (provider->name() == a.provider) provider_of[a.node] = provider.get();
   const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
+  const std::set<std::string> fall_back(options.fallback_source_nodes.begin(), options.fallback_source_nodes.end());
   for (const auto& owned : graph.nodes()) {
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;
     node->attributes.erase(ops::kPrecisionAttribute);
     node->attributes.erase(ops::kWeightScalesAttribute);
-    NodePrecision record{node->name, node->op_type, ops::Precision::kFp32, ""};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, ""};
     const auto provider = provider_of.find(node);
     if (!reduced) {
       record.reason = "fp32 asked";
     } else if (kept(*node, keep)) {
       record.reason = "kept in fp32 (keep_fp32)";
+    } else if (kept(*node, fall_back)) {
+      record.reason = "kept in fp32 by the accuracy fallback (among the products most sensitive to the reduced precision)";
     } else if (provider == provider_of.end()) {
       record.reason = "not placed";
     } else {
@@ -85,7 +94,8 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
         if (p == ops::Precision::kInt8)
           node->attributes[ops::kWeightScalesAttribute] =
               ir::Attribute::of_floats(ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node)));
-        record = {node->name, node->op_type, p, ""};
+        record.precision = p;
+        record.reason.clear();
         ++evidence.reduced;
         break;
       }
@@ -100,7 +110,7 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   evidence.requested.clear();
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
-    NodePrecision record{node->name, node->op_type, ops::node_precision(*node), ""};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), ""};
     if (record.precision != ops::Precision::kFp32) {
       if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())
         evidence.requested.push_back(record.precision);
@@ -112,6 +122,18 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   }
   if (evidence.requested.empty()) evidence.requested = {ops::Precision::kFp32};
   return evidence;
+}
+
+void BodyPrecision::record(const std::vector<NodePrecision>& products) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (const NodePrecision& p : products) products_.insert_or_assign(p.node, p);
+}
+
+std::vector<NodePrecision> BodyPrecision::products() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<NodePrecision> all;
+  for (const auto& [name, p] : products_) all.push_back(p);
+  return all;
 }
 
 }  // namespace kiln::compiler

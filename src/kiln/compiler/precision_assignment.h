@@ -8,6 +8,8 @@
 // run on it.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,12 +31,16 @@ struct PrecisionOptions {
   // keep_fp32 resolved against the source model by resolve_keep_fp32: the names of the source
   // nodes it names or whose op type it names.
   std::vector<std::string> kept_source_nodes;
+  // Source nodes the accuracy fallback keeps in float32 (runtime/session_load.cpp: the products
+  // most sensitive to the reduced precision, as measured).
+  std::vector<std::string> fallback_source_nodes;
 };
 
 // One product's precision, and why it is float32 when a reduced one was asked for.
 struct NodePrecision {
   std::string node;
   std::string op_type;
+  std::vector<std::string> sources;  // the source model's nodes it stands for (Node::source_nodes)
   ops::Precision precision = ops::Precision::kFp32;
   std::string reason;  // empty when reduced
 };
@@ -61,5 +67,19 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
 
 // The products of `graph` as marked (an artifact's graph): the evidence without a request.
 PrecisionEvidence recorded_precision(const ir::Graph& graph);
+
+// The products of control-flow bodies, which are compiled when a run first reaches them
+// (compiler::later_compilers): each body's evidence as it is compiled, for the report and the
+// accuracy fallback. Shared by the body compiler and the engine; thread-safe.
+class BodyPrecision {
+ public:
+  void record(const std::vector<NodePrecision>& products);
+  // Every body product recorded so far, by node name.
+  std::vector<NodePrecision> products() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, NodePrecision> products_;
+};
 
 }  // namespace kiln::compiler

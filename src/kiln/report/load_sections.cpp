@@ -24,7 +24,9 @@ std::map<std::string, std::string> options_section(const SessionOptions& options
           {"max_variants", std::to_string(options.max_variants)},
           {"tune", options.tune ? "true" : "false"},
           {"precision", options.precision},
-          {"keep_fp32", join(options.keep_fp32)}};
+          {"keep_fp32", join(options.keep_fp32)},
+          {"accuracy_budget", options.accuracy_budget},
+          {"on_budget", options.on_budget}};
 }
 
 TargetSection target_section(const target::Target& target, const std::string& isa) {

@@ -178,6 +178,7 @@ struct PrecisionSection {
   std::vector<std::string> keep_fp32;
   struct Product {
     std::string node, op_type, precision, reason;
+    std::vector<std::string> sources;  // the source model's nodes it stands for
   };
   std::vector<Product> products;
   int64_t reduced = 0;
@@ -189,6 +190,9 @@ struct PrecisionSection {
   std::vector<OutputAccuracy> accuracy;
   // precision "auto": each precision tried, in order, and how it went.
   std::vector<std::string> auto_trials;
+  // on_budget "fallback" after a breach: each product's measurement alone, each count of the most
+  // sensitive kept in float32 that was tried, and the outcome.
+  std::vector<std::string> fallback;
 };
 
 // The warm-up that made the session ready (Session::warm_up).

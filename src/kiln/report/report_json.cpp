@@ -182,7 +182,7 @@ json execution_json(const ExecutionSection& e) {
 json precision_json(const PrecisionSection& p) {
   json products = json::array();
   for (const auto& product : p.products) {
-    json entry = {{"node", product.node}, {"op", product.op_type}, {"precision", product.precision}};
+    json entry = {{"node", product.node}, {"op", product.op_type}, {"precision", product.precision}, {"sources", product.sources}};
     if (!product.reason.empty()) entry["reason"] = product.reason;
     products.push_back(std::move(entry));
   }
@@ -198,6 +198,7 @@ json precision_json(const PrecisionSection& p) {
   }
   json doc = {{"requested", p.requested}, {"keep_fp32", p.keep_fp32}, {"reduced_products", p.reduced}, {"products", products}};
   if (!p.auto_trials.empty()) doc["auto_trials"] = p.auto_trials;
+  if (!p.fallback.empty()) doc["fallback"] = p.fallback;
   if (!p.accuracy.empty())
     doc["accuracy"] = {{"validation_inputs", p.validation_inputs},
                        {"validation_count", p.validation_count},
@@ -214,8 +215,10 @@ PrecisionSection precision_from_json(const json& section) {
   p.keep_fp32 = section.value("keep_fp32", std::vector<std::string>{});
   p.reduced = section.value("reduced_products", int64_t{0});
   for (const json& product : section.value("products", json::array()))
-    p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", "")});
+    p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", ""),
+                          product.value("sources", std::vector<std::string>{})});
   p.auto_trials = section.value("auto_trials", std::vector<std::string>{});
+  p.fallback = section.value("fallback", std::vector<std::string>{});
   const json accuracy = section.value("accuracy", json::object());
   p.validation_inputs = accuracy.value("validation_inputs", "");
   p.validation_count = accuracy.value("validation_count", int64_t{0});

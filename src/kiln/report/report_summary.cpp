@@ -30,6 +30,7 @@ std::string precision_line(const PrecisionSection& p) {
     for (const std::string& k : p.keep_fp32) s << " " << k;
     s << ")";
   }
+  if (!p.fallback.empty()) s << "; " << p.fallback.back();
   if (!p.accuracy.empty()) {
     s << "; vs fp32 on " << p.validation_count << " " << p.validation_inputs << " input set" << (p.validation_count == 1 ? "" : "s") << ":";
     for (size_t i = 0; i < p.accuracy.size(); ++i) {

@@ -17,6 +17,14 @@
 
 namespace kiln::runtime {
 
+namespace {
+
+report::PrecisionSection::Product product_precision(const compiler::NodePrecision& p) {
+  return {p.node, p.op_type, ops::precision_name(p.precision), p.reason, p.sources};
+}
+
+}  // namespace
+
 void record_compile(report::Report& report, const compiler::CompileEvidence& evidence) {
   report.passes = evidence.passes;
   report.nodes_after_passes = evidence.nodes_after_passes;
@@ -32,8 +40,7 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
   report.precision.keep_fp32 = precision.keep_fp32;
   report.precision.reduced = precision.reduced;
   report.precision.products.clear();
-  for (const compiler::NodePrecision& p : precision.products)
-    report.precision.products.push_back({p.node, p.op_type, ops::precision_name(p.precision), p.reason});
+  for (const compiler::NodePrecision& p : precision.products) report.precision.products.push_back(product_precision(p));
 }
 
 Engine::Engine(compiler::CompiledModel compiled, EngineStart start)
@@ -406,6 +413,7 @@ void Engine::record_accuracy(report::PrecisionSection measured) {
   p.validation_count = measured.validation_count;
   p.validation_sha256 = std::move(measured.validation_sha256);
   p.accuracy = std::move(measured.accuracy);
+  p.fallback = std::move(measured.fallback);
 }
 
 void Engine::record_precision_trials(std::vector<std::string> trials) {
@@ -450,6 +458,11 @@ report::Report Engine::current_report() const {
   now.guards = shape_policy_.evidence();
   now.memory.in_use_bytes = memory_->in_use();
   now.memory.peak_bytes = memory_->peak();
+  if (compilers_.body_precision)  // control-flow bodies compiled so far
+    for (const compiler::NodePrecision& p : compilers_.body_precision->products()) {
+      now.precision.products.push_back(product_precision(p));
+      now.precision.reduced += p.precision != ops::Precision::kFp32;
+    }
   return now;
 }
 

@@ -158,6 +158,24 @@ std::optional<std::string> budget_breach(const AccuracyBudget& budget, const std
   return std::nullopt;
 }
 
+double budget_usage(const AccuracyBudget& budget, const std::vector<report::OutputAccuracy>& accuracy) {
+  // error / limit; a NaN error (never expected: compare_outputs counts NaN as infinite) uses it all.
+  const auto share = [](double error, double limit) {
+    if (std::isnan(error)) return HUGE_VAL;
+    if (limit > 0) return error / limit;
+    return error > 0 ? HUGE_VAL : 0.0;
+  };
+  double used = 0;
+  for (const report::OutputAccuracy& a : accuracy) {
+    if (budget.max_abs_error) used = std::max(used, share(a.max_abs_error, *budget.max_abs_error));
+    if (budget.max_relative_error) used = std::max(used, share(a.max_relative_error, *budget.max_relative_error));
+    if (budget.min_cosine) used = std::max(used, share(1 - a.cosine, 1 - *budget.min_cosine));
+    if (budget.min_top1 && a.top1 >= 0) used = std::max(used, share(1 - a.top1, 1 - *budget.min_top1));
+    if (budget.min_top5 && a.top5 >= 0) used = std::max(used, share(1 - a.top5, 1 - *budget.min_top5));
+  }
+  return used;
+}
+
 Result<std::string> validation_sha256(const std::vector<std::map<std::string, Tensor>>& inputs) {
   std::string bytes;
   for (const auto& set : inputs)

@@ -39,6 +39,11 @@ Result<std::vector<report::OutputAccuracy>> compare_outputs(const std::vector<Ou
 // The first breach of `budget` by `accuracy` ("output 'logits': top1 0.97 below 0.99"), if any.
 std::optional<std::string> budget_breach(const AccuracyBudget& budget, const std::vector<report::OutputAccuracy>& accuracy);
 
+// How much of `budget` `accuracy` uses: the largest over outputs and measures of the error over its
+// limit (abs, rel), of 1 - measure over 1 - limit (cos, top1, top5); at most 1 when the budget
+// holds, infinite when a zero limit is exceeded. The accuracy fallback ranks products by it.
+double budget_usage(const AccuracyBudget& budget, const std::vector<report::OutputAccuracy>& accuracy);
+
 // SHA-256 over the inputs (names, dtypes, shapes and bytes, in order): which inputs were measured.
 Result<std::string> validation_sha256(const std::vector<std::map<std::string, Tensor>>& inputs);
 

@@ -20,6 +20,31 @@
 namespace kiln::runtime {
 namespace {
 
+// The accuracy check's fixed side: the validation inputs and the float32 model's outputs on them.
+struct Validation {
+  std::string kind;     // "given" or "generated"
+  std::string context;  // of a failed run's error
+  std::vector<std::map<std::string, Tensor>> inputs;
+  std::vector<Outputs> expected;
+
+  // Each output of `reduced` on the inputs against the float32 model's (compare_outputs).
+  Result<std::vector<report::OutputAccuracy>> measure(Engine& reduced) const {
+    std::vector<Outputs> got;
+    for (const auto& set : inputs) {
+      Result<Outputs> have = reduced.execute_tensors(set, false, RunOptions{});
+      if (!have.is_ok()) return have.status().with_context(context);
+      got.push_back(std::move(have).value());
+    }
+    return compare_outputs(expected, got);
+  }
+};
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
 // One load: its stages and what they hand each other on the way to the engine.
 struct Load {
   Load(const SessionOptions& options, std::shared_ptr<MemoryBudget> memory) : options(options), memory(std::move(memory)) {}
@@ -28,6 +53,7 @@ struct Load {
   std::shared_ptr<MemoryBudget> memory;
   target::Target target;
   compiler::PrecisionOptions precision;
+  std::vector<std::string> precision_fallback;  // source nodes the accuracy fallback keeps in float32
   AccuracyBudget budget;
   std::shared_ptr<providers::Tuner> tuner;
   ExecutionMode mode = ExecutionMode::kGraph;
@@ -37,7 +63,14 @@ struct Load {
   ModelMetadata metadata;
   std::unique_ptr<Engine> started;
 
+  // The stages, then (a reduced precision, not an artifact's) the accuracy check.
   Status run(const std::string& path, const std::string* bytes) {
+    KILN_RETURN_IF_ERROR(start(path, bytes));
+    if (reduced() && !source.from_artifact) return check_accuracy(path, bytes);
+    return Status::ok();
+  }
+
+  Status start(const std::string& path, const std::string* bytes) {
     engine.report.memory.limit_bytes = options.memory_limit;
     record_options();
     KILN_RETURN_IF_ERROR(choose_target());
@@ -70,56 +103,139 @@ struct Load {
     engine.tuner = tuner;
     engine.compilers = compiler::later_compilers(compiled);
     KILN_ASSIGN_OR_RETURN(started, Engine::start(std::move(compiled), std::move(engine)));
-    if (reduced() && !source.from_artifact) KILN_RETURN_IF_ERROR(check_accuracy(path, bytes));
     return Status::ok();
   }
 
   // The reduced-precision model against the same model loaded in float32 on the validation inputs
-  // (precision_accuracy.h), recorded in the report and held to the budget.
+  // (precision_accuracy.h), recorded in the report and held to the budget: a breach fails the load,
+  // or under on_budget "fallback" keeps the most sensitive products in float32 (fall_back).
   Status check_accuracy(const std::string& path, const std::string* bytes) {
+    KILN_ASSIGN_OR_RETURN(const Validation validation, validate(path, bytes));
     report::PrecisionSection measured;
-    std::vector<std::map<std::string, Tensor>> inputs;
+    measured.validation_inputs = validation.kind;
+    measured.validation_count = static_cast<int64_t>(validation.inputs.size());
+    KILN_ASSIGN_OR_RETURN(measured.validation_sha256, validation_sha256(validation.inputs));
+    KILN_ASSIGN_OR_RETURN(measured.accuracy, validation.measure(*started));
+    const bool scores = std::any_of(measured.accuracy.begin(), measured.accuracy.end(),
+                                    [](const report::OutputAccuracy& a) { return a.top1 >= 0; });
+    if ((budget.min_top1 || budget.min_top5) && !scores)
+      return invalid_argument("the accuracy budget '" + options.accuracy_budget +
+                              "' limits top-k agreement, but no output looks like class scores ([N, C])");
+    std::optional<std::string> breach = budget_breach(budget, measured.accuracy);
+    if (breach && options.on_budget == kOnBudgetFallback) {
+      KILN_RETURN_IF_ERROR(fall_back(path, bytes, validation, measured));
+      breach = budget_breach(budget, measured.accuracy);
+    }
+    started->record_accuracy(std::move(measured));
+    if (breach)
+      return Status(StatusCode::kNumericalIssue, "precision " + ops::preference_name(precision.preference) +
+                                                     " breaks the accuracy budget '" + options.accuracy_budget + "': " + *breach);
+    return Status::ok();
+  }
+
+  // The validation inputs (given, else generated for the load-time shapes) and the float32 model's
+  // outputs on them.
+  Result<Validation> validate(const std::string& path, const std::string* bytes) {
+    Validation validation;
     for (const InputSet& set : options.validation_inputs) {
       KILN_RETURN_IF_ERROR(check_input_set(started->graph(), set));
-      inputs.push_back(set.tensors);
+      validation.inputs.push_back(set.tensors);
     }
-    measured.validation_inputs = "given";
-    if (inputs.empty()) {
+    validation.kind = "given";
+    validation.context = "accuracy check";
+    if (validation.inputs.empty()) {
       KILN_ASSIGN_OR_RETURN(Outputs generated, started->generated_inputs());
-      inputs.push_back(std::move(generated));
-      measured.validation_inputs = "generated";
+      validation.inputs.push_back(std::move(generated));
+      validation.kind = "generated";
+      validation.context = "accuracy check on generated inputs of the load-time shapes (give validation inputs: --validation DIR)";
     }
     SessionOptions float32 = options;
     float32.precision = ops::precision_name(ops::Precision::kFp32);
     float32.keep_fp32.clear();
     float32.validation_inputs.clear();
     float32.accuracy_budget.clear();
+    float32.on_budget = kOnBudgetFail;
     KILN_ASSIGN_OR_RETURN(LoadedModel reference, load_model(path, bytes, float32, memory));
-    std::vector<Outputs> expected, got;
-    const RunOptions run_options;
-    const std::string context = measured.validation_inputs == "generated"
-                                    ? "accuracy check on generated inputs of the load-time shapes (give validation inputs: --validation DIR)"
-                                    : "accuracy check";
-    for (const auto& set : inputs) {
-      Result<Outputs> want = reference.engine->execute_tensors(set, false, run_options);
-      if (!want.is_ok()) return want.status().with_context(context);
-      expected.push_back(std::move(want).value());
-      Result<Outputs> have = started->execute_tensors(set, false, run_options);
-      if (!have.is_ok()) return have.status().with_context(context);
-      got.push_back(std::move(have).value());
+    for (const auto& set : validation.inputs) {
+      Result<Outputs> want = reference.engine->execute_tensors(set, false, RunOptions{});
+      if (!want.is_ok()) return want.status().with_context(validation.context);
+      validation.expected.push_back(std::move(want).value());
     }
-    measured.validation_count = static_cast<int64_t>(inputs.size());
-    KILN_ASSIGN_OR_RETURN(measured.validation_sha256, validation_sha256(inputs));
-    KILN_ASSIGN_OR_RETURN(measured.accuracy, compare_outputs(expected, got));
-    const std::vector<report::OutputAccuracy> accuracy = measured.accuracy;
-    const bool scores = std::any_of(accuracy.begin(), accuracy.end(), [](const report::OutputAccuracy& a) { return a.top1 >= 0; });
-    if ((budget.min_top1 || budget.min_top5) && !scores)
-      return invalid_argument("the accuracy budget '" + options.accuracy_budget +
-                              "' limits top-k agreement, but no output looks like class scores ([N, C])");
-    started->record_accuracy(std::move(measured));
-    if (const std::optional<std::string> breach = budget_breach(budget, accuracy))
-      return Status(StatusCode::kNumericalIssue, "precision " + ops::preference_name(precision.preference) +
-                                                     " breaks the accuracy budget '" + options.accuracy_budget + "': " + *breach);
+    return validation;
+  }
+
+  // on_budget "fallback", the budget broken: each reduced product measured alone (every other one
+  // kept in float32) and ranked by the share of the budget it uses; every product in float32 must
+  // keep the budget (else it is impossible); then the fewest of the most sensitive kept in float32
+  // that keep it, by bisection on their count. A product that breaks the budget alone is taken to
+  // break it with others reduced too, so those are always kept. This load's engine becomes the one
+  // chosen, and `measured` its accuracy, with every step in measured.fallback.
+  Status fall_back(const std::string& path, const std::string* bytes, const Validation& validation, report::PrecisionSection& measured) {
+    struct Product {
+      std::string node;
+      std::vector<std::string> sources;
+      double usage = 0;  // of the budget, reduced alone
+    };
+    // The reduced products as the report lists them: the graph's (jit: the variant's the validation
+    // inputs ran) and those of the control-flow bodies the runs reached.
+    std::vector<Product> products;
+    for (const report::PrecisionSection::Product& p : started->current_report().precision.products)
+      if (p.precision != ops::precision_name(ops::Precision::kFp32)) products.push_back({p.node, p.sources});
+    std::vector<std::string>& steps = measured.fallback;
+    steps.push_back("breach with every product reduced: " + *budget_breach(budget, measured.accuracy));
+    struct Trial {
+      std::unique_ptr<Load> load;
+      std::vector<report::OutputAccuracy> accuracy;
+    };
+    const auto trial = [&](std::vector<std::string> kept) -> Result<Trial> {
+      Trial t{std::make_unique<Load>(options, memory), {}};
+      t.load->precision_fallback = std::move(kept);
+      KILN_RETURN_IF_ERROR(t.load->start(path, bytes));
+      KILN_ASSIGN_OR_RETURN(t.accuracy, validation.measure(*t.load->started));
+      return t;
+    };
+    for (Product& product : products) {
+      std::vector<std::string> others;
+      for (const Product& other : products)
+        if (&other != &product) others.insert(others.end(), other.sources.begin(), other.sources.end());
+      KILN_ASSIGN_OR_RETURN(const Trial alone, trial(std::move(others)));
+      product.usage = budget_usage(budget, alone.accuracy);
+      steps.push_back("'" + product.node + "' reduced alone uses " + number(product.usage) + " of the budget");
+    }
+    std::stable_sort(products.begin(), products.end(), [](const Product& a, const Product& b) { return a.usage > b.usage; });
+    const auto most_sensitive = [&](size_t count) {
+      std::vector<std::string> kept;
+      for (size_t i = 0; i < count; ++i) kept.insert(kept.end(), products[i].sources.begin(), products[i].sources.end());
+      return kept;
+    };
+    KILN_ASSIGN_OR_RETURN(Trial best, trial(most_sensitive(products.size())));
+    if (const std::optional<std::string> breach = budget_breach(budget, best.accuracy))
+      return Status(StatusCode::kNumericalIssue, "the accuracy budget '" + options.accuracy_budget +
+                                                     "' is impossible: with every product in fp32 it still breaks (" + *breach +
+                                                     "): the model's float32 runs differ from each other");
+    const size_t breaking_alone = static_cast<size_t>(
+        std::count_if(products.begin(), products.end(), [](const Product& p) { return p.usage > 1; }));
+    if (breaking_alone > 0) steps.push_back(std::to_string(breaking_alone) + " break the budget alone");
+    size_t low = breaking_alone == 0 ? 0 : breaking_alone - 1, high = products.size();  // low breaks the budget, high keeps it
+    while (high - low > 1) {
+      const size_t count = (low + high) / 2;
+      KILN_ASSIGN_OR_RETURN(Trial t, trial(most_sensitive(count)));
+      const bool holds = !budget_breach(budget, t.accuracy);
+      steps.push_back("the " + std::to_string(count) + " most sensitive in fp32: " + (holds ? "holds" : "breaks"));
+      if (holds) {
+        high = count;
+        best = std::move(t);
+      } else {
+        low = count;
+      }
+    }
+    std::string kept;
+    for (size_t i = 0; i < high; ++i) kept += (i ? ", " : "") + products[i].node;
+    steps.push_back("fallback kept " + std::to_string(high) + " of " + std::to_string(products.size()) + " products in fp32: " + kept);
+    started = std::move(best.load->started);
+    metadata = std::move(best.load->metadata);
+    source.assets = std::move(best.load->source.assets);
+    measured.accuracy = std::move(best.accuracy);
     return Status::ok();
   }
 
@@ -166,6 +282,7 @@ struct Load {
     o.optimised = source.from_artifact;            // optimised when it was compiled
     o.place = mode != ExecutionMode::kJit;  // jit places each variant for its shapes
     o.precision = precision;
+    o.precision.fallback_source_nodes = precision_fallback;
     return o;
   }
 
@@ -190,10 +307,14 @@ struct Load {
     if (!asked)
       return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names() +
                               ", auto, or a preference such as int8+bf16");
-    precision = {*asked, options.keep_fp32, {}};
+    precision = {*asked, options.keep_fp32, {}, {}};
     KILN_ASSIGN_OR_RETURN(budget, parse_accuracy_budget(options.accuracy_budget));
     if (!budget.empty() && !reduced())
       return invalid_argument("an accuracy budget needs a reduced precision (precision is fp32)");
+    if (options.on_budget != kOnBudgetFail && options.on_budget != kOnBudgetFallback)
+      return invalid_argument("on_budget '" + options.on_budget + "': choose " + kOnBudgetFail + " or " + kOnBudgetFallback);
+    if (options.on_budget == kOnBudgetFallback && budget.empty() && reduced())
+      return invalid_argument("on_budget fallback needs an accuracy budget to keep (accuracy_budget)");
     if (options.tune && !(options.tune_budget_ms >= 0))
       return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
     tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)

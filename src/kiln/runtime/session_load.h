@@ -7,6 +7,8 @@
 //   make the providers (compiler::make_providers)
 //   compile (compiler::compile: analysis, passes, placement, lowering)
 //   start the engine over the compiled model (engine.h: its load-time plan)
+//   a reduced precision: check its accuracy against float32 (precision_accuracy.h), and under
+//   on_budget "fallback" keep the products most sensitive to it in float32 until the budget holds
 #pragma once
 
 #include <map>
@@ -26,6 +28,10 @@ struct LoadedModel {
   ModelMetadata metadata;                     // as imported, before any pass
   std::map<std::string, std::string> assets;  // an artifact's, by name
 };
+
+// SessionOptions::on_budget's choices.
+inline constexpr const char* kOnBudgetFail = "fail";
+inline constexpr const char* kOnBudgetFallback = "fallback";
 
 // The accuracy budget of precision "auto" when none is given.
 inline constexpr const char* kAutoAccuracyBudget = "cos=0.995";
