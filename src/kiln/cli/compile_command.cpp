@@ -4,6 +4,10 @@
 
 #include "kiln/cli/cli_common.h"
 #include "kiln/cli/commands.h"
+#include "kiln/frontend/onnx/quantized_export.h"
+#include "kiln/io/file.h"
+#include "kiln/ops/numeric_precision.h"
+#include "kiln/runtime/session_access.h"
 
 namespace kiln::cli {
 
@@ -13,6 +17,7 @@ struct CompileArgs {
   std::string model;
   std::string report_path;
   std::string artifact_path;
+  std::string onnx_path;  // --emit-onnx
   std::vector<std::string> assets;         // name=path
   std::vector<std::string> warmup_inputs;  // name=file.npy
   SessionFlags flags;
@@ -25,6 +30,25 @@ Result<ArtifactOptions> artifact_options(const CompileArgs& args) {
   if ((!args.assets.empty() || !args.warmup_inputs.empty()) && args.artifact_path.empty())
     return invalid_argument("--asset and --warmup-input need -o: they are stored in the .kiln artifact");
   return options;
+}
+
+// --emit-onnx: the source model with the products this session computes in int8 written in ONNX
+// Runtime's dynamic-quantization operators (frontend/onnx/quantized_export.h).
+Status write_quantized_onnx(const CompileArgs& args, const Session& session) {
+  std::vector<frontend::Int8Product> products;
+  for (const auto& p : SessionAccess::report(session).precision.products)
+    if (p.precision == ops::precision_name(ops::Precision::kInt8)) products.push_back({p.node, p.sources});
+  if (products.empty()) return invalid_argument("--emit-onnx writes the int8 products, and this compile has none (give --precision int8)");
+  KILN_ASSIGN_OR_RETURN(const frontend::QuantizedOnnx quantized, frontend::quantized_onnx(args.model, products));
+  KILN_RETURN_IF_ERROR(io::write_file_atomic(args.onnx_path, quantized.model));
+  std::cout << "onnx       " << args.onnx_path << ": " << quantized.quantized.size()
+            << " products as DynamicQuantizeLinear + MatMulInteger (ONNX Runtime's dynamic int8)";
+  if (!quantized.left_fp32.empty()) {
+    std::cout << "; left fp32 there:";
+    for (const std::string& left : quantized.left_fp32) std::cout << " [" << left << "]";
+  }
+  std::cout << "\n";
+  return Status::ok();
 }
 
 int run_compile(const CompileArgs& args) {
@@ -45,6 +69,10 @@ int run_compile(const CompileArgs& args) {
     if (!written.is_ok()) return report_error(written);
     std::cout << "artifact   " << args.artifact_path << "\n";
   }
+  if (!args.onnx_path.empty()) {
+    Status written = write_quantized_onnx(args, *session.value());
+    if (!written.is_ok()) return report_error(written);
+  }
   return 0;
 }
 
@@ -56,6 +84,9 @@ void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("model", args->model, "Model file (ONNX, GGUF)")->required();
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("-o,--output", args->artifact_path, "Write the compiled model as a .kiln artifact here (docs/ARTIFACT.md)");
+  cmd->add_option("--emit-onnx", args->onnx_path,
+                  "Write the ONNX model with its int8 products (--precision int8) as ONNX Runtime's dynamic quantization: "
+                  "DynamicQuantizeLinear, MatMulInteger, the same int8 weights and scales");
   cmd->add_option("--asset", args->assets, "Store a file in the artifact, NAME=PATH (tokenizer, labels; repeatable)");
   cmd->add_option("--warmup-input", args->warmup_inputs,
                   "Warm-up fixture recorded in the artifact, NAME=file.npy|file.pb (repeatable; default: seeded random inputs)");

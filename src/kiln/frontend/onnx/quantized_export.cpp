@@ -1,0 +1,200 @@
+// Kiln's int8 products written as ONNX Runtime's dynamic quantization (see quantized_export.h).
+#include "kiln/frontend/onnx/quantized_export.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <set>
+
+#include "kiln/frontend/onnx/onnx_names.h"
+#include "kiln/frontend/onnx/tensor_proto.h"
+#include "kiln/io/file.h"
+#include "kiln/ops/numeric_precision.h"
+
+namespace kiln::frontend {
+namespace {
+
+constexpr int64_t kDynamicQuantizeLinearOpset = 11;
+
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const onnx::AttributeProto* a = find_attribute(node, name);
+  return a ? a->i() : fallback;
+}
+
+float float_attribute(const onnx::NodeProto& node, const std::string& name, float fallback) {
+  const onnx::AttributeProto* a = find_attribute(node, name);
+  return a ? a->f() : fallback;
+}
+
+onnx::NodeProto make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                          std::vector<std::string> outputs) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  node.set_name(name);
+  for (auto& i : inputs) node.add_input(std::move(i));
+  for (auto& o : outputs) node.add_output(std::move(o));
+  return node;
+}
+
+// The names `node` reads, those its subgraphs read from enclosing scopes included.
+void add_reads(const onnx::NodeProto& node, std::set<std::string>& read) {
+  for (const std::string& input : node.input()) read.insert(input);
+  for (const auto& a : node.attribute()) {
+    if (a.has_g())
+      for (const auto& n : a.g().node()) add_reads(n, read);
+    for (const auto& g : a.graphs())
+      for (const auto& n : g.node()) add_reads(n, read);
+  }
+}
+
+// One product in ONNX Runtime's dynamic-quantization form: the nodes that replace it and the
+// initializers they read.
+struct Rewrite {
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::TensorProto> initializers;
+};
+
+// The rewrite of `node` (MatMul or Gemm, known as `name`) whose B is `weights`, or why it cannot be
+// written.
+Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& name, const Tensor& weights,
+                                const std::map<std::string, Tensor>& constants) {
+  const bool gemm = node.op_type() == "Gemm";
+  if (weights.dtype() != DType::kFloat || weights.shape().size() != 2)
+    return invalid_argument("its weights are not a rank-2 float tensor");
+  if (gemm && int_attribute(node, "transA", 0) != 0) return invalid_argument("Gemm with transA has no MatMulInteger form");
+  const bool transposed = gemm && int_attribute(node, "transB", 0) != 0;
+  const int64_t axis = transposed ? 0 : 1;  // the output columns
+  std::vector<float> scales = ops::symmetric_int8_scales(weights, axis);
+  const std::vector<int8_t> quantized = ops::quantize_symmetric_int8(weights, axis, scales);
+  const int64_t k = weights.shape()[transposed ? 1 : 0], n = weights.shape()[transposed ? 0 : 1];
+  Tensor wq = Tensor::allocate(DType::kInt8, {k, n});
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) wq.data<int8_t>()[r * n + c] = quantized[static_cast<size_t>(transposed ? c * k + r : r * n + c)];
+  const float alpha = gemm ? float_attribute(node, "alpha", 1.0f) : 1.0f;
+  for (float& s : scales) s *= alpha;
+
+  const std::string p = name + "_int8";
+  Rewrite r;
+  r.initializers.push_back(tensor_to_proto(wq));
+  r.initializers.back().set_name(p + "_weight");
+  r.initializers.push_back(tensor_to_proto(Tensor::from_vector(DType::kFloat, {n}, scales)));
+  r.initializers.back().set_name(p + "_weight_scale");
+  const std::string& a = node.input(0);
+  r.nodes.push_back(make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
+  r.nodes.push_back(make_node("MatMulInteger", p + "_matmul", {p + "_input", p + "_weight", p + "_input_zero_point"}, {p + "_accumulated"}));
+  onnx::NodeProto cast = make_node("Cast", p + "_cast", {p + "_accumulated"}, {p + "_float"});
+  onnx::AttributeProto* to = cast.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  r.nodes.push_back(std::move(cast));
+  r.nodes.push_back(make_node("Mul", p + "_scales", {p + "_input_scale", p + "_weight_scale"}, {p + "_scale"}));
+  const bool bias = gemm && node.input_size() > 2 && !node.input(2).empty();
+  const std::string scaled = bias ? p + "_product" : node.output(0);
+  r.nodes.push_back(make_node("Mul", p + "_scale_product", {p + "_float", p + "_scale"}, {scaled}));
+  if (bias) {
+    std::string c = node.input(2);
+    const float beta = float_attribute(node, "beta", 1.0f);
+    if (beta != 1.0f) {
+      const auto constant = constants.find(c);
+      if (constant == constants.end() || constant->second.dtype() != DType::kFloat) return invalid_argument("its C is not a float initializer while beta != 1");
+      Tensor scaled_c = Tensor::allocate(DType::kFloat, constant->second.shape());
+      for (int64_t i = 0; i < scaled_c.element_count(); ++i) scaled_c.data<float>()[i] = beta * constant->second.data<float>()[i];
+      r.initializers.push_back(tensor_to_proto(scaled_c));
+      c = p + "_bias";
+      r.initializers.back().set_name(c);
+    }
+    r.nodes.push_back(make_node("Add", p + "_bias_add", {scaled, c}, {node.output(0)}));
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products) {
+  KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(path));
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return invalid_model(path + ": over 2 GiB; large weights must be external data");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return invalid_model(path + ": not an ONNX ModelProto");
+  for (const auto& opset : model.opset_import())
+    if ((opset.domain().empty() || opset.domain() == "ai.onnx") && opset.version() < kDynamicQuantizeLinearOpset)
+      return invalid_argument(path + " imports opset " + std::to_string(opset.version()) + "; its int8 form needs DynamicQuantizeLinear (opset " +
+                              std::to_string(kDynamicQuantizeLinearOpset) + ")");
+  const std::string base_dir = io::parent_folder(path);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& init : graph.initializer()) initializers[init.name()] = &init;
+  std::map<std::string, const onnx::NodeProto*> main_nodes;  // by the name Kiln's import gives them
+  for (int i = 0; i < graph.node_size(); ++i) main_nodes[node_name(graph.node(i), i)] = &graph.node(i);
+
+  QuantizedOnnx out;
+  std::map<std::string, Rewrite> rewrites;  // by source node
+  std::map<std::string, Tensor> constants;  // the initializers the rewritten products read
+  for (const Int8Product& product : products) {
+    const onnx::NodeProto* matrix_product = nullptr;
+    std::string name, why;
+    for (const std::string& source : product.sources) {
+      const auto node = main_nodes.find(source);
+      if (node == main_nodes.end()) why = "its source node '" + source + "' is not in the main graph (a control-flow body's)";
+      else if (node->second->op_type() == "MatMul" || node->second->op_type() == "Gemm") {
+        matrix_product = node->second;
+        name = source;
+      }
+    }
+    if (!matrix_product && why.empty()) why = "no MatMul or Gemm among its source nodes";
+    if (matrix_product && why.empty()) {
+      const auto weights = matrix_product->input_size() >= 2 ? initializers.find(matrix_product->input(1)) : initializers.end();
+      if (weights == initializers.end()) why = "its weights are not an initializer of the main graph";
+    }
+    Result<Rewrite> rewrite = invalid_argument(why);
+    if (why.empty()) {
+      for (int i = 1; i < matrix_product->input_size(); ++i) {
+        const auto init = initializers.find(matrix_product->input(i));
+        if (init != initializers.end() && !constants.count(init->first)) {
+          KILN_ASSIGN_OR_RETURN(constants[init->first], tensor_from_proto(*init->second, base_dir));
+        }
+      }
+      rewrite = rewrite_product(*matrix_product, name, constants.at(matrix_product->input(1)), constants);
+    }
+    if (!rewrite.is_ok()) {
+      out.left_fp32.push_back(product.node + ": " + rewrite.status().message());
+      continue;
+    }
+    rewrites[name] = std::move(rewrite).value();
+    out.quantized.push_back(name);
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  std::vector<onnx::TensorProto> added;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    const auto rewrite = rewrites.find(node_name(node, i));
+    if (rewrite == rewrites.end()) {
+      *nodes.Add() = node;
+      continue;
+    }
+    for (onnx::NodeProto& n : rewrite->second.nodes) *nodes.Add() = std::move(n);
+    for (onnx::TensorProto& t : rewrite->second.initializers) added.push_back(std::move(t));
+  }
+  // The float weights the rewritten products no longer read, unless another node does.
+  std::set<std::string> read;
+  for (const onnx::NodeProto& node : nodes) add_reads(node, read);
+  for (const auto& output : graph.output()) read.insert(output.name());
+  *graph.mutable_node() = std::move(nodes);
+  auto* inits = graph.mutable_initializer();
+  inits->erase(std::remove_if(inits->begin(), inits->end(),
+                              [&](const onnx::TensorProto& t) { return constants.count(t.name()) && !read.count(t.name()); }),
+               inits->end());
+  for (onnx::TensorProto& t : added) *inits->Add() = std::move(t);
+  model.SerializeToString(&out.model);
+  return out;
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,127 @@
+// Kiln's int8 products written as ONNX Runtime's dynamic quantization (frontend/onnx/quantized_export.h):
+// the written model, run as plain ONNX, computes what Kiln's int8 session computes; what the form cannot
+// hold is listed with its reason; bad models are classified errors. The zoo's cross-check runs the
+// written file on ONNX Runtime itself (tests/zoo/run_int8_export_case.py).
+#include "kiln/frontend/onnx/quantized_export.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "kiln/runtime/session_access.h"
+#include "kiln/session.h"
+#include "support/model_builder.h"
+#include "support/test_target.h"
+
+namespace kiln::frontend {
+namespace {
+
+using testing::ModelBuilder;
+using testing::ScratchDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+std::vector<float> values(size_t count, uint64_t seed) {
+  const Tensor t = random_tensor(DType::kFloat, {static_cast<int64_t>(count)}, seed);
+  return {t.data<float>(), t.data<float>() + count};
+}
+
+// y[3, 4] = Gemm(MatMul(x[3, 6], w1[6, 5]), w2[4, 5], c2[4]; transB, alpha 0.5, beta 2): the MatMul
+// has no name (Kiln's import calls it MatMul_0), the Gemm transposes its weights and scales both terms.
+std::string two_products(const ScratchDir& dir, int64_t opset = 17) {
+  ModelBuilder b(opset);
+  b.input("x", kFloat, {int64_t{3}, int64_t{6}});
+  b.output("y", kFloat, {int64_t{3}, int64_t{4}});
+  b.float_initializer("w1", {6, 5}, values(30, 1));
+  b.float_initializer("w2", {4, 5}, values(20, 2));
+  b.float_initializer("c2", {4}, values(4, 3));
+  b.node("MatMul", {"x", "w1"}, {"h"});
+  auto& gemm = b.node("Gemm", {"h", "w2", "c2"}, {"y"}, "dense");
+  ModelBuilder::int_attribute(gemm, "transB", 1);
+  onnx::AttributeProto* alpha = gemm.add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.5f);
+  onnx::AttributeProto* beta = gemm.add_attribute();
+  beta->set_name("beta");
+  beta->set_type(onnx::AttributeProto::FLOAT);
+  beta->set_f(2.0f);
+  return b.save(dir.file("two_products_" + std::to_string(opset) + ".onnx"));
+}
+
+SessionOptions options(const std::string& precision) {
+  SessionOptions o;
+  o.isa = testing::test_isa();
+  o.precision = precision;
+  return o;
+}
+
+std::vector<Int8Product> int8_products(const Session& session) {
+  std::vector<Int8Product> products;
+  for (const auto& p : SessionAccess::report(session).precision.products)
+    if (p.precision == "int8") products.push_back({p.node, p.sources});
+  return products;
+}
+
+TEST(QuantizedExport, TheWrittenModelComputesWhatKilnsInt8Computes) {
+  ScratchDir dir("quantized_export");
+  const std::string model = two_products(dir);
+  auto int8 = Session::load(model, options("int8"));
+  ASSERT_TRUE(int8.is_ok()) << int8.status().to_string();
+  const std::vector<Int8Product> products = int8_products(*int8.value());
+  ASSERT_EQ(products.size(), 2u);
+  auto written = quantized_onnx(model, products);
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(written->quantized.size(), 2u);
+  EXPECT_TRUE(written->left_fp32.empty());
+
+  onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(written->model));
+  std::map<std::string, int> ops;
+  for (const auto& node : proto.graph().node()) ++ops[node.op_type()];
+  EXPECT_EQ(ops["DynamicQuantizeLinear"], 2);
+  EXPECT_EQ(ops["MatMulInteger"], 2);
+  EXPECT_EQ(ops["MatMul"] + ops["Gemm"], 0);
+  for (const auto& init : proto.graph().initializer())
+    EXPECT_TRUE(init.name() != "w1" && init.name() != "w2") << init.name() << ": the float weights are gone";
+
+  const std::string path = dir.file("written.onnx");
+  std::ofstream(path, std::ios::binary) << written->model;
+  auto plain = Session::load(path, options("fp32"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  for (uint64_t seed : {11, 12}) {
+    const Tensor x = random_tensor(DType::kFloat, {3, 6}, seed);
+    const Tensor want = int8.value()->run({{"x", x}}).value().at("y");
+    const Tensor got = plain.value()->run({{"x", x}}).value().at("y");
+    double largest = 0, worst = 0;
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      largest = std::max(largest, std::fabs(double(want.data<float>()[i])));
+      worst = std::max(worst, std::fabs(double(want.data<float>()[i]) - got.data<float>()[i]));
+    }
+    // The same uint8 inputs, int8 weights, exact int32 sums and scales: only float rounding differs.
+    EXPECT_LT(worst, 1e-5 * largest) << "seed " << seed;
+  }
+}
+
+TEST(QuantizedExport, ProductsTheFormCannotHoldAreListedAndBadModelsAreClassified) {
+  ScratchDir dir("quantized_export");
+  const std::string model = two_products(dir);
+  auto written = quantized_onnx(model, {{"fused", {"dense"}}, {"body_product", {"inside_a_loop"}}, {"conv", {"MatMul_0_missing"}}});
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(written->quantized, std::vector<std::string>{"dense"});
+  ASSERT_EQ(written->left_fp32.size(), 2u);
+  EXPECT_NE(written->left_fp32[0].find("not in the main graph"), std::string::npos) << written->left_fp32[0];
+
+  const auto old_opset = quantized_onnx(two_products(dir, 10), {{"dense", {"dense"}}});
+  EXPECT_EQ(old_opset.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(old_opset.status().message().find("opset 10"), std::string::npos) << old_opset.status().message();
+  const std::string garbage = dir.file("garbage.onnx");
+  std::ofstream(garbage, std::ios::binary) << "not a model";
+  EXPECT_EQ(quantized_onnx(garbage, {}).status().code(), StatusCode::kInvalidModel);
+  EXPECT_EQ(quantized_onnx(dir.file("absent.onnx"), {}).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kiln::frontend
