@@ -58,6 +58,9 @@ COLUMNS = [  # header, width, value from a row
     ("kiln ms", 9, lambda r: _runner(r, "kiln", "median_ms")),
     ("ort ms", 9, lambda r: _runner(r, "ort", "median_ms")),
     ("torch ms", 9, lambda r: _runner(r, "torch", "median_ms")),
+    ("ort int8 ms", 11, lambda r: _runner(r, "ort_int8", "median_ms")),
+    ("kiln/ort8", 9, lambda r: None if not _runner(r, "ort_int8", "median_ms") or not _runner(r, "kiln", "median_ms")
+     else _runner(r, "kiln", "median_ms") / _runner(r, "ort_int8", "median_ms")),
     ("prec", 4, lambda r: ((_runner(r, "kiln", "details") or {}).get("precision") or {}).get("requested")),
     ("kiln/ort", 8, lambda r: r["kiln_over_ort"]),
     ("-0.8", 6, lambda r: r["ratio_minus_target"]),

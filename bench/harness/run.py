@@ -34,7 +34,8 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=4, help="processes per runner per row, alternating")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per process")
     parser.add_argument("--warmup", type=int, default=2, help="untimed runs per process after the first")
-    parser.add_argument("--runners", nargs="+", choices=list(runners.RUNNERS), default=list(runners.RUNNERS))
+    parser.add_argument("--runners", nargs="+", choices=list(runners.RUNNERS), default=runners.DEFAULT_RUNNERS,
+                        help="default: kiln ort torch; ort_int8: ONNX Runtime on Kiln's int8 written as ONNX (with --precision int8)")
     parser.add_argument("--kiln", default=os.environ.get("KILN", "build/kiln"),
                         help="Kiln binary (default: $KILN or build/kiln)")
     parser.add_argument("--providers", default="cpu", help="passed to kiln bench --providers (default: cpu)")

@@ -1,12 +1,14 @@
-"""The three runners bench/run.sh compares, each one process per measurement: Kiln (`kiln bench`),
-ONNX Runtime (peers/ort_bench.js) and PyTorch eager (peers/torch_bench.py). All three take the same
-inputs and settings and write the same JSON ({load_ms, first_run_ms, samples_ms, latency_ms, ...});
-a runner that fails yields an error record, never numbers."""
+"""The runners bench/run.sh compares, each one process per measurement: Kiln (`kiln bench`),
+ONNX Runtime (peers/ort_bench.js), PyTorch eager (peers/torch_bench.py), and on request ONNX Runtime
+running Kiln's int8 written as ONNX (`ort_int8`: `kiln compile --precision int8 --emit-onnx`). All
+take the same inputs and settings and write the same JSON ({load_ms, first_run_ms, samples_ms,
+latency_ms, ...}); a runner that fails yields an error record, never numbers."""
 import functools
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 
 import onnx
 
@@ -103,7 +105,33 @@ def torch_command(case, settings, json_path, output_dir):
              *_input_args(case), *_common_args(case, settings, json_path, output_dir)], env)
 
 
-RUNNERS = {"kiln": kiln_command, "ort": ort_command, "torch": torch_command}
+@functools.lru_cache(maxsize=None)
+def _int8_onnx(kiln, model_path, isa):
+    """The model with Kiln's int8 products as ONNX Runtime's dynamic quantization, written once per
+    model under bench/out/int8_onnx; (path, None), or (None, why) when Kiln could not write it."""
+    out = os.path.join(BENCH, "out", "int8_onnx", os.path.basename(os.path.dirname(model_path)) + ".onnx")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    command = [kiln, "compile", model_path, "--precision", "int8", "--emit-onnx", out] + (["--isa", isa] if isa else [])
+    try:
+        process = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"{' '.join(command)}: {error}"
+    if process.returncode != 0:
+        return None, f"{' '.join(command)}: exit {process.returncode}: {_tail(process.stderr or process.stdout)}"
+    return out, None
+
+
+def ort_int8_command(case, settings, json_path, output_dir):
+    """ONNX Runtime on Kiln's int8 written as ONNX: the same int8 weights and scales, ONNX Runtime's
+    int8 kernels (its DynamicQuantizeMatMul fusion). A failed export is this runner's error."""
+    exported, error = _int8_onnx(settings.kiln, case.model_path, settings.kiln_isa)
+    if error:
+        return [sys.executable, "-c", "import sys; sys.exit(sys.argv[1])", "the int8 export failed: " + error], {}
+    return ort_command(replace(case, model_path=exported), settings, json_path, output_dir)
+
+
+RUNNERS = {"kiln": kiln_command, "ort": ort_command, "torch": torch_command, "ort_int8": ort_int8_command}
+DEFAULT_RUNNERS = ["kiln", "ort", "torch"]
 
 
 @dataclass
