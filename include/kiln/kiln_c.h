@@ -185,7 +185,7 @@ typedef struct KilnApi {
 
   /* ---- version 4 ---- */
   /* The arithmetic of convolutions and matrix products: "fp32" (default), "bf16" (needs
-     AVX512_BF16: KILN_UNSUPPORTED_TARGET at load otherwise), "int8" (matrix products), "int8+bf16"
+     AVX512_BF16: KILN_UNSUPPORTED_TARGET at load otherwise), "int8", "int8+bf16"
      or "auto" (the fastest within the accuracy budget, SessionOptions::precision); products
      named in `keep_fp32` (node names or op types, `count` of them) stay fp32. A load under a reduced
      precision also runs the model in fp32 on generated inputs and records the accuracy in the report;

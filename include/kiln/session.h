@@ -129,8 +129,8 @@ struct SessionOptions {
   // 0: no limit.
   int64_t memory_limit = 0;
   // The arithmetic of convolutions and matrix products with constant weights: "fp32" (default),
-  // "bf16" (bfloat16 products accumulated in float32: needs AVX512_BF16), "int8" (matrix products:
-  // int8 weights per column, inputs quantized per run), a preference such as "int8+bf16" (each
+  // "bf16" (bfloat16 products accumulated in float32: needs AVX512_BF16), "int8" (int8 weights per
+  // output channel, inputs quantized per run), a preference such as "int8+bf16" (each
   // product the first its provider has), or "auto": fp32 and each reduced precision this target
   // has, timed on the validation inputs, the fastest that keeps the accuracy budget
   // (accuracy_budget, else "cos=0.995") kept.

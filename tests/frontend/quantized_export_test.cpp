@@ -61,7 +61,7 @@ SessionOptions options(const std::string& precision) {
 std::vector<Int8Product> int8_products(const Session& session) {
   std::vector<Int8Product> products;
   for (const auto& p : SessionAccess::report(session).precision.products)
-    if (p.precision == "int8") products.push_back({p.node, p.sources});
+    if (p.precision == "int8") products.push_back({p.node, p.sources, p.weight_levels});
   return products;
 }
 

@@ -398,7 +398,7 @@ TEST(BodyPlans, BodiesAreLoweredForTheProviderThatRunsThem) {
   std::vector<std::string> lowered;
   runtime::BodyPlans plans(policy, providers, ops::OpRegistry::global(), [&](ir::Graph& body) -> Result<partition::PartitionMap> {
     KILN_ASSIGN_OR_RETURN(partition::PartitionMap placed, partition::partition_graph(body, policy, providers));
-    KILN_ASSIGN_OR_RETURN(auto runs, compiler::lower_for_providers(body, placed, providers, 1, {}));
+    KILN_ASSIGN_OR_RETURN(auto runs, compiler::lower_for_providers(body, placed, providers, 1, {}, {ops::Precision::kFp32}));
     EXPECT_TRUE(compiler::any_changed(runs));
     for (const auto& n : body.nodes())
       if (n->op_type == "FusedConv") lowered.push_back(n->attr_string("layout"));

@@ -105,26 +105,41 @@ TEST(ReducedPrecision, Bf16ProductsAgreeWithFp32OrTheTargetNamesWhatItLacks) {
   EXPECT_NE(bf16.value()->report_json().find("avx512_core_bf16"), std::string::npos) << "oneDNN's bf16 kernels ran";
 }
 
-TEST(ReducedPrecision, Int8MatrixProductsAgreeWithFp32AndConvolutionsSayWhyTheyStayFp32) {
+TEST(ReducedPrecision, Int8ConvolutionsAndMatrixProductsAgreeWithFp32) {
   ScratchDir dir("precision");
   const std::string model = classifier(dir);
   auto fp32 = Session::load(model, options_for("fp32"));
   auto int8 = Session::load(model, options_for("int8"));
   ASSERT_TRUE(fp32.is_ok() && int8.is_ok()) << int8.status().to_string();
   const nlohmann::json precision = precision_of(*int8.value());
-  EXPECT_EQ(precision["reduced_products"], 1);
+  EXPECT_EQ(precision["reduced_products"], 2) << precision.dump();
   EXPECT_EQ(product_precision(precision, "classifier"), "int8");
-  EXPECT_EQ(product_precision(precision, "conv"), "fp32");
-  for (const auto& p : precision["products"])
-    if (p["node"] == "conv") {
-      EXPECT_NE(p["reason"].get<std::string>().find("calibration"), std::string::npos) << p.dump();
-    }
+  EXPECT_EQ(product_precision(precision, "conv"), "int8");
   for (uint64_t seed : {31, 32}) {
     const Tensor x = input(seed);
-    // Per-tensor uint8 inputs (255 steps over the range) and per-column int8 weights: each factor
-    // within half a step; over 576 products of random signs that stays inside 5e-2 of the largest score.
+    // Per-tensor uint8 inputs (255 steps over the range) and per-channel int8 weights: each factor
+    // within half a step; over 72 and 576 products of random signs that stays inside 5e-2 of the
+    // largest score.
     EXPECT_LT(relative_difference(run(*int8.value(), x), run(*fp32.value(), x)), 5e-2);
   }
+}
+
+// A depthwise convolution stays fp32 under int8 and bf16, saying why (memory-bound: the input's
+// conversion would cost more than the products save).
+TEST(ReducedPrecision, DepthwiseConvolutionsStayFp32SayingWhy) {
+  ScratchDir dir("precision");
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  b.float_initializer("w", {8, 1, 3, 3}, random_values(72, 15, 0.3f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "depthwise");
+  ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  ModelBuilder::int_attribute(conv, "group", 8);
+  auto session = Session::load(b.save(dir.file("depthwise.onnx")), options_for("int8"));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json precision = precision_of(*session.value());
+  EXPECT_EQ(precision["reduced_products"], 0);
+  EXPECT_NE(precision["products"][0]["reason"].get<std::string>().find("memory-bound"), std::string::npos) << precision.dump();
 }
 
 // Weights int8 cannot hold (an infinity, a NaN) keep their product fp32, saying why: quantized, they
@@ -152,8 +167,9 @@ TEST(ReducedPrecision, KeepFp32ByNodeNameOrOpTypeAndRefusesNamesTheGraphLacks) {
     auto session = Session::load(model, o);
     ASSERT_TRUE(session.is_ok()) << session.status().to_string();
     const nlohmann::json precision = precision_of(*session.value());
-    EXPECT_EQ(precision["reduced_products"], 0) << kept;
+    EXPECT_EQ(precision["reduced_products"], 1) << kept;
     EXPECT_EQ(product_precision(precision, "classifier"), "fp32") << kept;
+    EXPECT_EQ(product_precision(precision, "conv"), "int8") << kept;
   }
   SessionOptions o = options_for("int8");
   o.keep_fp32 = {"no_such_node"};
@@ -201,27 +217,31 @@ TEST(ReducedPrecision, ABudgetTheMeasurementBreaksFailsTheLoadNamingOutputAndMea
   EXPECT_TRUE(Session::load(model, loose).is_ok());
 }
 
-// y1 = x . W1 and y2 = z . W2, two int8 matrix products; W1's first row is zero, and the validation
-// input x has 1000 in its first column: per-tensor uint8 then spends its 255 steps on a value W1
-// ignores and rounds the rest of x to zero, so y1 in int8 is lost while y2 stays close. `noise`
-// (RandomUniformLike without a seed: new values on every run) adds an output no precision can keep.
-std::string two_products(const ScratchDir& dir, bool noise) {
+// y1 = x . W1 and y2 = z . W2 (and y3.. = z . W3.. with `plain` > 1), int8 matrix products; W1's
+// first row is zero, and the validation input x has 1000 in its first column: per-tensor uint8 then
+// spends its 255 steps on a value W1 ignores and rounds the rest of x to zero, so y1 in int8 is lost
+// while the others stay close. `noise` (RandomUniformLike without a seed: new values on every run)
+// adds an output no precision can keep.
+std::string outlier_products(const ScratchDir& dir, bool noise, int plain = 1) {
   ModelBuilder b;
   b.input("x", kFloat, {int64_t{4}, int64_t{16}});
   b.input("z", kFloat, {int64_t{4}, int64_t{16}});
   b.output("y1", kFloat, {int64_t{4}, int64_t{8}});
-  b.output("y2", kFloat, {int64_t{4}, int64_t{8}});
   std::vector<float> w1 = random_values(16 * 8, 61, 0.5f);
   std::fill(w1.begin(), w1.begin() + 8, 0.0f);
   b.float_initializer("w1", {16, 8}, w1);
-  b.float_initializer("w2", {16, 8}, random_values(16 * 8, 62, 0.5f));
   b.node("MatMul", {"x", "w1"}, {"y1"}, "dense_outlier");
-  b.node("MatMul", {"z", "w2"}, {"y2"}, "dense_plain");
+  for (int i = 0; i < plain; ++i) {
+    const std::string k = std::to_string(i + 2);
+    b.output("y" + k, kFloat, {int64_t{4}, int64_t{8}});
+    b.float_initializer("w" + k, {16, 8}, random_values(16 * 8, 62 + 100 * i, 0.5f));
+    b.node("MatMul", {"z", "w" + k}, {"y" + k}, i == 0 ? "dense_plain" : "dense_plain_" + k);
+  }
   if (noise) {
     b.output("noise", kFloat, {int64_t{4}, int64_t{16}});
     b.node("RandomUniformLike", {"z"}, {"noise"}, "noise");
   }
-  return b.save(dir.file(noise ? "noisy_products.onnx" : "two_products.onnx"));
+  return b.save(dir.file("products_" + std::to_string(plain) + (noise ? "_noisy" : "") + ".onnx"));
 }
 
 SessionOptions fallback_options(const std::string& budget) {
@@ -236,7 +256,7 @@ SessionOptions fallback_options(const std::string& budget) {
 
 TEST(ReducedPrecision, OnBudgetFallbackKeepsTheMostSensitiveProductsInFp32UntilTheBudgetHolds) {
   ScratchDir dir("precision");
-  const std::string model = two_products(dir, false);
+  const std::string model = outlier_products(dir, false);
   SessionOptions failing = fallback_options("cos=0.999");
   failing.on_budget = "fail";
   auto broken = Session::load(model, failing);
@@ -265,9 +285,23 @@ TEST(ReducedPrecision, OnBudgetFallbackKeepsTheMostSensitiveProductsInFp32UntilT
   EXPECT_FALSE(precision_of(*loose.value()).contains("fallback"));
 }
 
+// Beyond 16 products the fallback measures groups of consecutive ones: a bounded number of loads.
+TEST(ReducedPrecision, OnBudgetFallbackMeasuresGroupsOfManyProducts) {
+  ScratchDir dir("precision");
+  auto session = Session::load(outlier_products(dir, false, 19), fallback_options("cos=0.999"));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  const nlohmann::json precision = precision_of(*session.value());
+  const std::vector<std::string> steps = precision["fallback"];
+  EXPECT_EQ(steps[1], "20 products measured in 16 groups of consecutive ones") << precision.dump();
+  // The outlier's group (dense_outlier and dense_plain) is the one kept: 18 of 20 stay int8.
+  EXPECT_NE(steps.back().find("kept 2 of 20 products in fp32: dense_outlier, dense_plain"), std::string::npos) << precision.dump();
+  EXPECT_EQ(precision["reduced_products"], 18);
+  EXPECT_EQ(product_precision(precision, "dense_plain_20"), "int8");
+}
+
 TEST(ReducedPrecision, OnBudgetFallbackSaysWhenEvenFp32CannotKeepTheBudget) {
   ScratchDir dir("precision");
-  auto session = Session::load(two_products(dir, true), fallback_options("cos=0.999"));
+  auto session = Session::load(outlier_products(dir, true), fallback_options("cos=0.999"));
   ASSERT_EQ(session.status().code(), StatusCode::kNumericalIssue) << session.status().to_string();
   for (const char* part : {"impossible", "every product in fp32", "noise"})
     EXPECT_NE(session.status().message().find(part), std::string::npos) << session.status().message();

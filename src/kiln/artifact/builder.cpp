@@ -63,7 +63,7 @@ nlohmann::json execution_and_target(const compiler::CompiledModel& compiled, con
   const ir::Graph& graph = *compiled.model.graph;
   nlohmann::json shapes = nlohmann::json::object();
   for (size_t i = 0; i < graph.inputs.size() && i < extras.input_shapes.size(); ++i) shapes[graph.inputs[i]->name] = extras.input_shapes[i];
-  const ops::GraphPreferences preferred = compiled.providers.front()->graph_preferences();
+  const ops::GraphPreferences preferred = compiled.providers.front()->graph_preferences(compiled.options.precision.preference);
   std::vector<std::string> layouts;
   for (const ops::ActivationLayout& layout : preferred.activation_layouts) layouts.push_back(layout.name());
   // The compiling machine's CPU is not the artifact's: its level, layouts and needed features are.

@@ -42,7 +42,7 @@ Status optimise(ir::Graph& graph, const CompileOptions& options, const partition
                 CompileEvidence& evidence) {
   const auto start = Clock::now();
   passes::PassContext ctx{ops::OpRegistry::global()};
-  ctx.preferences = providers.front()->graph_preferences();  // the policy's first choice
+  ctx.preferences = providers.front()->graph_preferences(options.precision.preference);  // the policy's first choice
   evidence.passes.clear();
   if (options.rewrite) {
     KILN_ASSIGN_OR_RETURN(evidence.passes, passes::run_table_stage(graph, ctx, passes::kGraphStage, options.pipeline));
@@ -71,7 +71,8 @@ Result<partition::PartitionMap> place_and_lower(ir::Graph& graph, const CompileO
   if (!options.rewrite || options.optimised) return placed;
   const auto start = Clock::now();
   KILN_ASSIGN_OR_RETURN(std::vector<passes::PassRun> runs,
-                        lower_for_providers(graph, placed, providers, options.policy.preferred.size(), options.pipeline));
+                        lower_for_providers(graph, placed, providers, options.policy.preferred.size(), options.pipeline,
+                                            options.precision.preference));
   evidence.passes.insert(evidence.passes.end(), runs.begin(), runs.end());
   evidence.nodes_after_passes = ir::count_nodes(graph);
   evidence.passes_ms += ms_since(start);

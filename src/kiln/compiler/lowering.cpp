@@ -10,11 +10,12 @@ namespace kiln::compiler {
 
 Result<std::vector<passes::PassRun>> lower_for_providers(ir::Graph& graph, const partition::PartitionMap& placed,
                                                          const partition::ProviderList& providers, size_t policy_providers,
-                                                         const passes::PipelineOptions& pipeline) {
+                                                         const passes::PipelineOptions& pipeline,
+                                                         const std::vector<ops::Precision>& precision) {
   std::vector<passes::PassRun> all;
   for (size_t i = 0; i < policy_providers && i < providers.size(); ++i) {
     const providers::Provider& provider = *providers[i];
-    const ops::GraphPreferences preferred = provider.graph_preferences();
+    const ops::GraphPreferences preferred = provider.graph_preferences(precision);
     if (preferred.empty()) continue;
     // Nodes placed elsewhere stay as they are; those made by this lowering are the provider's.
     std::set<const ir::Node*> elsewhere;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/numeric_precision.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/passes/pass_manager.h"
 #include "kiln/status.h"
@@ -16,11 +17,13 @@
 namespace kiln::compiler {
 
 // Lowers `graph` as placed by `placed` for the first `policy_providers` of `providers` (the
-// policy's own, in order). Returns one PassRun per pass invocation, each naming its provider; a
-// changed graph must be placed again.
+// policy's own, in order), each as it prefers for products of `precision` (the compile's
+// preference). Returns one PassRun per pass invocation, each naming its provider; a changed graph
+// must be placed again.
 Result<std::vector<passes::PassRun>> lower_for_providers(ir::Graph& graph, const partition::PartitionMap& placed,
                                                          const partition::ProviderList& providers, size_t policy_providers,
-                                                         const passes::PipelineOptions& pipeline);
+                                                         const passes::PipelineOptions& pipeline,
+                                                         const std::vector<ops::Precision>& precision);
 
 // Whether any of `runs` changed the graph.
 bool any_changed(const std::vector<passes::PassRun>& runs);

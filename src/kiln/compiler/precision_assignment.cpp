@@ -70,7 +70,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     if (!ops::reducible_product(*node)) continue;
     node->attributes.erase(ops::kPrecisionAttribute);
     node->attributes.erase(ops::kWeightScalesAttribute);
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, ""};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0};
     const auto provider = provider_of.find(node);
     if (!reduced) {
       record.reason = "fp32 asked";
@@ -91,9 +91,11 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
           continue;
         }
         node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(p));
-        if (p == ops::Precision::kInt8)
-          node->attributes[ops::kWeightScalesAttribute] =
-              ir::Attribute::of_floats(ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node)));
+        if (p == ops::Precision::kInt8) {
+          record.weight_levels = provider->second->int8_weight_levels();
+          node->attributes[ops::kWeightScalesAttribute] = ir::Attribute::of_floats(
+              ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node), record.weight_levels));
+        }
         record.precision = p;
         record.reason.clear();
         ++evidence.reduced;
@@ -110,7 +112,7 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   evidence.requested.clear();
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), ""};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0};
     if (record.precision != ops::Precision::kFp32) {
       if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())
         evidence.requested.push_back(record.precision);

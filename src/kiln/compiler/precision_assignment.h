@@ -42,7 +42,8 @@ struct NodePrecision {
   std::string op_type;
   std::vector<std::string> sources;  // the source model's nodes it stands for (Node::source_nodes)
   ops::Precision precision = ops::Precision::kFp32;
-  std::string reason;  // empty when reduced
+  std::string reason;     // empty when reduced
+  int weight_levels = 0;  // int8: the weights' largest magnitude (127, or 63: Provider::int8_weight_levels)
 };
 
 struct PrecisionEvidence {

@@ -73,7 +73,7 @@ int64_t weight_channel_axis(const ir::Node& node) {
   return node.is("", "MatMul") || node.is("kiln", "FusedMatMul") ? 1 : 0;
 }
 
-std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis) {
+std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis, int levels) {
   const std::vector<int64_t>& dims = weights.shape();
   const int64_t channels = dims[static_cast<size_t>(channel_axis)];
   int64_t inner = 1;
@@ -84,7 +84,7 @@ std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_
     float& m = largest[static_cast<size_t>((i / inner) % channels)];
     m = std::max(m, std::fabs(w[i]));
   }
-  for (float& m : largest) m = m > 0 && std::isfinite(m) ? m / 127.0f : 1.0f;
+  for (float& m : largest) m = m > 0 && std::isfinite(m) ? m / static_cast<float>(levels) : 1.0f;
   return largest;
 }
 

@@ -48,11 +48,13 @@ Precision node_precision(const ir::Node& node);
 bool reducible_product(const ir::Node& node);
 
 // int8 products: the weights' output-channel axis (Conv: 0; MatMul: 1; Gemm: 0 with transB, else 1)
-// and, per output channel, the symmetric scale max|w| / 127 (1 for a channel of zeros) that maps
-// them onto [-127, 127]. The precision stage records the scales on the node as `weight_scales`;
-// the kernel quantizes the weights with them and the artifact keeps them with the graph.
+// and, per output channel, the symmetric scale max|w| / levels (1 for a channel of zeros) that maps
+// them onto [-levels, levels]: 127, or 63 where the provider's int8 arithmetic would overflow 8-bit
+// weights (Provider::int8_weight_levels). The precision stage records the scales on the node as
+// `weight_scales`; the kernel quantizes the weights with them and the artifact keeps them with
+// the graph.
 int64_t weight_channel_axis(const ir::Node& node);
-std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis);
+std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_axis, int levels = 127);
 // The weights quantized with those scales: round(w / scale) (half to even), saturated to
 // [-127, 127], in the weights' own layout.
 std::vector<int8_t> quantize_symmetric_int8(const Tensor& weights, int64_t channel_axis, const std::vector<float>& scales);

@@ -65,8 +65,11 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual std::string name() const = 0;
-  // How the graph passes should shape the nodes it runs on its target (ops/graph_preferences.h).
-  virtual ops::GraphPreferences graph_preferences() const { return {}; }
+  // How the graph passes should shape the nodes it runs on its target (ops/graph_preferences.h),
+  // for a compile whose products take the first of `precision` they can (its layouts may differ).
+  virtual ops::GraphPreferences graph_preferences(const std::vector<ops::Precision>& precision = {ops::Precision::kFp32}) const {
+    return {};
+  }
   // The op types it has kernels for ("<domain>.<op>" outside ai.onnx), sorted: `kiln ops` lists
   // them, and the per-op speed harness (bench/ops.sh) checks it times every one.
   virtual std::vector<std::string> op_types() const = 0;
@@ -76,6 +79,9 @@ class Provider {
     if (precision == ops::Precision::kFp32) return Capability::yes();
     return Capability::no(name() + " computes in fp32 only");
   }
+  // The largest magnitude of its int8 products' weights (ops::symmetric_int8_scales): 127, or less
+  // where its int8 arithmetic on this target would overflow with 8-bit weights.
+  virtual int int8_weight_levels() const { return 127; }
   // Whether this provider can run `node` (op, opset, dtypes and shapes as analysed, attributes).
   virtual Capability supports(const ir::Node& node) const = 0;
   // The kernel for a node this provider supports, built from `build.context`; what building it

@@ -179,6 +179,7 @@ struct PrecisionSection {
   struct Product {
     std::string node, op_type, precision, reason;
     std::vector<std::string> sources;  // the source model's nodes it stands for
+    int weight_levels = 0;             // int8: its weights' largest magnitude (127, or 63 without an int8 dot product)
   };
   std::vector<Product> products;
   int64_t reduced = 0;

@@ -184,6 +184,7 @@ json precision_json(const PrecisionSection& p) {
   for (const auto& product : p.products) {
     json entry = {{"node", product.node}, {"op", product.op_type}, {"precision", product.precision}, {"sources", product.sources}};
     if (!product.reason.empty()) entry["reason"] = product.reason;
+    if (product.weight_levels > 0) entry["weight_levels"] = product.weight_levels;
     products.push_back(std::move(entry));
   }
   json accuracy = json::array();
@@ -216,7 +217,7 @@ PrecisionSection precision_from_json(const json& section) {
   p.reduced = section.value("reduced_products", int64_t{0});
   for (const json& product : section.value("products", json::array()))
     p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", ""),
-                          product.value("sources", std::vector<std::string>{})});
+                          product.value("sources", std::vector<std::string>{}), product.value("weight_levels", 0)});
   p.auto_trials = section.value("auto_trials", std::vector<std::string>{});
   p.fallback = section.value("fallback", std::vector<std::string>{});
   const json accuracy = section.value("accuracy", json::object());

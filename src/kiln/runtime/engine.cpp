@@ -20,7 +20,7 @@ namespace kiln::runtime {
 namespace {
 
 report::PrecisionSection::Product product_precision(const compiler::NodePrecision& p) {
-  return {p.node, p.op_type, ops::precision_name(p.precision), p.reason, p.sources};
+  return {p.node, p.op_type, ops::precision_name(p.precision), p.reason, p.sources, p.weight_levels};
 }
 
 }  // namespace
@@ -68,7 +68,8 @@ Result<std::unique_ptr<Engine>> Engine::start(compiler::CompiledModel compiled, 
   engine->report_.analysis = evidence.analysis;
   engine->report_.stages.analysis_ms = evidence.analysis_ms;
   record_compile(engine->report_, evidence);
-  const ops::GraphPreferences preferred = engine->compiled_.providers.front()->graph_preferences();
+  const ops::GraphPreferences preferred =
+      engine->compiled_.providers.front()->graph_preferences(engine->compiled_.options.precision.preference);
   for (const ops::ActivationLayout& layout : preferred.activation_layouts)
     engine->report_.target.activation_layouts.push_back(layout.name());
   engine->report_.target.winograd = preferred.prefers(ops::GraphForm::kWinograd);

@@ -39,6 +39,10 @@ struct Validation {
   }
 };
 
+// The most products the accuracy fallback measures one by one; beyond, it measures that many groups
+// of consecutive products (each a load of the model and runs of the validation inputs).
+constexpr size_t kMaxFallbackUnits = 16;
+
 std::string number(double v) {
   std::ostringstream s;
   s << v;
@@ -165,24 +169,40 @@ struct Load {
   }
 
   // on_budget "fallback", the budget broken: each reduced product measured alone (every other one
-  // kept in float32) and ranked by the share of the budget it uses; every product in float32 must
-  // keep the budget (else it is impossible); then the fewest of the most sensitive kept in float32
-  // that keep it, by bisection on their count. A product that breaks the budget alone is taken to
-  // break it with others reduced too, so those are always kept. This load's engine becomes the one
-  // chosen, and `measured` its accuracy, with every step in measured.fallback.
+  // kept in float32; beyond kMaxFallbackUnits products, groups of consecutive products, so that the
+  // search costs a bounded number of loads) and ranked by the share of the budget it uses; every
+  // product in float32 must keep the budget (else it is impossible); then the fewest of the most
+  // sensitive kept in float32 that keep it, by bisection on their count. One that breaks the budget
+  // alone is taken to break it with others reduced too, so those are always kept. This load's
+  // engine becomes the one chosen, and `measured` its accuracy, with every step in
+  // measured.fallback.
   Status fall_back(const std::string& path, const std::string* bytes, const Validation& validation, report::PrecisionSection& measured) {
-    struct Product {
-      std::string node;
-      std::vector<std::string> sources;
+    // What is measured alone and kept together: a product, or a group of consecutive ones.
+    struct Unit {
+      std::vector<std::string> products, sources;
       double usage = 0;  // of the budget, reduced alone
+      std::string label() const {
+        return products.size() == 1 ? "'" + products[0] + "'"
+                                    : "'" + products.front() + "' .. '" + products.back() + "' (" + std::to_string(products.size()) + " products)";
+      }
     };
     // The reduced products as the report lists them: the graph's (jit: the variant's the validation
-    // inputs ran) and those of the control-flow bodies the runs reached.
-    std::vector<Product> products;
-    for (const report::PrecisionSection::Product& p : started->current_report().precision.products)
-      if (p.precision != ops::precision_name(ops::Precision::kFp32)) products.push_back({p.node, p.sources});
+    // inputs ran) and those of the control-flow bodies the runs reached, in that order.
+    std::vector<const report::PrecisionSection::Product*> reduced;
+    const report::Report now = started->current_report();
+    for (const report::PrecisionSection::Product& p : now.precision.products)
+      if (p.precision != ops::precision_name(ops::Precision::kFp32)) reduced.push_back(&p);
+    const size_t groups = std::min(reduced.size(), kMaxFallbackUnits);
+    std::vector<Unit> units(groups);
+    for (size_t i = 0; i < reduced.size(); ++i) {
+      Unit& unit = units[i * groups / reduced.size()];
+      unit.products.push_back(reduced[i]->node);
+      unit.sources.insert(unit.sources.end(), reduced[i]->sources.begin(), reduced[i]->sources.end());
+    }
     std::vector<std::string>& steps = measured.fallback;
     steps.push_back("breach with every product reduced: " + *budget_breach(budget, measured.accuracy));
+    if (groups < reduced.size())
+      steps.push_back(std::to_string(reduced.size()) + " products measured in " + std::to_string(groups) + " groups of consecutive ones");
     struct Trial {
       std::unique_ptr<Load> load;
       std::vector<report::OutputAccuracy> accuracy;
@@ -194,29 +214,28 @@ struct Load {
       KILN_ASSIGN_OR_RETURN(t.accuracy, validation.measure(*t.load->started));
       return t;
     };
-    for (Product& product : products) {
+    for (Unit& unit : units) {
       std::vector<std::string> others;
-      for (const Product& other : products)
-        if (&other != &product) others.insert(others.end(), other.sources.begin(), other.sources.end());
+      for (const Unit& other : units)
+        if (&other != &unit) others.insert(others.end(), other.sources.begin(), other.sources.end());
       KILN_ASSIGN_OR_RETURN(const Trial alone, trial(std::move(others)));
-      product.usage = budget_usage(budget, alone.accuracy);
-      steps.push_back("'" + product.node + "' reduced alone uses " + number(product.usage) + " of the budget");
+      unit.usage = budget_usage(budget, alone.accuracy);
+      steps.push_back(unit.label() + " reduced alone uses " + number(unit.usage) + " of the budget");
     }
-    std::stable_sort(products.begin(), products.end(), [](const Product& a, const Product& b) { return a.usage > b.usage; });
+    std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.usage > b.usage; });
     const auto most_sensitive = [&](size_t count) {
       std::vector<std::string> kept;
-      for (size_t i = 0; i < count; ++i) kept.insert(kept.end(), products[i].sources.begin(), products[i].sources.end());
+      for (size_t i = 0; i < count; ++i) kept.insert(kept.end(), units[i].sources.begin(), units[i].sources.end());
       return kept;
     };
-    KILN_ASSIGN_OR_RETURN(Trial best, trial(most_sensitive(products.size())));
+    KILN_ASSIGN_OR_RETURN(Trial best, trial(most_sensitive(units.size())));
     if (const std::optional<std::string> breach = budget_breach(budget, best.accuracy))
       return Status(StatusCode::kNumericalIssue, "the accuracy budget '" + options.accuracy_budget +
                                                      "' is impossible: with every product in fp32 it still breaks (" + *breach +
                                                      "): the model's float32 runs differ from each other");
-    const size_t breaking_alone = static_cast<size_t>(
-        std::count_if(products.begin(), products.end(), [](const Product& p) { return p.usage > 1; }));
+    const auto breaking_alone = static_cast<size_t>(std::count_if(units.begin(), units.end(), [](const Unit& u) { return u.usage > 1; }));
     if (breaking_alone > 0) steps.push_back(std::to_string(breaking_alone) + " break the budget alone");
-    size_t low = breaking_alone == 0 ? 0 : breaking_alone - 1, high = products.size();  // low breaks the budget, high keeps it
+    size_t low = breaking_alone == 0 ? 0 : breaking_alone - 1, high = units.size();  // low breaks the budget, high keeps it
     while (high - low > 1) {
       const size_t count = (low + high) / 2;
       KILN_ASSIGN_OR_RETURN(Trial t, trial(most_sensitive(count)));
@@ -230,8 +249,12 @@ struct Load {
       }
     }
     std::string kept;
-    for (size_t i = 0; i < high; ++i) kept += (i ? ", " : "") + products[i].node;
-    steps.push_back("fallback kept " + std::to_string(high) + " of " + std::to_string(products.size()) + " products in fp32: " + kept);
+    size_t kept_products = 0;
+    for (size_t i = 0; i < high; ++i) {
+      for (const std::string& product : units[i].products) kept += (kept.empty() ? "" : ", ") + product;
+      kept_products += units[i].products.size();
+    }
+    steps.push_back("fallback kept " + std::to_string(kept_products) + " of " + std::to_string(reduced.size()) + " products in fp32: " + kept);
     started = std::move(best.load->started);
     metadata = std::move(best.load->metadata);
     source.assets = std::move(best.load->source.assets);

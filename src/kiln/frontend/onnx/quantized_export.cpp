@@ -64,7 +64,7 @@ struct Rewrite {
 
 // The rewrite of `node` (MatMul or Gemm, known as `name`) whose B is `weights`, or why it cannot be
 // written.
-Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& name, const Tensor& weights,
+Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& name, const Tensor& weights, int weight_levels,
                                 const std::map<std::string, Tensor>& constants) {
   const bool gemm = node.op_type() == "Gemm";
   if (weights.dtype() != DType::kFloat || weights.shape().size() != 2)
@@ -72,7 +72,7 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
   if (gemm && int_attribute(node, "transA", 0) != 0) return invalid_argument("Gemm with transA has no MatMulInteger form");
   const bool transposed = gemm && int_attribute(node, "transB", 0) != 0;
   const int64_t axis = transposed ? 0 : 1;  // the output columns
-  std::vector<float> scales = ops::symmetric_int8_scales(weights, axis);
+  std::vector<float> scales = ops::symmetric_int8_scales(weights, axis, weight_levels);
   const std::vector<int8_t> quantized = ops::quantize_symmetric_int8(weights, axis, scales);
   const int64_t k = weights.shape()[transposed ? 1 : 0], n = weights.shape()[transposed ? 0 : 1];
   Tensor wq = Tensor::allocate(DType::kInt8, {k, n});
@@ -162,7 +162,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
           KILN_ASSIGN_OR_RETURN(constants[init->first], tensor_from_proto(*init->second, base_dir));
         }
       }
-      rewrite = rewrite_product(*matrix_product, name, constants.at(matrix_product->input(1)), constants);
+      rewrite = rewrite_product(*matrix_product, name, constants.at(matrix_product->input(1)), product.weight_levels, constants);
     }
     if (!rewrite.is_ok()) {
       out.left_fp32.push_back(product.node + ": " + rewrite.status().message());

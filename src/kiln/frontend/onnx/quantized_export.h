@@ -28,6 +28,7 @@ struct QuantizedOnnx {
 struct Int8Product {
   std::string node;
   std::vector<std::string> sources;
+  int weight_levels = 127;  // its weights' largest magnitude (compiler::NodePrecision::weight_levels)
 };
 
 // The ONNX model at `path` with the MatMul or Gemm node (B a float initializer of rank 2) among each

@@ -11,7 +11,11 @@
 // (dilated in NCHW8c on AVX2) runs in channels-last or channels-first instead, reordered the same
 // way. A node marked bfloat16 (ops/numeric_precision.h) packs its weights as bfloat16 and converts
 // its input on each run, accumulating and writing float32 (never by Winograd: oneDNN has no
-// bfloat16 Winograd convolution). int8 convolutions are not built (cpu_provider.cpp: computes_in).
+// bfloat16 Winograd convolution). A node marked int8 packs its weights as int8 (symmetric per
+// output channel, weight_scales) and quantizes its input on each run per tensor to uint8
+// (product_precision.h: Int8Product), the weight scales fixed in the primitive and the input's scale
+// a first post-op; oneDNN 2.6 runs int8 convolutions in blocked layouts with its reference code
+// only, so those read and write channels-last, reordered at the kernel's edges.
 #include <omp.h>
 
 #include <algorithm>
@@ -52,6 +56,7 @@ struct ConvGeometry {
   memory::desc weights_any, bias;
   bool has_bias = false;
   ops::Precision precision = ops::Precision::kFp32;  // the input's and weights' (node_precision)
+  const Int8Product* int8 = nullptr;                   // int8: its scales and zero point's attributes
 };
 
 dnnl::convolution_forward::primitive_desc primitive_desc(const ir::Node& node, const ConvGeometry& g, dnnl::algorithm algorithm,
@@ -62,7 +67,8 @@ dnnl::convolution_forward::primitive_desc primitive_desc(const ir::Node& node, c
                                                                  g.pad_right)
                                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_read,
                                                                  g.weights_any, dst, g.strides, g.dilations, g.pad_left, g.pad_right);
-  dnnl::primitive_attr attr = epilogue_attr(node);
+  dnnl::primitive_attr attr = g.int8 ? epilogue_attr(node, g.int8->first_post_ops(src.dims().size())) : epilogue_attr(node);
+  if (g.int8) g.int8->add_attributes(attr, 1 << 1);  // the output channels
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return {desc, attr, cpu_engine()};
 }
@@ -122,7 +128,8 @@ struct ConvKernelState {
   dnnl::convolution_forward primitive;
   memory::desc src, dst, bias;
   memory::desc src_read;           // what the primitive reads: src, or its copy in another layout or type
-  InputConversion src_conversion;  // src into src_read
+  InputConversion src_conversion;  // src (int8: quantized, in its own layout) into src_read
+  Int8Product int8;                // int8: src quantized, and the run's scales
   PrimitiveWeights weights;
   memory scratchpad;                     // the primitive's own work space, allocated once
   std::shared_ptr<void> scratchpad_storage;  // from allocate_buffer: charged to the session's budget
@@ -144,7 +151,7 @@ struct ConvKernelState {
     if (!scratchpad_storage) throw std::bad_alloc();  // an AllocationFailure at the session's load or run
     scratchpad = memory(pd.scratchpad_desc(), cpu_engine(), scratchpad_storage.get());
     src_read = pd.src_desc();
-    src_conversion = InputConversion(src, src_read);
+    src_conversion = InputConversion(int8.active() ? with_data_type(src, memory::data_type::u8) : src, src_read);
     if (pd.dst_desc() == dst) return;
     dst_blocked = pd.dst_desc();
     from_blocked = dnnl::reorder(memory(*dst_blocked, cpu_engine(), nullptr), memory(dst, cpu_engine(), nullptr));
@@ -272,7 +279,12 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   g.has_bias = node.input(2) != nullptr;
   g.bias = row_major_desc({p.out_channels});
   g.precision = constant_input(node, 1) ? ops::node_precision(node) : ops::Precision::kFp32;
-  if (g.precision == ops::Precision::kInt8) return unsupported_target(node.describe() + ": the cpu provider has no int8 convolution");
+  std::optional<PrimitiveWeights::Quantization> quantization;
+  if (g.precision == ops::Precision::kInt8) {
+    state->int8 = Int8Product(node, Int8Product::Form::kInputScalePostOp);
+    g.int8 = &state->int8;
+    quantization = PrimitiveWeights::Quantization{ops::weight_channel_axis(node), state->int8.weight_scales()};
+  }
   g.weights_any =
       memory::desc(memory::dims(weight_dims.begin(), weight_dims.end()), product_data_type(g.precision), memory::format_tag::any);
 
@@ -284,15 +296,21 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   state->set_primitive(pd);
   build.evidence.record_activation_reorders(int(state->src_conversion.active()) + int(state->dst_blocked.has_value()));
   check_implementation({node, build}, state->primitive);
-  state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build);
+  state->weights = PrimitiveWeights(node, 1, weights_plain, pd, build, quantization);
   return ops::Kernel([state](ops::KernelContext& ctx) {
     return guard(ctx.node(), [&] {
       PrimitiveArgs& args = state->args;
-      args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(ctx.input(0)->raw_data(), state->stream));
+      const void* src = ctx.input(0)->raw_data();
+      if (state->int8.active())  // the whole storage, a blocked layout's padding included
+        src = state->int8.quantize(static_cast<const float*>(src), static_cast<int64_t>(state->src.get_size() / sizeof(float)), args);
+      args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(src, state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));
       args.set(DNNL_ARG_SCRATCHPAD, state->scratchpad);
-      if (state->has_bias) args.set(DNNL_ARG_BIAS, state->bias, *ctx.input(2));
+      if (state->has_bias) {
+        const float* bias = ctx.input(2)->data<float>();
+        args.set(DNNL_ARG_BIAS, state->bias, state->int8.active() ? state->int8.prescaled_bias(bias) : bias);
+      }
       KILN_RETURN_IF_ERROR(prepare_residual(ctx));
       state->execute(args.map());
       state->stream.wait();

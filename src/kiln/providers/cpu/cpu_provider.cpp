@@ -316,37 +316,48 @@ Result<std::shared_ptr<const Provider>> CpuProvider::create(const ProviderConfig
   return std::shared_ptr<const Provider>(new CpuProvider(std::move(cpu), std::move(generator)));
 }
 
-ops::GraphPreferences CpuProvider::graph_preferences() const {
+// int8 convolutions run in channels-last only (oneDNN 2.6 has only its reference code for them in
+// blocked layouts): when convolutions take int8 (the first precision asked for), channels-last
+// comes first, and Winograd (fp32, blocked) is off. ResNet-50 at batch 1 on Zen 4: 16.0 ms in int8
+// channels-last against 28.5 ms in int8 with every convolution's input and output reordered from
+// and to NCHW16c; its fp32 convolutions take about the same time in either layout.
+ops::GraphPreferences CpuProvider::graph_preferences(const std::vector<ops::Precision>& precision) const {
   using ops::GraphForm;
+  const bool int8_convolutions = !precision.empty() && precision.front() == ops::Precision::kInt8;
+  std::vector<ops::ActivationLayout> layouts = config_.activation_layouts;
+  if (int8_convolutions)
+    std::stable_partition(layouts.begin(), layouts.end(), [](const ops::ActivationLayout& l) { return !l.is_blocked(); });
   // No float16 kernels; oneDNN runs a chain of element-wise steps as post-ops in one pass.
-  ops::GraphPreferences preferences{{GraphForm::kHalfInFloat, GraphForm::kElementwiseChains}, config_.activation_layouts};
-  if (!config_.activation_layouts.empty()) preferences.forms.insert(GraphForm::kActivationLayouts);
-  if (config_.winograd) preferences.forms.insert(GraphForm::kWinograd);
+  ops::GraphPreferences preferences{{GraphForm::kHalfInFloat, GraphForm::kElementwiseChains}, layouts};
+  if (!layouts.empty()) preferences.forms.insert(GraphForm::kActivationLayouts);
+  if (config_.winograd && !int8_convolutions) preferences.forms.insert(GraphForm::kWinograd);
   return preferences;
 }
 
 // bfloat16 products run on oneDNN's avx512_core_bf16 kernels (VDPBF16PS); without that instruction
-// oneDNN has only its reference code for them. int8 matrix products run on every target (oneDNN's
-// int8 gemm: with VNNI one instruction per 4 products, else vpmaddubsw pairs), their input
-// quantized on each run. int8 convolutions would need their input's scale when the primitive is
-// made: oneDNN 2.6 takes no run-time output scales for convolutions (only for matmul), and runs
-// int8 convolutions in blocked layouts with its reference code only; they stay float32.
+// oneDNN has only its reference code for them. int8 products run on every target (with VNNI one
+// instruction per 4 products, else vpmaddubsw pairs), their input quantized on each run;
+// convolutions in channels-last (conv_kernels.cpp).
 Capability CpuProvider::computes_in(ops::Precision precision, const ir::Node* product) const {
   if (precision == ops::Precision::kBf16 && !config_.target.bf16())
     return Capability::no("bf16 products need AVX512_BF16 (feature avx512bf16), which the target " + config_.target.describe() +
                           " lacks");
   const bool convolution = product && (product->is("", "Conv") || product->is("kiln", "FusedConv"));
   // A depthwise convolution (a group per channel) does 9 multiply-adds per value it reads: memory
-  // bound, so bf16 saves no arithmetic worth the input's conversion (MobileNetV2 ran 1.1-1.6x slower
-  // with its depthwise layers in bf16).
-  if (precision == ops::Precision::kBf16 && convolution && product->attr_int("group", 1) > 1 &&
+  // bound, so a reduced precision saves no arithmetic worth the input's conversion (MobileNetV2 ran
+  // 1.1-1.6x slower with its depthwise layers in bf16).
+  if (precision != ops::Precision::kFp32 && convolution && product->attr_int("group", 1) > 1 &&
       product->attr_int("group", 1) == product->inputs[1]->type.shape->static_dims()[0])
-    return Capability::no("a depthwise convolution is memory-bound: bf16 would only add its input's conversion");
-  if (precision == ops::Precision::kInt8 && convolution)
-    return Capability::no("int8 convolutions need their input's scale ahead (a calibration set, not built yet): oneDNN 2.6 takes "
-                          "no run-time output scales for them");
+    return Capability::no(std::string("a depthwise convolution is memory-bound: ") + ops::precision_name(precision) +
+                          " would only add its input's conversion");
   return Capability::yes();
 }
+
+// Without an int8 dot product (AVX512_VNNI, AVX_VNNI) oneDNN multiplies uint8 inputs by int8 weights
+// with vpmaddubsw, which adds each pair of products into a saturating 16-bit sum: 2 x 255 x 127
+// overflows it, 2 x 255 x 63 does not. Weights of 7 bits keep that arithmetic exact (measured at the
+// AVX2 cap with 8-bit weights: outputs off by 15% of their largest value on random data).
+int CpuProvider::int8_weight_levels() const { return config_.target.int8_dot() ? 127 : 63; }
 
 void CpuProvider::begin_plan(PlanContext& context) const {
   context.set_provider_state(name(), std::make_shared<cpu::CpuPlanState>(config_.target, context.generated_kernels_allowed() ? generator_ : nullptr));

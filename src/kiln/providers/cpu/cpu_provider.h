@@ -20,8 +20,9 @@ class CpuProvider final : public Provider {
 
   std::string name() const override { return cpu::kCpuProviderName; }
   std::vector<std::string> op_types() const override;
-  ops::GraphPreferences graph_preferences() const override;
+  ops::GraphPreferences graph_preferences(const std::vector<ops::Precision>& precision = {ops::Precision::kFp32}) const override;
   Capability computes_in(ops::Precision precision, const ir::Node* product = nullptr) const override;
+  int int8_weight_levels() const override;
 
   Capability supports(const ir::Node& node) const override;
   Result<ops::Kernel> kernel_for(const ir::Node& node, KernelBuild& build) const override;

@@ -217,18 +217,22 @@ dnnl::memory PrimitiveWeights::for_run(const ops::KernelContext& ctx) const {
   return given_ == wanted_ ? given : reorder_to(given, wanted_);
 }
 
-float* run_scratch_floats(size_t count) {
-  thread_local std::shared_ptr<void> buffer;
-  thread_local size_t capacity = 0;
-  if (count > capacity) {
-    buffer = allocate_buffer(count * sizeof(float));
-    if (!buffer) {
-      capacity = 0;
+float* run_scratch_floats(size_t count, ScratchSlot slot) {
+  struct Buffer {
+    std::shared_ptr<void> data;
+    size_t capacity = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[slot == ScratchSlot::kFirst ? 0 : 1];
+  if (count > b.capacity) {
+    b.data = allocate_buffer(count * sizeof(float));
+    if (!b.data) {
+      b.capacity = 0;
       throw std::bad_alloc();
     }
-    capacity = count;
+    b.capacity = count;
   }
-  return static_cast<float*>(buffer.get());
+  return static_cast<float*>(b.data.get());
 }
 
 const Tensor* constant_input(const ir::Node& node, size_t i) {

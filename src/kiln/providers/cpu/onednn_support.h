@@ -100,11 +100,14 @@ class PrimitiveWeights {
   dnnl::memory packed_;
 };
 
-// Scratch memory for a kernel's temporaries during its call: one buffer per thread, grown to the
-// largest request and kept, so that kernels (and the variants of a session) do not each hold
+// Scratch memory for a kernel's temporaries during its call: one buffer per thread and slot, grown
+// to the largest request and kept, so that kernels (and the variants of a session) do not each hold
 // their own. A session runs its kernels one at a time on the calling thread; the contents do not
-// survive the call. 64-byte aligned; throws std::bad_alloc when it cannot grow (guard() reports it).
-float* run_scratch_floats(size_t count);
+// survive the call. Two slots, for a temporary made from another (a quantized input, then its
+// copy in another layout). 64-byte aligned; throws std::bad_alloc when it cannot grow (guard()
+// reports it).
+enum class ScratchSlot { kFirst, kSecond };
+float* run_scratch_floats(size_t count, ScratchSlot slot = ScratchSlot::kFirst);
 
 // The constant value of node input i (an initializer), or nullptr.
 const Tensor* constant_input(const ir::Node& node, size_t i);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/vector_math.h"
 
 namespace kiln::providers::cpu {
 
@@ -85,21 +86,21 @@ void Int8Product::add_attributes(dnnl::primitive_attr& attr, int output_mask) co
 }
 
 const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveArgs& args) {
+  // Both passes over chunks of the input, a chunk per thread (vector_math.cpp's loops vectorise).
+  constexpr int64_t kChunk = int64_t{1} << 14;
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
   float low = 0, high = 0;
-#pragma omp parallel for reduction(min : low) reduction(max : high) if (count > (int64_t{1} << 15))
-  for (int64_t i = 0; i < count; ++i) {
-    low = std::min(low, input[i]);
-    high = std::max(high, input[i]);
-  }
+#pragma omp parallel for reduction(min : low) reduction(max : high) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) extend_range(input + c * kChunk, std::min(kChunk, count - c * kChunk), low, high);
   // DynamicQuantizeLinear: the range always holds 0; a range of zeros (or NaN) quantizes to zeros.
   const float scale = high > low ? (high - low) / 255.0f : 1.0f;
   const float zero = std::nearbyint(std::clamp(-low / scale, 0.0f, 255.0f));
   zero_point_ = static_cast<int32_t>(zero);
-  auto* quantized = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4)));
-#pragma omp parallel for if (count > (int64_t{1} << 15))
-  for (int64_t i = 0; i < count; ++i)
-    quantized[i] = input[i] != input[i] ? static_cast<uint8_t>(zero)
-                                        : static_cast<uint8_t>(std::clamp(std::nearbyint(input[i] / scale) + zero, 0.0f, 255.0f));
+  // The second slot: a convolution reorders the quantized input into the layout it reads (first slot).
+  auto* quantized = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4), ScratchSlot::kSecond));
+#pragma omp parallel for if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c)
+    quantize_uint8(input + c * kChunk, std::min(kChunk, count - c * kChunk), scale, zero, quantized + c * kChunk);
   for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = scale * weight_scales_[n];
   input_scale_ = scale;
   // The memories are re-pointed on each run: this object may have moved since it was made.

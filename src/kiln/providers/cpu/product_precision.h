@@ -66,9 +66,9 @@ class Int8Product {
   // channel of the output dim `output_mask` names); the epilogue's post-ops follow `first`.
   dnnl::post_ops first_post_ops(size_t output_rank) const;
   void add_attributes(dnnl::primitive_attr& attr, int output_mask) const;
-  // Quantizes `count` floats at `input` into the run scratch (NaN to the zero point) and points
-  // `args`' scale and zero point arguments at this run's values; returns the quantized bytes
-  // (valid as InputConversion's).
+  // Quantizes `count` floats at `input` into the run scratch's second slot (NaN to the zero point),
+  // element by element in their own layout, and points `args`' scale and zero point arguments at
+  // this run's values; returns the quantized bytes (valid until that slot's next use).
   const void* quantize(const float* input, int64_t count, PrimitiveArgs& args);
   // oneDNN scales the bias with the product (dst = scale x (acc + bias)): the bias (one per output
   // channel) divided by this run's output scales, for the primitive to scale back. After quantize().

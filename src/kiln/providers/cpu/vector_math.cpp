@@ -186,6 +186,29 @@ void isnan_of(const float* x, bool* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i];
 }
 
+void extend_range(const float* x, int64_t n, float& low, float& high) {
+  float l = low, h = high;
+#pragma omp simd reduction(min : l) reduction(max : h)
+  for (int64_t i = 0; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;  // NaN compares false: ignored
+    h = x[i] > h ? x[i] : h;
+  }
+  low = l;
+  high = h;
+}
+
+void quantize_uint8(const float* x, int64_t n, float scale, float zero, uint8_t* y) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds half to even
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;  // where the rounding is exact
+    float q = (v + kRound) - kRound + zero;
+    q = q < 0.0f ? 0.0f : q > 255.0f ? 255.0f : q;
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(x[i] != x[i] ? zero : q));
+  }
+}
+
 void isinf_of(const float* x, bool* y, int64_t n, bool detect_negative, bool detect_positive) {
   const float low = detect_negative ? -kInf : kNaN, high = detect_positive ? kInf : kNaN;  // NaN matches nothing
 #pragma omp simd

@@ -111,5 +111,10 @@ void shrink_of(const float* x, float* y, int64_t n, float lambd, float bias);
 void thresholded_relu_of(const float* x, float* y, int64_t n, float alpha);  // x above alpha, else 0
 void isnan_of(const float* x, bool* y, int64_t n);
 void isinf_of(const float* x, bool* y, int64_t n, bool detect_negative, bool detect_positive);
+// DynamicQuantizeLinear's two passes: the smallest and largest of x[0..n) and the `low` and `high`
+// given (NaN ignored), and y = saturate(round half to even (x / scale) + zero) in [0, 255], NaN to
+// zero (zero an integer in [0, 255]).
+void extend_range(const float* x, int64_t n, float& low, float& high);
+void quantize_uint8(const float* x, int64_t n, float scale, float zero, uint8_t* y);
 
 }  // namespace kiln::providers::cpu
