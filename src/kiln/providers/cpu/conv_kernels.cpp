@@ -301,7 +301,8 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
     return guard(ctx.node(), [&] {
       PrimitiveArgs& args = state->args;
       const void* src = ctx.input(0)->raw_data();
-      if (state->int8.active())  // the whole storage, a blocked layout's padding included
+      // int8 activations are channels-last (CpuProvider::graph_preferences): the storage is the tensor.
+      if (state->int8.active())
         src = state->int8.quantize(static_cast<const float*>(src), static_cast<int64_t>(state->src.get_size() / sizeof(float)), args);
       args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(src, state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
