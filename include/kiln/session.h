@@ -156,6 +156,14 @@ struct SessionOptions {
   // the products kept. A budget that every product in float32 still breaks is a NumericalIssue
   // saying it is impossible.
   std::string on_budget = "fail";
+  // Static int8: input sets (checked as validation_inputs are) that the float32 model runs on at
+  // load, each int8 product's input range observed; calibration_method turns the ranges into fixed
+  // uint8 scales and zero points ("minmax", "percentile": each tail beyond 99.99% clipped, or
+  // "entropy": the KL-divergence threshold). Empty: each product quantizes its input per run over
+  // that run's range (dynamic). The sets are also the accuracy check's when no validation_inputs
+  // are given; the report's precision section records the method, the sets' count and SHA-256.
+  std::vector<InputSet> calibration_inputs;
+  std::string calibration_method = "minmax";
 };
 
 // How one run goes. A RunOptions may be shared by several runs (it is not copied).

@@ -66,6 +66,8 @@ class SessionOptions:
         self.accuracy_budget = ""  # e.g. "rel=1e-2,top1=0.99": a reduced precision that breaks it fails the load
         self.on_budget = "fail"  # or "fallback": the most sensitive products stay fp32 until the budget holds
         self.validation_inputs = []  # [{input name: array}, ...]: what the accuracy check runs (default: generated)
+        self.calibration_inputs = []  # [{input name: array}, ...]: static int8, activation ranges from these
+        self.calibration_method = "minmax"  # or "percentile" (99.99%), "entropy" (KL divergence)
         self.public_key = b""  # raw Ed25519 key an artifact must be signed with
         self.require_signature = False
         self._free_dimensions = {}
@@ -122,6 +124,8 @@ class SessionOptions:
             "accuracy_budget": self.accuracy_budget,
             "on_budget": self.on_budget,
             "validation_inputs": [dict(s) for s in self.validation_inputs],
+            "calibration_inputs": [dict(s) for s in self.calibration_inputs],
+            "calibration_method": self.calibration_method,
             "public_key": bytes(self.public_key),
             "require_signature": bool(self.require_signature),
         }

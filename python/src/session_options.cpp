@@ -42,17 +42,17 @@ std::map<std::string, DimRange> shape_profile(py::handle value) {
   return profile;
 }
 
-// The accuracy check's input sets: a list of {input name: array}, each tensor copied (the load
-// reads them; the arrays need not outlive it).
-std::vector<InputSet> input_sets(py::handle value) {
+// The accuracy check's or the calibration's input sets (option `key`): a list of {input name:
+// array}, each tensor copied (the load reads them; the arrays need not outlive it).
+std::vector<InputSet> input_sets(const std::string& key, py::handle value) {
   std::vector<InputSet> sets;
   for (py::handle set : value) {
-    InputSet copied{"validation_inputs[" + std::to_string(sets.size()) + "]", {}};
+    InputSet copied{key + "[" + std::to_string(sets.size()) + "]", {}};
     for (const auto& [name, array] : set.cast<py::dict>()) {
       std::vector<py::object> keep_alive;
-      const std::string input = as<std::string>("validation_inputs", name);
+      const std::string input = as<std::string>(key, name);
       const Tensor view = tensor_from_array(input, array, keep_alive);
-      if (view.dtype() == DType::kString) throw StatusError(invalid_argument("validation input '" + input + "': strings are not measured"));
+      if (view.dtype() == DType::kString) throw StatusError(invalid_argument(key + " input '" + input + "': strings are not measured"));
       Tensor tensor = Tensor::allocate(view.dtype(), view.shape());
       std::memcpy(tensor.raw_data(), view.raw_data(), view.byte_size());
       copied.tensors.emplace(input, std::move(tensor));
@@ -92,7 +92,9 @@ SessionOptions session_options_from_dict(const py::dict& options) {
       {"keep_fp32", [&](auto& k, auto v) { o.keep_fp32 = as<std::vector<std::string>>(k, v); }},
       {"accuracy_budget", [&](auto& k, auto v) { o.accuracy_budget = as<std::string>(k, v); }},
       {"on_budget", [&](auto& k, auto v) { o.on_budget = as<std::string>(k, v); }},
-      {"validation_inputs", [&](auto&, auto v) { o.validation_inputs = input_sets(v); }},
+      {"validation_inputs", [&](auto& k, auto v) { o.validation_inputs = input_sets(k, v); }},
+      {"calibration_inputs", [&](auto& k, auto v) { o.calibration_inputs = input_sets(k, v); }},
+      {"calibration_method", [&](auto& k, auto v) { o.calibration_method = as<std::string>(k, v); }},
   };
   for (const auto& [key, value] : options) {
     const std::string name = as<std::string>("(key)", key);

@@ -336,6 +336,117 @@ TEST(ReducedPrecision, ValidationInputsAreCheckedAndNamed) {
   EXPECT_EQ(accuracy["validation_sha256"].get<std::string>().size(), 64u);
 }
 
+std::vector<InputSet> calibration_sets() {
+  std::vector<InputSet> sets;
+  for (uint64_t seed = 61; seed < 65; ++seed) sets.push_back({"calib-" + std::to_string(seed), {{"x", input(seed)}}});
+  return sets;
+}
+
+const nlohmann::json& product_entry(const nlohmann::json& precision, const std::string& node) {
+  for (const auto& p : precision["products"])
+    if (p["node"] == node) return p;
+  static const nlohmann::json none;
+  return none;
+}
+
+TEST(ReducedPrecision, StaticInt8CalibratesEachProductsInputOnTheCalibrationSets) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  auto fp32 = Session::load(model, options_for("fp32"));
+  ASSERT_TRUE(fp32.is_ok()) << fp32.status().to_string();
+  // The convolution reads the model's input: min-max over the sets, 0 included, is its range.
+  float low = 0, high = 0;
+  for (const InputSet& set : calibration_sets()) {
+    const Tensor& x = set.tensors.at("x");
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      low = std::min(low, x.data<float>()[i]);
+      high = std::max(high, x.data<float>()[i]);
+    }
+  }
+  for (const char* method : {"minmax", "percentile", "entropy"}) {
+    SessionOptions o = options_for("int8");
+    o.calibration_inputs = calibration_sets();
+    o.calibration_method = method;
+    auto session = Session::load(model, o);
+    ASSERT_TRUE(session.is_ok()) << method << ": " << session.status().to_string();
+    const nlohmann::json precision = precision_of(*session.value());
+    const nlohmann::json& calibration = precision["calibration"];
+    EXPECT_EQ(calibration["method"], method);
+    EXPECT_EQ(calibration["count"], 4);
+    EXPECT_EQ(calibration["sha256"].get<std::string>().size(), 64u);
+    EXPECT_EQ(calibration["calibrated_products"], 2) << precision.dump();
+    EXPECT_EQ(precision["accuracy"]["validation_inputs"], "calibration") << "no validation inputs given: the calibration sets";
+    const nlohmann::json& conv = product_entry(precision, "conv")["input_quantization"];
+    ASSERT_TRUE(conv.is_object()) << precision.dump();
+    const float scale = conv["scale"].get<float>();
+    const int zero_point = conv["zero_point"].get<int>();
+    if (std::string(method) == "minmax") {
+      EXPECT_FLOAT_EQ(scale, (high - low) / 255.0f);
+      EXPECT_EQ(zero_point, static_cast<int>(std::nearbyint(-low / ((high - low) / 255.0f))));
+    } else {  // a narrower range, never a wider one
+      EXPECT_LE(scale, (high - low) / 255.0f * 1.0001f) << method;
+      EXPECT_GT(scale, (high - low) / 255.0f / 4) << method;
+    }
+    EXPECT_TRUE(product_entry(precision, "classifier")["input_quantization"].is_object()) << precision.dump();
+    // Fixed scales from other inputs of the same distribution: within the dynamic form's bound.
+    for (uint64_t seed : {71, 72}) {
+      const Tensor x = input(seed);
+      EXPECT_LT(relative_difference(run(*session.value(), x), run(*fp32.value(), x)), 5e-2) << method;
+    }
+  }
+}
+
+TEST(ReducedPrecision, CalibrationInputsAreCheckedAndNamed) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  const auto refused = [&](SessionOptions o, const std::vector<std::string>& named) {
+    auto session = Session::load(model, o);
+    EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument) << session.status().to_string();
+    for (const std::string& part : named)
+      EXPECT_NE(session.status().message().find(part), std::string::npos) << session.status().message();
+  };
+  const auto with_set = [&](std::map<std::string, Tensor> tensors) {
+    SessionOptions o = options_for("int8");
+    o.calibration_inputs = calibration_sets();
+    o.calibration_inputs.push_back({"calib-bad", std::move(tensors)});
+    return o;
+  };
+  refused(with_set({{"image", input(1)}}), {"calib-bad", "image"});
+  refused(with_set({{"x", random_tensor(DType::kDouble, {2, 8, 6, 6}, 1)}}), {"calib-bad", "x"});
+  refused(with_set({{"x", random_tensor(DType::kFloat, {2, 8, 5, 6}, 1)}}), {"calib-bad", "x"});
+  refused(with_set({}), {"calib-bad", "no input"});
+  Tensor nan = Tensor::allocate(DType::kFloat, {2, 8, 6, 6});
+  for (int64_t i = 0; i < nan.element_count(); ++i) nan.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  refused(with_set({{"x", nan}}), {"calib-bad", "'x' is all NaN"});
+  SessionOptions method = options_for("int8");
+  method.calibration_inputs = calibration_sets();
+  method.calibration_method = "median";
+  refused(method, {"calibration_method 'median'", "minmax"});
+  if (testing::test_target().bf16()) {
+    SessionOptions bf16 = options_for("bf16");
+    bf16.calibration_inputs = calibration_sets();
+    refused(bf16, {"calibrat", "int8", "bf16"});
+  }
+}
+
+TEST(ReducedPrecision, AnArtifactKeepsTheCalibratedScales) {
+  ScratchDir dir("precision");
+  const std::string model = classifier(dir);
+  SessionOptions o = options_for("int8");
+  o.calibration_inputs = calibration_sets();
+  auto compiled = Session::load(model, o);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_TRUE(compiled.value()->write_artifact(dir.file("static.kiln")).is_ok());
+  SessionOptions plain;
+  plain.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("static.kiln"), plain);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  const nlohmann::json was = precision_of(*compiled.value()), is = precision_of(*loaded.value());
+  EXPECT_EQ(product_entry(is, "conv")["input_quantization"], product_entry(was, "conv")["input_quantization"]) << is.dump();
+  const Tensor x = input(81);
+  EXPECT_EQ(relative_difference(run(*loaded.value(), x), run(*compiled.value(), x)), 0.0) << "same machine, same kernels";
+}
+
 TEST(ReducedPrecision, AutoTimesFp32AndEachPrecisionTheTargetHasAndKeepsTheFastestWithinBudget) {
   ScratchDir dir("precision");
   const std::string model = classifier(dir);

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "kiln/artifact/signing.h"
+#include "kiln/ops/activation_calibration.h"
 #include "kiln/ops/numeric_precision.h"
 #include "kiln/target/target.h"
 #include "kiln/runtime/shape_profile.h"
@@ -67,7 +68,18 @@ void add_session_flags(CLI::App& cmd, SessionFlags& flags) {
       ->check(CLI::IsMember({"fail", "fallback"}));
   cmd.add_option("--validation", flags.validation_dir,
                  "Under --precision, measure accuracy against fp32 on these inputs: a folder of NAME.npy|NAME.pb files "
-                 "(one set), or of subfolders of them (a set each; default: the model's example or seeded random inputs)");
+                 "(one set), or of subfolders of them (a set each; default: the --calibrate sets, else the model's example or "
+                 "seeded random inputs)");
+  cmd.add_option("--calibrate", flags.calibration_dir,
+                 "Under --precision int8, quantize the products' inputs with fixed scales calibrated on these inputs (static "
+                 "int8; default: each run's own range): a folder laid out as --validation's");
+  cmd.add_option("--calibration-method", flags.calibration_method,
+                 "How --calibrate chooses each input's range: " + ops::calibration_method_names() + " (default minmax)")
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const auto& info : ops::calibration_method_table()) names.push_back(info.name);
+        return names;
+      }()));
 }
 
 void add_isa_flag(CLI::App& cmd, std::string& isa) {
@@ -206,6 +218,10 @@ Result<SessionOptions> to_options(const SessionFlags& flags) {
   if (!flags.validation_dir.empty()) {
     KILN_ASSIGN_OR_RETURN(options.validation_inputs, read_input_sets("--validation", flags.validation_dir));
   }
+  if (!flags.calibration_dir.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.calibration_inputs, read_input_sets("--calibrate", flags.calibration_dir));
+  }
+  options.calibration_method = flags.calibration_method;
   options.max_variants = flags.max_variants;
   options.max_loop_iterations = flags.max_loop_iterations;
   if (!flags.memory_limit.empty()) {

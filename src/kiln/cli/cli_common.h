@@ -38,6 +38,8 @@ struct SessionFlags {
   std::string accuracy_budget;
   std::string on_budget = "fail";
   std::string validation_dir;  // input sets for the accuracy check (read_input_sets)
+  std::string calibration_dir;  // input sets for static int8 calibration (read_input_sets)
+  std::string calibration_method = "minmax";
 };
 
 void add_session_flags(CLI::App& cmd, SessionFlags& flags);

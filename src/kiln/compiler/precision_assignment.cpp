@@ -70,7 +70,9 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     if (!ops::reducible_product(*node)) continue;
     node->attributes.erase(ops::kPrecisionAttribute);
     node->attributes.erase(ops::kWeightScalesAttribute);
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0};
+    node->attributes.erase(ops::kInputScaleAttribute);
+    node->attributes.erase(ops::kInputZeroPointAttribute);
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0, node->input(0)->name, {}};
     const auto provider = provider_of.find(node);
     if (!reduced) {
       record.reason = "fp32 asked";
@@ -95,6 +97,12 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
           record.weight_levels = provider->second->int8_weight_levels();
           node->attributes[ops::kWeightScalesAttribute] = ir::Attribute::of_floats(
               ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node), record.weight_levels));
+          const auto calibrated = options.calibrated_inputs.find(record.input);
+          if (calibrated != options.calibrated_inputs.end()) {
+            node->attributes[ops::kInputScaleAttribute] = ir::Attribute::of_float(calibrated->second.scale);
+            node->attributes[ops::kInputZeroPointAttribute] = ir::Attribute::of_int(calibrated->second.zero_point);
+            record.calibrated = calibrated->second;
+          }
         }
         record.precision = p;
         record.reason.clear();
@@ -112,7 +120,10 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   evidence.requested.clear();
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0, node->input(0)->name, {}};
+    if (node->attributes.count(ops::kInputScaleAttribute))
+      record.calibrated = ops::Uint8Quantization{node->attr_float(ops::kInputScaleAttribute, 1),
+                                                 static_cast<int32_t>(node->attr_int(ops::kInputZeroPointAttribute, 0))};
     if (record.precision != ops::Precision::kFp32) {
       if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())
         evidence.requested.push_back(record.precision);

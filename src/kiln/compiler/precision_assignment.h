@@ -10,10 +10,12 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/activation_calibration.h"
 #include "kiln/ops/numeric_precision.h"
 #include "kiln/partition/partitioner.h"
 #include "kiln/status.h"
@@ -34,6 +36,10 @@ struct PrecisionOptions {
   // Source nodes the accuracy fallback keeps in float32 (runtime/session_load.cpp: the products
   // most sensitive to the reduced precision, as measured).
   std::vector<std::string> fallback_source_nodes;
+  // Static int8: the calibrated quantization of products' inputs, by the input value's name
+  // (runtime/activation_calibration.h measures them on the same graph); an int8 product whose input
+  // has none quantizes it per run (dynamic).
+  std::map<std::string, ops::Uint8Quantization> calibrated_inputs;
 };
 
 // One product's precision, and why it is float32 when a reduced one was asked for.
@@ -44,6 +50,8 @@ struct NodePrecision {
   ops::Precision precision = ops::Precision::kFp32;
   std::string reason;     // empty when reduced
   int weight_levels = 0;  // int8: the weights' largest magnitude (127, or 63: Provider::int8_weight_levels)
+  std::string input;      // int8: the value its input is, and how it is quantized:
+  std::optional<ops::Uint8Quantization> calibrated;  // calibrated (static), else per run (dynamic)
 };
 
 struct PrecisionEvidence {

@@ -59,5 +59,10 @@ std::vector<float> symmetric_int8_scales(const Tensor& weights, int64_t channel_
 // [-127, 127], in the weights' own layout.
 std::vector<int8_t> quantize_symmetric_int8(const Tensor& weights, int64_t channel_axis, const std::vector<float>& scales);
 inline constexpr const char* kWeightScalesAttribute = "weight_scales";
+// int8 products with a calibrated input (static quantization): the input's uint8 scale and zero
+// point, fixed at compile time (ops/activation_calibration.h). Without them the input is quantized
+// per run over its own range (dynamic quantization).
+inline constexpr const char* kInputScaleAttribute = "input_scale";
+inline constexpr const char* kInputZeroPointAttribute = "input_zero_point";
 
 }  // namespace kiln::ops

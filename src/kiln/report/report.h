@@ -180,6 +180,11 @@ struct PrecisionSection {
     std::string node, op_type, precision, reason;
     std::vector<std::string> sources;  // the source model's nodes it stands for
     int weight_levels = 0;             // int8: its weights' largest magnitude (127, or 63 without an int8 dot product)
+    // int8: the value its input is, and that input's calibrated uint8 scale and zero point (static
+    // quantization); scale 0 when it is quantized per run over its own range (dynamic).
+    std::string input;
+    float input_scale = 0;
+    int32_t input_zero_point = 0;
   };
   std::vector<Product> products;
   int64_t reduced = 0;
@@ -194,6 +199,15 @@ struct PrecisionSection {
   // on_budget "fallback" after a breach: each product's measurement alone, each count of the most
   // sensitive kept in float32 that was tried, and the outcome.
   std::vector<std::string> fallback;
+  // Static int8 (a calibration set given): the method, how many input sets, their SHA-256 (as the
+  // validation inputs'), and how many products' inputs it calibrated.
+  struct Calibration {
+    std::string method;
+    int64_t count = 0;
+    std::string sha256;
+    int64_t calibrated_products = 0;
+  };
+  Calibration calibration;
 };
 
 // The warm-up that made the session ready (Session::warm_up).

@@ -185,6 +185,8 @@ json precision_json(const PrecisionSection& p) {
     json entry = {{"node", product.node}, {"op", product.op_type}, {"precision", product.precision}, {"sources", product.sources}};
     if (!product.reason.empty()) entry["reason"] = product.reason;
     if (product.weight_levels > 0) entry["weight_levels"] = product.weight_levels;
+    if (!product.input.empty()) entry["input"] = product.input;
+    if (product.input_scale > 0) entry["input_quantization"] = {{"scale", product.input_scale}, {"zero_point", product.input_zero_point}};
     products.push_back(std::move(entry));
   }
   json accuracy = json::array();
@@ -200,6 +202,11 @@ json precision_json(const PrecisionSection& p) {
   json doc = {{"requested", p.requested}, {"keep_fp32", p.keep_fp32}, {"reduced_products", p.reduced}, {"products", products}};
   if (!p.auto_trials.empty()) doc["auto_trials"] = p.auto_trials;
   if (!p.fallback.empty()) doc["fallback"] = p.fallback;
+  if (!p.calibration.method.empty())
+    doc["calibration"] = {{"method", p.calibration.method},
+                          {"count", p.calibration.count},
+                          {"sha256", p.calibration.sha256},
+                          {"calibrated_products", p.calibration.calibrated_products}};
   if (!p.accuracy.empty())
     doc["accuracy"] = {{"validation_inputs", p.validation_inputs},
                        {"validation_count", p.validation_count},
@@ -215,9 +222,15 @@ PrecisionSection precision_from_json(const json& section) {
   p.requested = section.value("requested", "fp32");
   p.keep_fp32 = section.value("keep_fp32", std::vector<std::string>{});
   p.reduced = section.value("reduced_products", int64_t{0});
-  for (const json& product : section.value("products", json::array()))
+  for (const json& product : section.value("products", json::array())) {
+    const json quantization = product.value("input_quantization", json::object());
     p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", ""),
-                          product.value("sources", std::vector<std::string>{}), product.value("weight_levels", 0)});
+                          product.value("sources", std::vector<std::string>{}), product.value("weight_levels", 0), product.value("input", ""),
+                          quantization.value("scale", 0.0f), quantization.value("zero_point", int32_t{0})});
+  }
+  const json calibration = section.value("calibration", json::object());
+  p.calibration = {calibration.value("method", ""), calibration.value("count", int64_t{0}), calibration.value("sha256", ""),
+                   calibration.value("calibrated_products", int64_t{0})};
   p.auto_trials = section.value("auto_trials", std::vector<std::string>{});
   p.fallback = section.value("fallback", std::vector<std::string>{});
   const json accuracy = section.value("accuracy", json::object());

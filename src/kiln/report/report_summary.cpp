@@ -30,6 +30,9 @@ std::string precision_line(const PrecisionSection& p) {
     for (const std::string& k : p.keep_fp32) s << " " << k;
     s << ")";
   }
+  if (!p.calibration.method.empty())
+    s << "; " << p.calibration.calibrated_products << " int8 inputs calibrated (" << p.calibration.method << ") on " << p.calibration.count
+      << " input set" << (p.calibration.count == 1 ? "" : "s") << ", sha256 " << p.calibration.sha256.substr(0, 16) << "...";
   if (!p.fallback.empty()) s << "; " << p.fallback.back();
   if (!p.accuracy.empty()) {
     s << "; vs fp32 on " << p.validation_count << " " << p.validation_inputs << " input set" << (p.validation_count == 1 ? "" : "s") << ":";

@@ -20,7 +20,8 @@ namespace kiln::runtime {
 namespace {
 
 report::PrecisionSection::Product product_precision(const compiler::NodePrecision& p) {
-  return {p.node, p.op_type, ops::precision_name(p.precision), p.reason, p.sources, p.weight_levels};
+  return {p.node,     p.op_type, ops::precision_name(p.precision), p.reason, p.sources, p.weight_levels, p.input,
+          p.calibrated ? p.calibrated->scale : 0.0f, p.calibrated ? p.calibrated->zero_point : 0};
 }
 
 }  // namespace
@@ -415,6 +416,7 @@ void Engine::record_accuracy(report::PrecisionSection measured) {
   p.validation_sha256 = std::move(measured.validation_sha256);
   p.accuracy = std::move(measured.accuracy);
   p.fallback = std::move(measured.fallback);
+  p.calibration = std::move(measured.calibration);
 }
 
 void Engine::record_precision_trials(std::vector<std::string> trials) {

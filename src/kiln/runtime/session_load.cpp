@@ -8,9 +8,11 @@
 #include <cmath>
 #include <sstream>
 #include <optional>
+#include <set>
 
 #include "kiln/compiler/compile.h"
 #include "kiln/ir/elapsed.h"
+#include "kiln/runtime/activation_calibration.h"
 #include "kiln/runtime/input_binding.h"
 #include "kiln/runtime/model_source.h"
 #include "kiln/runtime/model_summary.h"
@@ -22,7 +24,7 @@ namespace {
 
 // The accuracy check's fixed side: the validation inputs and the float32 model's outputs on them.
 struct Validation {
-  std::string kind;     // "given" or "generated"
+  std::string kind;     // "given", "calibration" or "generated"
   std::string context;  // of a failed run's error
   std::vector<std::map<std::string, Tensor>> inputs;
   std::vector<Outputs> expected;
@@ -58,6 +60,8 @@ struct Load {
   target::Target target;
   compiler::PrecisionOptions precision;
   std::vector<std::string> precision_fallback;  // source nodes the accuracy fallback keeps in float32
+  std::map<std::string, ops::Uint8Quantization> calibrated_inputs;  // static int8: by product input
+  report::PrecisionSection::Calibration calibration;                // and how they were calibrated
   AccuracyBudget budget;
   std::shared_ptr<providers::Tuner> tuner;
   ExecutionMode mode = ExecutionMode::kGraph;
@@ -70,7 +74,45 @@ struct Load {
   // The stages, then (a reduced precision, not an artifact's) the accuracy check.
   Status run(const std::string& path, const std::string* bytes) {
     KILN_RETURN_IF_ERROR(start(path, bytes));
-    if (reduced() && !source.from_artifact) return check_accuracy(path, bytes);
+    if (!reduced() || source.from_artifact) return Status::ok();
+    if (!options.calibration_inputs.empty()) KILN_RETURN_IF_ERROR(calibrate(path, bytes));
+    return check_accuracy(path, bytes);
+  }
+
+  // Another load's engine (and what the session keeps with it) becomes this one's.
+  void adopt(Load& other) {
+    started = std::move(other.started);
+    metadata = std::move(other.metadata);
+    source.assets = std::move(other.source.assets);
+  }
+
+  // Static int8: the model with every product in float32 (the same graph the int8 compile lowered
+  // to: the same precision preference, every product kept) runs on the calibration sets; the int8
+  // products' inputs are calibrated (runtime/activation_calibration.h) and the model loads again
+  // with them fixed.
+  Status calibrate(const std::string& path, const std::string* bytes) {
+    if (std::find(precision.preference.begin(), precision.preference.end(), ops::Precision::kInt8) == precision.preference.end())
+      return invalid_argument("calibration inputs calibrate int8 products; precision is " + ops::preference_name(precision.preference));
+    const std::optional<ops::CalibrationMethod> method = ops::parse_calibration_method(options.calibration_method);
+    std::set<std::string> product_inputs;
+    Load float32(options, memory);
+    for (const report::PrecisionSection::Product& p : started->current_report().precision.products) {
+      if (p.precision == ops::precision_name(ops::Precision::kInt8)) product_inputs.insert(p.input);
+      float32.precision_fallback.insert(float32.precision_fallback.end(), p.sources.begin(), p.sources.end());
+    }
+    KILN_RETURN_IF_ERROR(float32.start(path, bytes));
+    std::vector<std::map<std::string, Tensor>> sets;
+    for (const InputSet& set : options.calibration_inputs) sets.push_back(set.tensors);
+    calibration.method = options.calibration_method;
+    calibration.count = static_cast<int64_t>(sets.size());
+    KILN_ASSIGN_OR_RETURN(calibration.sha256, validation_sha256(sets));
+    KILN_ASSIGN_OR_RETURN(calibrated_inputs, calibrate_inputs(*float32.started, product_inputs, options.calibration_inputs, *method));
+    Load calibrated(options, memory);
+    calibrated.calibrated_inputs = calibrated_inputs;
+    KILN_RETURN_IF_ERROR(calibrated.start(path, bytes));
+    adopt(calibrated);
+    for (const report::PrecisionSection::Product& p : started->current_report().precision.products)
+      calibration.calibrated_products += p.input_scale > 0;
     return Status::ok();
   }
 
@@ -116,6 +158,7 @@ struct Load {
   Status check_accuracy(const std::string& path, const std::string* bytes) {
     KILN_ASSIGN_OR_RETURN(const Validation validation, validate(path, bytes));
     report::PrecisionSection measured;
+    measured.calibration = calibration;
     measured.validation_inputs = validation.kind;
     measured.validation_count = static_cast<int64_t>(validation.inputs.size());
     KILN_ASSIGN_OR_RETURN(measured.validation_sha256, validation_sha256(validation.inputs));
@@ -147,6 +190,10 @@ struct Load {
     }
     validation.kind = "given";
     validation.context = "accuracy check";
+    if (validation.inputs.empty() && !options.calibration_inputs.empty()) {
+      for (const InputSet& set : options.calibration_inputs) validation.inputs.push_back(set.tensors);  // checked by calibrate()
+      validation.kind = "calibration";
+    }
     if (validation.inputs.empty()) {
       KILN_ASSIGN_OR_RETURN(Outputs generated, started->generated_inputs());
       validation.inputs.push_back(std::move(generated));
@@ -159,6 +206,7 @@ struct Load {
     float32.validation_inputs.clear();
     float32.accuracy_budget.clear();
     float32.on_budget = kOnBudgetFail;
+    float32.calibration_inputs.clear();
     KILN_ASSIGN_OR_RETURN(LoadedModel reference, load_model(path, bytes, float32, memory));
     for (const auto& set : validation.inputs) {
       Result<Outputs> want = reference.engine->execute_tensors(set, false, RunOptions{});
@@ -210,6 +258,7 @@ struct Load {
     const auto trial = [&](std::vector<std::string> kept) -> Result<Trial> {
       Trial t{std::make_unique<Load>(options, memory), {}};
       t.load->precision_fallback = std::move(kept);
+      t.load->calibrated_inputs = calibrated_inputs;
       KILN_RETURN_IF_ERROR(t.load->start(path, bytes));
       KILN_ASSIGN_OR_RETURN(t.accuracy, validation.measure(*t.load->started));
       return t;
@@ -255,9 +304,7 @@ struct Load {
       kept_products += units[i].products.size();
     }
     steps.push_back("fallback kept " + std::to_string(kept_products) + " of " + std::to_string(reduced.size()) + " products in fp32: " + kept);
-    started = std::move(best.load->started);
-    metadata = std::move(best.load->metadata);
-    source.assets = std::move(best.load->source.assets);
+    adopt(*best.load);
     measured.accuracy = std::move(best.accuracy);
     return Status::ok();
   }
@@ -306,6 +353,7 @@ struct Load {
     o.place = mode != ExecutionMode::kJit;  // jit places each variant for its shapes
     o.precision = precision;
     o.precision.fallback_source_nodes = precision_fallback;
+    o.precision.calibrated_inputs = calibrated_inputs;
     return o;
   }
 
@@ -330,7 +378,7 @@ struct Load {
     if (!asked)
       return invalid_argument("precision '" + options.precision + "': choose one of " + ops::precision_names() +
                               ", auto, or a preference such as int8+bf16");
-    precision = {*asked, options.keep_fp32, {}, {}};
+    precision = {*asked, options.keep_fp32, {}, {}, {}};
     KILN_ASSIGN_OR_RETURN(budget, parse_accuracy_budget(options.accuracy_budget));
     if (!budget.empty() && !reduced())
       return invalid_argument("an accuracy budget needs a reduced precision (precision is fp32)");
@@ -338,6 +386,8 @@ struct Load {
       return invalid_argument("on_budget '" + options.on_budget + "': choose " + kOnBudgetFail + " or " + kOnBudgetFallback);
     if (options.on_budget == kOnBudgetFallback && budget.empty() && reduced())
       return invalid_argument("on_budget fallback needs an accuracy budget to keep (accuracy_budget)");
+    if (!ops::parse_calibration_method(options.calibration_method))
+      return invalid_argument("calibration_method '" + options.calibration_method + "': choose one of " + ops::calibration_method_names());
     if (options.tune && !(options.tune_budget_ms >= 0))
       return invalid_argument("tune_budget_ms must be >= 0, got " + std::to_string(options.tune_budget_ms));
     tuner = options.tune ? providers::Tuner::from_environment(target.describe(), options.tune_budget_ms)
@@ -380,13 +430,19 @@ Result<LoadedModel> load_automatic(const std::string& path, const std::string* b
     trial.precision = candidate;
     const bool reduced = candidate != ops::precision_name(ops::Precision::kFp32);
     trial.accuracy_budget = reduced && options.accuracy_budget.empty() ? kAutoAccuracyBudget : reduced ? options.accuracy_budget : "";
+    if (candidate.find(ops::precision_name(ops::Precision::kInt8)) == std::string::npos && !trial.calibration_inputs.empty()) {
+      if (trial.validation_inputs.empty()) trial.validation_inputs = trial.calibration_inputs;  // measured on them all the same
+      trial.calibration_inputs.clear();
+    }
     Result<LoadedModel> loaded = load_model(path, bytes, trial, memory);
     if (!loaded.is_ok()) {
       if (loaded.status().code() != StatusCode::kNumericalIssue) return loaded.status();
       trials.push_back(candidate + ": " + loaded.status().message());
       continue;
     }
-    std::map<std::string, Tensor> inputs = options.validation_inputs.empty() ? std::map<std::string, Tensor>{} : options.validation_inputs.front().tensors;
+    std::map<std::string, Tensor> inputs = !options.validation_inputs.empty()    ? options.validation_inputs.front().tensors
+                                           : !options.calibration_inputs.empty() ? options.calibration_inputs.front().tensors
+                                                                                 : std::map<std::string, Tensor>{};
     if (inputs.empty()) {
       KILN_ASSIGN_OR_RETURN(inputs, loaded.value().engine->generated_inputs());
     }

@@ -66,6 +66,9 @@ Int8Product::Int8Product(const ir::Node& node, Form form) : form_(form), weight_
   output_scales_memory_ = memory(memory::desc({channels}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
   input_scale_memory_ = memory(memory::desc({1}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
   zero_point_memory_ = memory(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), cpu_engine(), nullptr);
+  if (node.attributes.count(ops::kInputScaleAttribute))
+    calibrated_ = ops::Uint8Quantization{node.attr_float(ops::kInputScaleAttribute, 1),
+                                         static_cast<int32_t>(node.attr_int(ops::kInputZeroPointAttribute, 0))};
 }
 
 dnnl::post_ops Int8Product::first_post_ops(size_t output_rank) const {
@@ -89,13 +92,17 @@ const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveAr
   // Both passes over chunks of the input, a chunk per thread (vector_math.cpp's loops vectorise).
   constexpr int64_t kChunk = int64_t{1} << 14;
   const int64_t chunks = (count + kChunk - 1) / kChunk;
-  float low = 0, high = 0;
+  ops::Uint8Quantization q;
+  if (calibrated_) {
+    q = *calibrated_;
+  } else {
+    float low = 0, high = 0;
 #pragma omp parallel for reduction(min : low) reduction(max : high) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) extend_range(input + c * kChunk, std::min(kChunk, count - c * kChunk), low, high);
-  // DynamicQuantizeLinear: the range always holds 0; a range of zeros (or NaN) quantizes to zeros.
-  const float scale = high > low ? (high - low) / 255.0f : 1.0f;
-  const float zero = std::nearbyint(std::clamp(-low / scale, 0.0f, 255.0f));
-  zero_point_ = static_cast<int32_t>(zero);
+    for (int64_t c = 0; c < chunks; ++c) extend_range(input + c * kChunk, std::min(kChunk, count - c * kChunk), low, high);
+    q = ops::uint8_quantization(low, high);  // a range of zeros (or NaN) quantizes to zeros
+  }
+  const float scale = q.scale, zero = static_cast<float>(q.zero_point);
+  zero_point_ = q.zero_point;
   // The second slot: a convolution reorders the quantized input into the layout it reads (first slot).
   auto* quantized = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4), ScratchSlot::kSecond));
 #pragma omp parallel for if (chunks > 1)

@@ -13,6 +13,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/providers/cpu/onednn_support.h"
 
+#include "kiln/ops/activation_calibration.h"
 #include "kiln/ops/numeric_precision.h"
 
 namespace kiln::providers::cpu {
@@ -45,9 +46,11 @@ class InputConversion {
   dnnl::memory stored_, converted_;
 };
 
-// An int8 product's run-time quantization: its float32 input quantized per tensor to uint8 as
-// ONNX's DynamicQuantizeLinear does (range [min(x, 0), max(x, 0)] over 255 steps, zero point
-// round(-min / scale), round half to even, saturating), and the attributes that undo the scales:
+// An int8 product's run-time quantization: its float32 input quantized per tensor to uint8, with the
+// scale and zero point calibrated at compile time (the node's input_scale and input_zero_point:
+// static quantization) or as ONNX's DynamicQuantizeLinear computes them from each run's range
+// ([min(x, 0), max(x, 0)] over 255 steps, zero point round(-min / scale)); round half to even,
+// saturating, as QuantizeLinear. Then the attributes that undo the scales:
 // output channel n is scaled by input_scale x weight_scales[n], after the zero point is taken off.
 // Two forms: the weight scales fixed in the primitive and the input scale a first post-op (a
 // binary multiply by a run-time scalar: oneDNN's brgemm int8 kernels take only fixed output
@@ -57,7 +60,7 @@ class Int8Product {
  public:
   enum class Form { kInputScalePostOp, kRuntimeOutputScales };
   Int8Product() = default;
-  // With `node`'s weight_scales attribute (ops::kWeightScalesAttribute).
+  // With `node`'s weight_scales attribute (ops::kWeightScalesAttribute) and calibrated input, if any.
   Int8Product(const ir::Node& node, Form form);
   bool active() const { return !weight_scales_.empty(); }
   const std::vector<float>& weight_scales() const { return weight_scales_; }
@@ -77,6 +80,7 @@ class Int8Product {
  private:
   Form form_ = Form::kRuntimeOutputScales;
   std::vector<float> weight_scales_, output_scales_, bias_;
+  std::optional<ops::Uint8Quantization> calibrated_;
   float input_scale_ = 1;
   int32_t zero_point_ = 0;
   dnnl::memory output_scales_memory_, input_scale_memory_, zero_point_memory_;
