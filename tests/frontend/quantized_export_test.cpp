@@ -1,6 +1,7 @@
-// Kiln's int8 products written as ONNX Runtime's dynamic quantization (frontend/onnx/quantized_export.h):
-// the written model, run as plain ONNX, computes what Kiln's int8 session computes; what the form cannot
-// hold is listed with its reason; bad models are classified errors. The zoo's cross-check runs the
+// Kiln's int8 products written in ONNX's quantization operators (frontend/onnx/quantized_export.h):
+// the written model, run as plain ONNX, computes what Kiln's int8 session computes, dynamic or
+// calibrated, matrix products and convolutions; what neither form can hold is listed with its
+// reason; bad models are classified errors. The zoo's cross-check runs the
 // written file on ONNX Runtime itself (tests/zoo/run_int8_export_case.py).
 #include "kiln/frontend/onnx/quantized_export.h"
 
@@ -61,8 +62,43 @@ SessionOptions options(const std::string& precision) {
 std::vector<Int8Product> int8_products(const Session& session) {
   std::vector<Int8Product> products;
   for (const auto& p : SessionAccess::report(session).precision.products)
-    if (p.precision == "int8") products.push_back({p.node, p.sources, p.weight_levels});
+    if (p.precision == "int8") products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point});
   return products;
+}
+
+std::vector<std::string> quantized_nodes(const QuantizedOnnx& written, QuantizedOnnx::Form form) {
+  std::vector<std::string> nodes;
+  for (const auto& q : written.quantized)
+    if (q.form == form) nodes.push_back(q.node);
+  return nodes;
+}
+
+// max |a - b| / max |b|.
+double relative_difference(const Tensor& a, const Tensor& b) {
+  double largest = 0, worst = 0;
+  for (int64_t i = 0; i < b.element_count(); ++i) {
+    largest = std::max(largest, std::fabs(double(b.data<float>()[i])));
+    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - b.data<float>()[i]));
+  }
+  return worst / largest;
+}
+
+// y[2, 10] = Gemm(Flatten(Relu(Conv(x[2, 4, 6, 6], w[8, 4, 3, 3], b, pads 1))), w2[288, 10], c2;
+// transA 0): a convolution and a matrix product.
+std::string conv_then_gemm(const ScratchDir& dir) {
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{2}, int64_t{4}, int64_t{6}, int64_t{6}});
+  b.output("y", kFloat, {int64_t{2}, int64_t{10}});
+  b.float_initializer("w", {8, 4, 3, 3}, values(8 * 4 * 9, 21));
+  b.float_initializer("b", {8}, values(8, 22));
+  b.float_initializer("w2", {288, 10}, values(2880, 23));
+  b.float_initializer("c2", {10}, values(10, 24));
+  auto& conv = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Flatten", {"r"}, {"f"}, "flatten");
+  b.node("Gemm", {"f", "w2", "c2"}, {"y"}, "dense");
+  return b.save(dir.file("conv_then_gemm.onnx"));
 }
 
 TEST(QuantizedExport, TheWrittenModelComputesWhatKilnsInt8Computes) {
@@ -74,7 +110,7 @@ TEST(QuantizedExport, TheWrittenModelComputesWhatKilnsInt8Computes) {
   ASSERT_EQ(products.size(), 2u);
   auto written = quantized_onnx(model, products);
   ASSERT_TRUE(written.is_ok()) << written.status().to_string();
-  EXPECT_EQ(written->quantized.size(), 2u);
+  EXPECT_EQ(quantized_nodes(*written, QuantizedOnnx::Form::kMatMulInteger).size(), 2u);
   EXPECT_TRUE(written->left_fp32.empty());
 
   onnx::ModelProto proto;
@@ -105,12 +141,78 @@ TEST(QuantizedExport, TheWrittenModelComputesWhatKilnsInt8Computes) {
   }
 }
 
+TEST(QuantizedExport, ConvolutionsAndCalibratedProductsTakeTheQdqFormAndComputeWhatKilnComputes) {
+  ScratchDir dir("quantized_export");
+  const std::string model = conv_then_gemm(dir);
+  for (const bool calibrated : {false, true}) {
+    SessionOptions o = options("int8");
+    if (calibrated)
+      for (uint64_t seed = 31; seed < 34; ++seed)
+        o.calibration_inputs.push_back({"calib", {{"x", random_tensor(DType::kFloat, {2, 4, 6, 6}, seed)}}});
+    auto int8 = Session::load(model, o);
+    ASSERT_TRUE(int8.is_ok()) << int8.status().to_string();
+    const std::vector<Int8Product> products = int8_products(*int8.value());
+    ASSERT_EQ(products.size(), 2u);
+    auto written = quantized_onnx(model, products);
+    ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+    EXPECT_TRUE(written->left_fp32.empty());
+    const std::vector<std::string> qdq = calibrated ? std::vector<std::string>{"conv", "dense"} : std::vector<std::string>{"conv"};
+    EXPECT_EQ(quantized_nodes(*written, QuantizedOnnx::Form::kQdq), qdq);
+    onnx::ModelProto proto;
+    ASSERT_TRUE(proto.ParseFromString(written->model));
+    std::map<std::string, int> ops;
+    for (const auto& node : proto.graph().node()) ++ops[node.op_type()];
+    EXPECT_EQ(ops["QuantizeLinear"], calibrated ? 2 : 0);
+    EXPECT_EQ(ops["DynamicQuantizeLinear"], calibrated ? 0 : 2);
+    EXPECT_EQ(ops["DequantizeLinear"], calibrated ? 4 : 2);
+    EXPECT_EQ(ops["Conv"], 1) << "the node stays, reading dequantized inputs";
+
+    const std::string path = dir.file(calibrated ? "static.onnx" : "dynamic.onnx");
+    std::ofstream(path, std::ios::binary) << written->model;
+    auto plain = Session::load(path, options("fp32"));
+    ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+    for (uint64_t seed : {41, 42}) {
+      Tensor x = random_tensor(DType::kFloat, {2, 4, 6, 6}, seed);
+      if (calibrated) x.data<float>()[5] = 40.0f;  // beyond the calibrated range: saturates in both
+      const Tensor want = int8.value()->run({{"x", x}}).value().at("y");
+      const Tensor got = plain.value()->run({{"x", x}}).value().at("y");
+      // The same uint8 codes and int8 weights: float rounding only, a code moved here and there.
+      EXPECT_LT(relative_difference(got, want), 1e-4) << (calibrated ? "static" : "dynamic") << ", seed " << seed;
+    }
+  }
+}
+
+// Below opset 13 DequantizeLinear has no axis: the weights dequantize by 1 and a Mul applies the
+// per-channel scales, with the same float products.
+TEST(QuantizedExport, BeforeOpset13TheWeightScalesAreAMul) {
+  ScratchDir dir("quantized_export");
+  const std::string model = two_products(dir, 12);
+  SessionOptions o = options("int8");
+  o.calibration_inputs.push_back({"calib", {{"x", random_tensor(DType::kFloat, {3, 6}, 51)}}});
+  auto int8 = Session::load(model, o);
+  ASSERT_TRUE(int8.is_ok()) << int8.status().to_string();
+  auto written = quantized_onnx(model, int8_products(*int8.value()));
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(quantized_nodes(*written, QuantizedOnnx::Form::kQdq).size(), 2u);
+  EXPECT_TRUE(written->left_fp32.empty());
+  onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(written->model));
+  for (const auto& node : proto.graph().node())
+    for (const auto& attribute : node.attribute()) EXPECT_NE(attribute.name(), "axis") << node.name();
+  const std::string path = dir.file("opset12.onnx");
+  std::ofstream(path, std::ios::binary) << written->model;
+  auto plain = Session::load(path, options("fp32"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  const Tensor x = random_tensor(DType::kFloat, {3, 6}, 52);
+  EXPECT_LT(relative_difference(plain.value()->run({{"x", x}}).value().at("y"), int8.value()->run({{"x", x}}).value().at("y")), 1e-4);
+}
+
 TEST(QuantizedExport, ProductsTheFormCannotHoldAreListedAndBadModelsAreClassified) {
   ScratchDir dir("quantized_export");
   const std::string model = two_products(dir);
   auto written = quantized_onnx(model, {{"fused", {"dense"}}, {"body_product", {"inside_a_loop"}}, {"conv", {"MatMul_0_missing"}}});
   ASSERT_TRUE(written.is_ok()) << written.status().to_string();
-  EXPECT_EQ(written->quantized, std::vector<std::string>{"dense"});
+  EXPECT_EQ(quantized_nodes(*written, QuantizedOnnx::Form::kMatMulInteger), std::vector<std::string>{"dense"});
   ASSERT_EQ(written->left_fp32.size(), 2u);
   EXPECT_NE(written->left_fp32[0].find("not in the main graph"), std::string::npos) << written->left_fp32[0];
 

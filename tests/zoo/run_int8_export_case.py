@@ -3,15 +3,25 @@
 
 usage: run_int8_export_case.py CASE --kiln PATH [--zoo-dir DIR] [--work-dir DIR]
 
-`kiln compile MODEL --precision int8 --emit-onnx q.onnx` writes the model with its int8 matrix
-products as ONNX Runtime's dynamic quantization (DynamicQuantizeLinear, MatMulInteger, Kiln's own
-int8 weights and scales); ONNX Runtime (bench/peers' onnxruntime-node, through run_ort.js) runs it on
-the case's inputs and `kiln run MODEL --precision int8` runs the original. Both quantize the same
-inputs to the same uint8 codes and sum exact int32 products, so every output must agree within
-1e-2 x max(1, max|onnxruntime|): float rounding moving a code here and there, not the int8 rounding
-itself (which is 5e-2 to 1e-1 against fp32). A case Kiln reduces no product of, whose int8 products
-the form cannot hold (a control-flow body's), or whose opset predates DynamicQuantizeLinear (11) is
-skipped saying so.
+`kiln compile MODEL --precision int8 --calibrate DIR --emit-onnx q.onnx` writes the model with its int8
+products in ONNX's quantization operators: static int8, calibrated (min-max) on the case's own inputs,
+so every product is a QDQ pair (QuantizeLinear -> DequantizeLinear of the input with Kiln's scale and
+zero point, DequantizeLinear of Kiln's own int8 weights with their per-channel scales). ONNX Runtime
+(bench/peers' onnxruntime-node, through run_ort.js) runs it on the case's inputs and `kiln run MODEL
+--precision int8 --calibrate DIR` runs the original. Both quantize the same inputs with the same scales
+and weights; they differ by float rounding, which moves a uint8 code where a value sits at a rounding
+tie, and in a deep network those moved codes spread. So each output must either agree within float
+rounding (max err <= 1e-2 x max(1, max|ref|): the shallow models agree bit for bit), or the two int8
+results must be nearer each other than independent errors would leave them: ||kiln - ort_int8||_2 <=
+1.2 x ||kiln - fp32||_2 (fp32: ONNX Runtime running the original model), where two int8 errors of the
+same size with nothing in common are sqrt(2) = 1.41 x apart and an export ONNX Runtime computes
+garbage from is further still. Measured on the zoo (Zen 4): 0.19-0.58, and 0.93 and 1.06 on the
+large MLSD models, whose outputs int8 moves by over 100% in both engines (the code flips, measured
+at every 4th Conv of mlsd_320_large, grow from 1.5e-7 to 0.33 of max). What this cannot see: the
+weights at other levels (127 against 63) measured 0.87. The line gives both ratios.
+A case Kiln reduces no product of, whose int8 products the form cannot hold (a
+control-flow body's, opset below 13), or whose opset predates DynamicQuantizeLinear (11) is skipped
+saying so. A case listed in known_failures.txt under int8_onnx must fail, saying why.
 
 Exit codes: 0 pass, 1 fail, 77 skipped (no zoo, no onnxruntime-node, nothing in int8).
 """
@@ -27,7 +37,24 @@ import run_zoo_case as zoo_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOL = 1e-2
+ROUNDING_TOL = 1e-2  # float rounding alone
+SHARED_ERROR_LIMIT = 1.2  # ||kiln - ort int8|| / ||kiln - fp32||; independent errors: sqrt(2)
+
+
+def shared_error(np, kiln_out, ort_out, fp32_out):
+    """(ok, worst ratio, its output): per output ||kiln - ort_int8||_2 / ||kiln - fp32||_2 <= SHARED_ERROR_LIMIT."""
+    with open(os.path.join(ort_out, "outputs.tsv")) as f:
+        rows = [l.rstrip("\n").split("\t", 1) for l in f if l.strip()]
+    worst, worst_name = 0.0, ""
+    for ref_file, name in rows:
+        got = np.load(os.path.join(kiln_out, zoo_case.file_name_for(name) + ".npy")).astype(np.float64)
+        ort = np.load(os.path.join(ort_out, ref_file)).astype(np.float64)
+        fp32 = np.load(os.path.join(fp32_out, ref_file)).astype(np.float64)
+        apart, from_fp32 = np.linalg.norm(got - ort), np.linalg.norm(got - fp32)
+        ratio = apart / from_fp32 if from_fp32 > 0 else (0.0 if apart == 0 else float("inf"))
+        if not ratio <= worst:
+            worst, worst_name = ratio, name
+    return worst <= SHARED_ERROR_LIMIT, worst, worst_name
 
 
 def main():
@@ -61,8 +88,8 @@ def main():
     os.makedirs(validation)
     for name, path in inputs:
         os.symlink(os.path.join(a.zoo_dir, path), os.path.join(validation, name + ".npy"))
-    rc, text = zoo_case.run([a.kiln, "compile", model, "--precision", "int8", "--validation", validation, "--emit-onnx", exported],
-                            a.timeout)
+    calibration = ["--calibrate", validation]
+    rc, text = zoo_case.run([a.kiln, "compile", model, "--precision", "int8"] + calibration + ["--emit-onnx", exported], a.timeout)
     if rc != 0:
         if "has none" in text or "its int8 form needs" in text:
             print("SKIP: %s %s" % (tag, zoo_case.first_error(text)))
@@ -74,7 +101,7 @@ def main():
         print("SKIP: %s %s" % (tag, written[0]))
         return zoo_case.SKIP
     feeds = ["%s=%s" % (name, os.path.join(a.zoo_dir, path)) for name, path in inputs]
-    rc, text = zoo_case.run([a.kiln, "run", model, "--precision", "int8", "--output-dir", kiln_out] +
+    rc, text = zoo_case.run([a.kiln, "run", model, "--precision", "int8", "--output-dir", kiln_out] + calibration +
                             [f for feed in feeds for f in ("--input", feed)], a.timeout)
     if rc != 0:
         print("FAIL: %s kiln run exited %d: %s" % (tag, rc, zoo_case.first_error(text)))
@@ -86,8 +113,23 @@ def main():
     if not result.get("ok"):
         print("FAIL: %s ONNX Runtime cannot run the written model: %s" % (tag, result.get("error")))
         return 1
-    ok, ratio, worst = zoo_case.compare(np, ort_out, kiln_out, TOL)
-    print("%s: %s %s (%s); worst err/allowed %.3g" % ("PASS" if ok else "FAIL", tag, worst, written[0].split(": ", 1)[-1], ratio))
+    rounding_ok, rounding_ratio, worst = zoo_case.compare(np, ort_out, kiln_out, ROUNDING_TOL)
+    ok, shared = rounding_ok, ""
+    if not rounding_ok:
+        fp32_out = os.path.join(work, "fp32")
+        p = subprocess.run(["node", os.path.join(HERE, "run_ort.js"), model, fp32_out] + feeds,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.timeout, env=env)
+        ok, ratio, name = shared_error(np, kiln_out, ort_out, fp32_out)
+        shared = "; ||kiln - ort int8|| / ||kiln - fp32|| %.3g on %r (limit %g; independent errors: 1.41)" % (ratio, name, SHARED_ERROR_LIMIT)
+    detail = "%s (%s); worst err %.3g of float rounding's %g%s" % (worst, written[0].split(": ", 1)[-1], rounding_ratio, ROUNDING_TOL, shared)
+    expected_failure = zoo_case.known_failure(a.case, "int8_onnx")
+    if expected_failure is not None:
+        if ok:
+            print("FAIL: %s now passes: take it off tests/zoo/known_failures.txt (%s)" % (tag, detail))
+            return 1
+        print("PASS (expected failure, known_failures.txt: %s): %s %s" % (expected_failure, tag, detail))
+        return 0
+    print("%s: %s %s" % ("PASS" if ok else "FAIL", tag, detail))
     if ok and not a.work_dir:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1

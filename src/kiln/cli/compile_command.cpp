@@ -1,5 +1,6 @@
 // `kiln compile MODEL`: runs the pipeline up to the memory plan, prints the evidence summary and
 // optionally writes the JSON report and the .kiln artifact (-o).
+#include <algorithm>
 #include <iostream>
 
 #include "kiln/cli/cli_common.h"
@@ -32,17 +33,23 @@ Result<ArtifactOptions> artifact_options(const CompileArgs& args) {
   return options;
 }
 
-// --emit-onnx: the source model with the products this session computes in int8 written in ONNX
-// Runtime's dynamic-quantization operators (frontend/onnx/quantized_export.h).
+// --emit-onnx: the source model with the products this session computes in int8 written in ONNX's
+// quantization operators (frontend/onnx/quantized_export.h): ONNX Runtime's dynamic MatMulInteger
+// form, or QDQ pairs (calibrated inputs, convolutions).
 Status write_quantized_onnx(const CompileArgs& args, const Session& session) {
   std::vector<frontend::Int8Product> products;
   for (const auto& p : SessionAccess::report(session).precision.products)
-    if (p.precision == ops::precision_name(ops::Precision::kInt8)) products.push_back({p.node, p.sources, p.weight_levels});
+    if (p.precision == ops::precision_name(ops::Precision::kInt8))
+      products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point});
   if (products.empty()) return invalid_argument("--emit-onnx writes the int8 products, and this compile has none (give --precision int8)");
   KILN_ASSIGN_OR_RETURN(const frontend::QuantizedOnnx quantized, frontend::quantized_onnx(args.model, products));
   KILN_RETURN_IF_ERROR(io::write_file_atomic(args.onnx_path, quantized.model));
-  std::cout << "onnx       " << args.onnx_path << ": " << quantized.quantized.size()
-            << " products as DynamicQuantizeLinear + MatMulInteger (ONNX Runtime's dynamic int8)";
+  const auto in_form = [&](frontend::QuantizedOnnx::Form form) {
+    return std::count_if(quantized.quantized.begin(), quantized.quantized.end(), [&](const auto& q) { return q.form == form; });
+  };
+  std::cout << "onnx       " << args.onnx_path << ": " << quantized.quantized.size() << " int8 products, "
+            << in_form(frontend::QuantizedOnnx::Form::kMatMulInteger) << " as DynamicQuantizeLinear + MatMulInteger (dynamic), "
+            << in_form(frontend::QuantizedOnnx::Form::kQdq) << " as QuantizeLinear/DequantizeLinear pairs (QDQ)";
   if (!quantized.left_fp32.empty()) {
     std::cout << "; left fp32 there:";
     for (const std::string& left : quantized.left_fp32) std::cout << " [" << left << "]";
@@ -85,8 +92,9 @@ void add_compile_command(CLI::App& app, std::function<void(int)> set_exit) {
   cmd->add_option("--report", args->report_path, "Write the JSON evidence report here (schema: docs/REPORT.md)");
   cmd->add_option("-o,--output", args->artifact_path, "Write the compiled model as a .kiln artifact here (docs/ARTIFACT.md)");
   cmd->add_option("--emit-onnx", args->onnx_path,
-                  "Write the ONNX model with its int8 products (--precision int8) as ONNX Runtime's dynamic quantization: "
-                  "DynamicQuantizeLinear, MatMulInteger, the same int8 weights and scales");
+                  "Write the ONNX model with its int8 products (--precision int8) in ONNX's quantization operators, the same "
+                  "int8 weights and scales: dynamic matrix products as DynamicQuantizeLinear + MatMulInteger, calibrated "
+                  "(--calibrate) ones and convolutions as QuantizeLinear/DequantizeLinear pairs");
   cmd->add_option("--asset", args->assets, "Store a file in the artifact, NAME=PATH (tokenizer, labels; repeatable)");
   cmd->add_option("--warmup-input", args->warmup_inputs,
                   "Warm-up fixture recorded in the artifact, NAME=file.npy|file.pb (repeatable; default: seeded random inputs)");

@@ -1,4 +1,4 @@
-// Kiln's int8 products written as ONNX Runtime's dynamic quantization (see quantized_export.h).
+// Kiln's int8 products written as ONNX quantization operators (see quantized_export.h).
 #include "kiln/frontend/onnx/quantized_export.h"
 
 #include <onnx/onnx_pb.h>
@@ -17,6 +17,7 @@ namespace kiln::frontend {
 namespace {
 
 constexpr int64_t kDynamicQuantizeLinearOpset = 11;
+constexpr int64_t kPerAxisDequantizeOpset = 13;  // DequantizeLinear's axis
 
 const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute())
@@ -117,6 +118,65 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
   return r;
 }
 
+// The QDQ rewrite of `node` (Conv, MatMul or Gemm, known as `name`) whose weights are `weights`:
+// its input dequantized from uint8 (QuantizeLinear with the calibrated scale and zero point, or
+// DynamicQuantizeLinear's run-time ones) and its weights from Kiln's int8 weights with their
+// per-channel scales; the node itself, and its other inputs, as they were.
+Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name, const Tensor& weights, const Int8Product& product,
+                            int64_t opset) {
+  if (weights.dtype() != DType::kFloat) return invalid_argument("its weights are not a float tensor");
+  const bool conv = node.op_type() == "Conv";
+  if (!conv && weights.shape().size() != 2) return invalid_argument("its weights are not a rank-2 float tensor");
+  const int64_t axis = conv ? 0 : node.op_type() == "Gemm" && int_attribute(node, "transB", 0) != 0 ? 0 : 1;
+  const std::vector<float> scales = ops::symmetric_int8_scales(weights, axis, product.weight_levels);
+  const std::vector<int8_t> quantized = ops::quantize_symmetric_int8(weights, axis, scales);
+  Tensor wq = Tensor::allocate(DType::kInt8, weights.shape());
+  std::copy(quantized.begin(), quantized.end(), wq.data<int8_t>());
+
+  const std::string p = name + "_int8";
+  Rewrite r;
+  const auto add = [&](const Tensor& t, const std::string& tensor_name) {
+    r.initializers.push_back(tensor_to_proto(t));
+    r.initializers.back().set_name(tensor_name);
+  };
+  add(wq, p + "_weight");
+  // Per-channel scales: DequantizeLinear's axis (opset 13); before it, a dequantization by 1 then a
+  // Mul by the scales shaped to broadcast along the channel axis (the same float products).
+  const bool per_axis = opset >= kPerAxisDequantizeOpset;
+  std::vector<int64_t> scale_shape(per_axis ? 1 : weights.shape().size() - static_cast<size_t>(axis), 1);
+  scale_shape[0] = static_cast<int64_t>(scales.size());
+  add(Tensor::from_vector(DType::kFloat, scale_shape, scales), p + "_weight_scale");
+  if (!per_axis) add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{1.0f}), p + "_one");
+  const std::string& a = node.input(0);
+  if (product.input_scale > 0) {
+    add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{product.input_scale}), p + "_input_scale");
+    Tensor zero = Tensor::allocate(DType::kUInt8, {});
+    zero.data<uint8_t>()[0] = static_cast<uint8_t>(product.input_zero_point);
+    add(zero, p + "_input_zero_point");
+    r.nodes.push_back(make_node("QuantizeLinear", p + "_quantize_input", {a, p + "_input_scale", p + "_input_zero_point"}, {p + "_input"}));
+  } else {
+    r.nodes.push_back(make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
+  }
+  r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_input", {p + "_input", p + "_input_scale", p + "_input_zero_point"},
+                              {p + "_input_float"}));
+  if (per_axis) {
+    onnx::NodeProto weight = make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_weight_scale"}, {p + "_weight_float"});
+    onnx::AttributeProto* axis_attribute = weight.add_attribute();
+    axis_attribute->set_name("axis");
+    axis_attribute->set_type(onnx::AttributeProto::INT);
+    axis_attribute->set_i(axis);
+    r.nodes.push_back(std::move(weight));
+  } else {
+    r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_one"}, {p + "_weight_levels"}));
+    r.nodes.push_back(make_node("Mul", p + "_scale_weight", {p + "_weight_levels", p + "_weight_scale"}, {p + "_weight_float"}));
+  }
+  onnx::NodeProto product_node = node;
+  product_node.set_input(0, p + "_input_float");
+  product_node.set_input(1, p + "_weight_float");
+  r.nodes.push_back(std::move(product_node));
+  return r;
+}
+
 }  // namespace
 
 Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products) {
@@ -124,10 +184,12 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return invalid_model(path + ": over 2 GiB; large weights must be external data");
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return invalid_model(path + ": not an ONNX ModelProto");
-  for (const auto& opset : model.opset_import())
-    if ((opset.domain().empty() || opset.domain() == "ai.onnx") && opset.version() < kDynamicQuantizeLinearOpset)
-      return invalid_argument(path + " imports opset " + std::to_string(opset.version()) + "; its int8 form needs DynamicQuantizeLinear (opset " +
-                              std::to_string(kDynamicQuantizeLinearOpset) + ")");
+  int64_t opset = 0;
+  for (const auto& imported : model.opset_import())
+    if (imported.domain().empty() || imported.domain() == "ai.onnx") opset = imported.version();
+  if (opset < kDynamicQuantizeLinearOpset)
+    return invalid_argument(path + " imports opset " + std::to_string(opset) + "; its int8 form needs DynamicQuantizeLinear (opset " +
+                            std::to_string(kDynamicQuantizeLinearOpset) + ")");
   const std::string base_dir = io::parent_folder(path);
   onnx::GraphProto& graph = *model.mutable_graph();
   std::map<std::string, const onnx::TensorProto*> initializers;
@@ -139,37 +201,41 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   std::map<std::string, Rewrite> rewrites;  // by source node
   std::map<std::string, Tensor> constants;  // the initializers the rewritten products read
   for (const Int8Product& product : products) {
-    const onnx::NodeProto* matrix_product = nullptr;
+    const onnx::NodeProto* source_product = nullptr;
     std::string name, why;
     for (const std::string& source : product.sources) {
       const auto node = main_nodes.find(source);
       if (node == main_nodes.end()) why = "its source node '" + source + "' is not in the main graph (a control-flow body's)";
-      else if (node->second->op_type() == "MatMul" || node->second->op_type() == "Gemm") {
-        matrix_product = node->second;
+      else if (node->second->op_type() == "MatMul" || node->second->op_type() == "Gemm" || node->second->op_type() == "Conv") {
+        source_product = node->second;
         name = source;
       }
     }
-    if (!matrix_product && why.empty()) why = "no MatMul or Gemm among its source nodes";
-    if (matrix_product && why.empty()) {
-      const auto weights = matrix_product->input_size() >= 2 ? initializers.find(matrix_product->input(1)) : initializers.end();
+    if (!source_product && why.empty()) why = "no Conv, MatMul or Gemm among its source nodes";
+    if (source_product && why.empty()) {
+      const auto weights = source_product->input_size() >= 2 ? initializers.find(source_product->input(1)) : initializers.end();
       if (weights == initializers.end()) why = "its weights are not an initializer of the main graph";
     }
     Result<Rewrite> rewrite = invalid_argument(why);
+    // Dynamic matrix products take ONNX Runtime's MatMulInteger form; the rest the QDQ form.
+    const bool matmul_integer = why.empty() && product.input_scale <= 0 && source_product->op_type() != "Conv";
     if (why.empty()) {
-      for (int i = 1; i < matrix_product->input_size(); ++i) {
-        const auto init = initializers.find(matrix_product->input(i));
+      for (int i = 1; i < source_product->input_size(); ++i) {
+        const auto init = initializers.find(source_product->input(i));
         if (init != initializers.end() && !constants.count(init->first)) {
           KILN_ASSIGN_OR_RETURN(constants[init->first], tensor_from_proto(*init->second, base_dir));
         }
       }
-      rewrite = rewrite_product(*matrix_product, name, constants.at(matrix_product->input(1)), product.weight_levels, constants);
+      const Tensor& weights = constants.at(source_product->input(1));
+      rewrite = matmul_integer ? rewrite_product(*source_product, name, weights, product.weight_levels, constants)
+                               : qdq_rewrite(*source_product, name, weights, product, opset);
     }
     if (!rewrite.is_ok()) {
       out.left_fp32.push_back(product.node + ": " + rewrite.status().message());
       continue;
     }
     rewrites[name] = std::move(rewrite).value();
-    out.quantized.push_back(name);
+    out.quantized.push_back({name, matmul_integer ? QuantizedOnnx::Form::kMatMulInteger : QuantizedOnnx::Form::kQdq});
   }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   std::vector<onnx::TensorProto> added;

@@ -1,16 +1,21 @@
-// Kiln's int8 matrix products written back into the source ONNX model, in the operators ONNX
-// Runtime's own dynamic quantization writes (its QOperator form, the one ONNX Runtime runs dynamic
-// quantization in): each MatMul or Gemm that Kiln computes in int8 becomes
+// Kiln's int8 products written back into the source ONNX model, so that another engine computes
+// what Kiln's int8 computes, up to the order of float rounding. Two forms:
 //
-//   DynamicQuantizeLinear(A) -> MatMulInteger(A_q, W_q, A_zero_point) -> Cast(float)
-//   -> Mul(by Mul(A_scale, W_scale)) [-> Add(beta C)]
+// - a matrix product (MatMul, Gemm) whose input is quantized per run (dynamic) takes ONNX Runtime's
+//   own dynamic-quantization operators (its QOperator form, the one it runs dynamic int8 in):
+//     DynamicQuantizeLinear(A) -> MatMulInteger(A_q, W_q, A_zero_point) -> Cast(float)
+//     -> Mul(by Mul(A_scale, W_scale)) [-> Add(beta C)]
+//   with Gemm's alpha folded into W_scale;
+// - a product with a calibrated input (static), and any convolution, takes the QDQ form: the node
+//   kept, its input replaced by DequantizeLinear(QuantizeLinear(A, scale, zero point)) (dynamic:
+//   DynamicQuantizeLinear's outputs) and its weights by DequantizeLinear(W_q, W_scale, axis)
+//   (below opset 13, which added the axis: DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)).
 //
-// with W_q and W_scale Kiln's own symmetric per-output-column weights (ops::symmetric_int8_scales,
-// Gemm's alpha folded into W_scale) and A quantized per tensor to uint8 at run time, as Kiln does:
-// another engine running the file computes what Kiln's int8 computes, up to the order of float
-// rounding. Everything else is the source model as it was.
+// W_q and W_scale are Kiln's own symmetric per-output-channel weights (ops::symmetric_int8_scales at
+// the product's weight levels); A is uint8 per tensor. Everything else is the source model as it was.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,23 +24,32 @@
 namespace kiln::frontend {
 
 struct QuantizedOnnx {
-  std::string model;                    // the serialized ModelProto
-  std::vector<std::string> quantized;   // the source nodes rewritten
-  std::vector<std::string> left_fp32;   // "product: why": int8 products this form cannot hold, left as they were
+  enum class Form { kMatMulInteger, kQdq };
+  struct Rewritten {
+    std::string node;  // the source node
+    Form form;
+  };
+  std::string model;                   // the serialized ModelProto
+  std::vector<Rewritten> quantized;    // the source nodes rewritten
+  std::vector<std::string> left_fp32;  // "product: why": int8 products neither form can hold, left as they were
 };
 
-// One of Kiln's int8 products: its node and the source model's nodes it stands for.
+// One of Kiln's int8 products: its node, the source model's nodes it stands for, and (as the
+// report records them: report::PrecisionSection::Product) its weights' levels and its input's
+// calibrated quantization (scale 0: dynamic).
 struct Int8Product {
   std::string node;
   std::vector<std::string> sources;
-  int weight_levels = 127;  // its weights' largest magnitude (compiler::NodePrecision::weight_levels)
+  int weight_levels = 127;
+  float input_scale = 0;
+  int32_t input_zero_point = 0;
 };
 
-// The ONNX model at `path` with the MatMul or Gemm node (B a float initializer of rank 2) among each
-// product's sources rewritten as above; a product without one, or whose sources are not nodes of
-// the main graph (a control-flow body's), is listed in left_fp32 with the reason. InvalidModel
-// when the file does not parse; InvalidArgument when the model imports a default-domain opset
-// below 11 (DynamicQuantizeLinear's).
+// The ONNX model at `path` with the Conv, MatMul or Gemm node (weights a float initializer, of rank
+// 2 for the matrix products) among each product's sources rewritten as above; a product without
+// one, or whose sources are not nodes of the main graph (a control-flow body's), is listed in
+// left_fp32 with the reason. InvalidModel when the file does not parse; InvalidArgument when the model imports a
+// default-domain opset below 11 (DynamicQuantizeLinear's).
 Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products);
 
 }  // namespace kiln::frontend
