@@ -653,5 +653,34 @@ TEST(Cli, PrecisionIsMeasuredOnValidationFoldersAndShownByInspectAndVerify) {
   }
 }
 
+TEST(Cli, CalibrateFixesTheInt8ScalesWhichInspectVerifyAndTheExportShow) {
+  ScratchDir dir("cli-calibrate");
+  const std::string model = product_model(dir);
+  std::filesystem::create_directories(dir.file("empty"));
+  CommandResult empty = run_kiln("compile " + model + " --shape x=3x8 --precision int8 --calibrate " + dir.file("empty"));
+  EXPECT_EQ(empty.exit_code, 14) << empty.output;
+  for (const std::string& part : {std::string("--calibrate"), dir.file("empty")})
+    EXPECT_NE(empty.output.find(part), std::string::npos) << empty.output;
+  CommandResult method = run_kiln("compile " + model + " --precision int8 --calibrate " + dir.file("empty") + " --calibration-method mean");
+  EXPECT_NE(method.exit_code, 0) << method.output;
+  EXPECT_NE(method.output.find("--calibration-method"), std::string::npos) << method.output;
+
+  for (const char* set : {"a", "b", "c"}) {
+    std::filesystem::create_directories(dir.file(std::string("sets/") + set));
+    ASSERT_TRUE(write_npy_file(dir.file(std::string("sets/") + set + "/x.npy"), random_tensor(DType::kFloat, {3, 8}, set[0])).is_ok());
+  }
+  CommandResult compiled = run_kiln("compile " + model + " --shape x=3x8 --precision int8 --calibrate " + dir.file("sets") +
+                                    " --calibration-method percentile -o " + dir.file("static.kiln") + " --emit-onnx " + dir.file("q.onnx"));
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  for (const char* part : {"1 int8 inputs calibrated (percentile) on 3 input sets, sha256 ", "vs fp32 on 3 calibration input sets",
+                           "1 as QuantizeLinear/DequantizeLinear pairs (QDQ)"})
+    EXPECT_NE(compiled.output.find(part), std::string::npos) << part << "\n" << compiled.output;
+  for (const char* command : {"inspect ", "verify "}) {
+    CommandResult shown = run_kiln(command + dir.file("static.kiln"));
+    EXPECT_EQ(shown.exit_code, 0) << shown.output;
+    EXPECT_NE(shown.output.find("1 int8 inputs calibrated (percentile) on 3 input sets"), std::string::npos) << command << shown.output;
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -40,3 +40,34 @@ def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
     options.validation_inputs = [{"image": np.zeros((4, 16), np.float32)}]
     with pytest.raises(kiln.InvalidArgument, match="image"):
         kiln.InferenceSession(path, options)
+
+
+def test_calibration_inputs_fix_the_int8_input_scales(tmp_path):
+    """SessionOptions.calibration_inputs and calibration_method: static int8, the product's input
+    scale fixed from the calibration sets (min-max: their range, 0 included, over 255 steps)."""
+    rng = np.random.default_rng(1)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")], "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "w")])
+    path = str(save(opset_model(graph), tmp_path, "dense"))
+    sets = [{"x": rng.standard_normal((4, 16)).astype(np.float32)} for _ in range(3)]
+    options = kiln.SessionOptions()
+    options.precision = "int8"
+    options.calibration_inputs = sets
+    precision = kiln.InferenceSession(path, options).report()["precision"]
+    assert precision["calibration"]["method"] == "minmax" and precision["calibration"]["count"] == 3
+    low = min(0.0, min(float(s["x"].min()) for s in sets))
+    high = max(0.0, max(float(s["x"].max()) for s in sets))
+    assert precision["products"][0]["input_quantization"]["scale"] == pytest.approx((high - low) / 255, rel=1e-6)
+    assert precision["accuracy"]["validation_inputs"] == "calibration"
+    options.calibration_method = "entropy"
+    assert kiln.InferenceSession(path, options).report()["precision"]["calibration"]["method"] == "entropy"
+    options.calibration_method = "median"
+    with pytest.raises(kiln.InvalidArgument, match="median"):
+        kiln.InferenceSession(path, options)
+    options.calibration_method = "minmax"
+    options.calibration_inputs = [{"x": np.full((4, 16), np.nan, np.float32)}]
+    with pytest.raises(kiln.InvalidArgument, match="calibration_inputs\\[0\\].*all NaN"):
+        kiln.InferenceSession(path, options)
