@@ -58,3 +58,21 @@ def ensure_inputs(model, batch):
             np.save(paths[name], value.numpy())
     shapes = {name: list(np.load(path, mmap_mode="r").shape) for name, path in paths.items()}
     return paths, shapes
+
+
+def ensure_calibration(model, batch, count):
+    """A folder of `count` calibration sets for the model at this batch (kiln --calibrate), drawn
+    like the reference inputs but each from its own seed after the export's, so that none is the
+    input the rows are measured on; written if missing."""
+    spec = export.specs("full")[model]
+    directory = os.path.join(EXPORT_DIR, model, f"calibration_b{batch}_n{count}")
+    for index in range(count):
+        folder = os.path.join(directory, f"set{index:02d}")
+        paths = {name: os.path.join(folder, f"{name}.npy") for name in spec["inputs"]}
+        if all(os.path.exists(p) for p in paths.values()):
+            continue
+        os.makedirs(folder, exist_ok=True)
+        generator = export.torch.Generator().manual_seed(export.SEED + 1 + index)
+        for name, value in export.make_inputs(spec, generator, batch).items():
+            np.save(paths[name], value.numpy())
+    return directory

@@ -47,6 +47,10 @@ def parse_args():
                         help="passed to kiln bench --precision: Kiln's products in this precision (ONNX Runtime and PyTorch "
                              "run fp32); Kiln measures its accuracy against its own fp32 on the case's inputs, shown beside "
                              "each row")
+    parser.add_argument("--calibrate", type=int, default=0, metavar="N",
+                        help="with --precision int8: static int8, Kiln calibrated (kiln --calibrate) on N input sets drawn "
+                             "like the case's but from other seeds (ort_int8 then runs the QDQ model Kiln writes); "
+                             "default 0: dynamic int8")
     parser.add_argument("--allow-fallback", default="",
                         help="passed to kiln bench --allow-fallback (default: none, fail closed: every node on cpu)")
     parser.add_argument("--torch-openblas-coretype",
@@ -67,8 +71,9 @@ def make_cases(args):
             if model in SINGLE_BATCH and batch != 1:
                 continue
             paths, shapes = inputs.ensure_inputs(model, batch)
+            calibration = inputs.ensure_calibration(model, batch, args.calibrate) if args.calibrate > 0 else None
             for threads in args.threads:
-                cases.append(runners.Case(model, inputs.model_path(model), batch, threads, paths, shapes))
+                cases.append(runners.Case(model, inputs.model_path(model), batch, threads, paths, shapes, calibration))
     return cases
 
 
@@ -125,8 +130,9 @@ def main():
     info = machine.machine_info(args.kiln)
     probe = machine.fma_peak(os.path.join(BENCH, "peers", "fma_probe"), args.isa)
     isa = args.isa or "the machine's own"
+    calibration = f", static: calibrated on {args.calibrate} sets" if args.calibrate > 0 else ""
     print(f"machine: {info['cpu']['model']}, {info['cpu']['cpus']} CPUs; Kiln's ISA: {isa}; Kiln's precision: "
-          f"{args.precision}; FMA peak {probe}", flush=True)
+          f"{args.precision}{calibration}; FMA peak {probe}", flush=True)
 
     inputs.ensure_exports(args.models)
     rows, raw = [], {}

@@ -26,6 +26,7 @@ class Case:
     threads: int
     inputs: dict  # input name -> .npy path
     shapes: dict  # input name -> shape
+    calibration: str = None  # kiln --calibrate folder (static int8), or None
 
     @property
     def label(self):
@@ -81,6 +82,8 @@ def kiln_command(case, settings, json_path, output_dir):
         extra += ["--isa", settings.kiln_isa]
     if settings.kiln_precision != "fp32":
         extra += ["--precision", settings.kiln_precision]
+    if case.calibration:
+        extra += ["--calibrate", case.calibration]
     return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
              *_common_args(case, settings, json_path, output_dir)], {})
 
@@ -106,12 +109,15 @@ def torch_command(case, settings, json_path, output_dir):
 
 
 @functools.lru_cache(maxsize=None)
-def _int8_onnx(kiln, model_path, isa):
-    """The model with Kiln's int8 products as ONNX Runtime's dynamic quantization, written once per
-    model under bench/out/int8_onnx; (path, None), or (None, why) when Kiln could not write it."""
-    out = os.path.join(BENCH, "out", "int8_onnx", os.path.basename(os.path.dirname(model_path)) + ".onnx")
+def _int8_onnx(kiln, model_path, isa, calibration):
+    """The model with Kiln's int8 products in ONNX's quantization operators (dynamic: MatMulInteger
+    for matrix products, QDQ for convolutions; calibrated: QDQ throughout), written once per model
+    and calibration under bench/out/int8_onnx; (path, None), or (None, why) when Kiln could not write it."""
+    name = os.path.basename(os.path.dirname(model_path)) + ("_" + os.path.basename(calibration) if calibration else "")
+    out = os.path.join(BENCH, "out", "int8_onnx", name + ".onnx")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    command = [kiln, "compile", model_path, "--precision", "int8", "--emit-onnx", out] + (["--isa", isa] if isa else [])
+    command = [kiln, "compile", model_path, "--precision", "int8", "--emit-onnx", out] + (["--isa", isa] if isa else []) + \
+        (["--calibrate", calibration] if calibration else [])
     try:
         process = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -123,11 +129,12 @@ def _int8_onnx(kiln, model_path, isa):
 
 def ort_int8_command(case, settings, json_path, output_dir):
     """ONNX Runtime on Kiln's int8 written as ONNX: the same int8 weights and scales, ONNX Runtime's
-    int8 kernels (its DynamicQuantizeMatMul fusion). A failed export is this runner's error."""
-    exported, error = _int8_onnx(settings.kiln, case.model_path, settings.kiln_isa)
+    int8 kernels where its fusions take the form (DynamicQuantizeMatMul from MatMulInteger; QDQ
+    groups), its fp32 ones on the dequantized values elsewhere. A failed export is this runner's error."""
+    exported, error = _int8_onnx(settings.kiln, case.model_path, settings.kiln_isa, case.calibration)
     if error:
         return [sys.executable, "-c", "import sys; sys.exit(sys.argv[1])", "the int8 export failed: " + error], {}
-    return ort_command(replace(case, model_path=exported), settings, json_path, output_dir)
+    return ort_command(replace(case, model_path=exported, calibration=None), settings, json_path, output_dir)
 
 
 RUNNERS = {"kiln": kiln_command, "ort": ort_command, "torch": torch_command, "ort_int8": ort_int8_command}
