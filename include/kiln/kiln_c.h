@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 5u
+#define KILN_API_VERSION 6u
 
 #if defined(__GNUC__)
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -201,6 +201,21 @@ typedef struct KilnApi {
      budget holds; KILN_NUMERICAL_ISSUE saying "impossible" when every product in fp32 still breaks
      it). Another value fails the load with KILN_INVALID_ARGUMENT. */
   KilnStatus* (*SetOnBudget)(KilnSessionOptions* options, const char* policy);
+
+  /* ---- version 6 ---- */
+  /* One more input set (`count` tensors, each named by `names[i]`; copied) for the accuracy check
+     of a reduced precision (SessionOptions::validation_inputs; without any, the calibration sets,
+     else generated inputs). A set with a wrong input name, dtype or shape, or a float input all
+     NaN, fails the load with KILN_INVALID_ARGUMENT naming the set ("validation set N") and input. */
+  KilnStatus* (*AddValidationInputs)(KilnSessionOptions* options, const char* const* names, const KilnTensor* const* tensors,
+                                     size_t count);
+  /* One more calibration input set, the same way: static int8, each int8 product's input scale
+     fixed from the float32 model's values on the sets (SessionOptions::calibration_inputs). */
+  KilnStatus* (*AddCalibrationInputs)(KilnSessionOptions* options, const char* const* names, const KilnTensor* const* tensors,
+                                      size_t count);
+  /* How calibration chooses each range: "minmax" (default), "percentile" or "entropy"; another
+     fails the load with KILN_INVALID_ARGUMENT. */
+  KilnStatus* (*SetCalibrationMethod)(KilnSessionOptions* options, const char* method);
   /* ---- later versions add functions here ---- */
 } KilnApi;
 

@@ -189,6 +189,32 @@ int main(int argc, char** argv) {
   expect(report && strstr(report, "\"runs\"") != NULL, "the report is JSON with the run section");
   api->ReleaseString(report);
 
+  /* Static int8: calibration sets and their method, validation sets; each is in the report. */
+  KilnSessionOptions* calibrated = NULL;
+  succeeded(api->CreateSessionOptions(&calibrated), "CreateSessionOptions (calibrated int8)");
+  succeeded(api->SetPrecision(calibrated, "int8", NULL, 0), "SetPrecision int8");
+  const char* ids_name = "input_ids";
+  const char* no_name = NULL;
+  failed_with(api->AddCalibrationInputs(calibrated, &no_name, (const KilnTensor* const*)&ids, 1), KILN_INVALID_ARGUMENT, "no name",
+              "a calibration input without a name: invalid_argument");
+  succeeded(api->AddCalibrationInputs(calibrated, &ids_name, (const KilnTensor* const*)&ids, 1), "AddCalibrationInputs");
+  succeeded(api->AddValidationInputs(calibrated, &ids_name, (const KilnTensor* const*)&ids, 1), "AddValidationInputs");
+  succeeded(api->SetCalibrationMethod(calibrated, "median"), "SetCalibrationMethod median");
+  failed_with(api->CreateSession(env, model, calibrated, &refused), KILN_INVALID_ARGUMENT, "median",
+              "an unknown calibration method: invalid_argument naming it");
+  succeeded(api->SetCalibrationMethod(calibrated, "percentile"), "SetCalibrationMethod percentile");
+  KilnSession* static_int8 = NULL;
+  if (succeeded(api->CreateSession(env, model, calibrated, &static_int8), "CreateSession (calibrated int8)")) {
+    char* calibrated_report = NULL;
+    succeeded(api->GetReportJson(static_int8, &calibrated_report), "GetReportJson (calibrated int8)");
+    expect(calibrated_report && strstr(calibrated_report, "\"method\": \"percentile\"") != NULL &&
+               strstr(calibrated_report, "\"input_quantization\"") != NULL && strstr(calibrated_report, "\"validation_inputs\": \"given\"") != NULL,
+           "the report records the calibration, each calibrated product's input scale, and the given validation set");
+    api->ReleaseString(calibrated_report);
+    api->ReleaseSession(static_int8);
+  }
+  api->ReleaseSessionOptions(calibrated);
+
   /* invalid_argument: a wrong dtype, a missing input, an unknown output, a bad option. */
   float wrong_data[kSeq] = {0};
   KilnTensor* wrong = NULL;

@@ -15,12 +15,14 @@
 #include "kiln/runtime/session_access.h"
 #include "kiln/session.h"
 #include "support/model_builder.h"
+#include "support/tensor_compare.h"
 #include "support/test_target.h"
 
 namespace kiln::frontend {
 namespace {
 
 using testing::ModelBuilder;
+using testing::relative_difference;
 using testing::ScratchDir;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
@@ -73,15 +75,6 @@ std::vector<std::string> quantized_nodes(const QuantizedOnnx& written, Quantized
   return nodes;
 }
 
-// max |a - b| / max |b|.
-double relative_difference(const Tensor& a, const Tensor& b) {
-  double largest = 0, worst = 0;
-  for (int64_t i = 0; i < b.element_count(); ++i) {
-    largest = std::max(largest, std::fabs(double(b.data<float>()[i])));
-    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - b.data<float>()[i]));
-  }
-  return worst / largest;
-}
 
 // y[2, 10] = Gemm(Flatten(Relu(Conv(x[2, 4, 6, 6], w[8, 4, 3, 3], b, pads 1))), w2[288, 10], c2;
 // transA 0): a convolution and a matrix product.
@@ -131,13 +124,8 @@ TEST(QuantizedExport, TheWrittenModelComputesWhatKilnsInt8Computes) {
     const Tensor x = random_tensor(DType::kFloat, {3, 6}, seed);
     const Tensor want = int8.value()->run({{"x", x}}).value().at("y");
     const Tensor got = plain.value()->run({{"x", x}}).value().at("y");
-    double largest = 0, worst = 0;
-    for (int64_t i = 0; i < want.element_count(); ++i) {
-      largest = std::max(largest, std::fabs(double(want.data<float>()[i])));
-      worst = std::max(worst, std::fabs(double(want.data<float>()[i]) - got.data<float>()[i]));
-    }
     // The same uint8 inputs, int8 weights, exact int32 sums and scales: only float rounding differs.
-    EXPECT_LT(worst, 1e-5 * largest) << "seed " << seed;
+    EXPECT_LT(relative_difference(got, want), 1e-5) << "seed " << seed;
   }
 }
 

@@ -1,5 +1,5 @@
-"""Reduced precision from Python: SessionOptions.precision, keep_fp32, accuracy_budget and on_budget
-reach the session; the report measures the reduced model against fp32 on generated or given validation
+"""Reduced precision from Python: SessionOptions.precision, keep_fp32, accuracy_budget, on_budget and
+the calibration options reach the session; the report measures the reduced model against fp32 on generated or given validation
 inputs; a broken budget is kiln.NumericalIssue, or under on_budget "fallback" keeps products in fp32."""
 
 import numpy as np
@@ -10,16 +10,21 @@ import kiln
 from conftest import opset_model, save
 
 
-def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
-    """SessionOptions.precision reduces a matrix product to int8 and the report measures it against fp32;
-    a budget it breaks fails the load as kiln.NumericalIssue."""
-    rng = np.random.default_rng(0)
+def dense_model(tmp_path, rng):
+    """y[4, 8] = x[4, 16] @ w (random constant weights): one matrix product, named "dense"."""
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")], "dense",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
         [numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "w")])
-    path = str(save(opset_model(graph), tmp_path, "dense"))
+    return str(save(opset_model(graph), tmp_path, "dense"))
+
+
+def test_precision_is_an_option_and_its_accuracy_is_in_the_report(tmp_path):
+    """SessionOptions.precision reduces a matrix product to int8 and the report measures it against fp32;
+    a budget it breaks fails the load as kiln.NumericalIssue."""
+    rng = np.random.default_rng(0)
+    path = dense_model(tmp_path, rng)
     options = kiln.SessionOptions()
     options.precision = "int8"
     session = kiln.InferenceSession(path, options)
@@ -46,12 +51,7 @@ def test_calibration_inputs_fix_the_int8_input_scales(tmp_path):
     """SessionOptions.calibration_inputs and calibration_method: static int8, the product's input
     scale fixed from the calibration sets (min-max: their range, 0 included, over 255 steps)."""
     rng = np.random.default_rng(1)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")], "dense",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
-        [numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "w")])
-    path = str(save(opset_model(graph), tmp_path, "dense"))
+    path = dense_model(tmp_path, rng)
     sets = [{"x": rng.standard_normal((4, 16)).astype(np.float32)} for _ in range(3)]
     options = kiln.SessionOptions()
     options.precision = "int8"

@@ -12,12 +12,14 @@
 
 #include "kiln/session.h"
 #include "support/model_builder.h"
+#include "support/tensor_compare.h"
 #include "support/test_target.h"
 
 namespace kiln {
 namespace {
 
 using testing::ModelBuilder;
+using testing::relative_difference;
 using testing::ScratchDir;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
@@ -63,15 +65,6 @@ std::string product_precision(const nlohmann::json& precision, const std::string
   return "(absent)";
 }
 
-// max |a - b| / max |b|.
-double relative_difference(const Tensor& a, const Tensor& b) {
-  double largest = 0, worst = 0;
-  for (int64_t i = 0; i < b.element_count(); ++i) {
-    largest = std::max(largest, std::fabs(double(b.data<float>()[i])));
-    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - b.data<float>()[i]));
-  }
-  return worst / largest;
-}
 
 Tensor run(Session& session, const Tensor& x) { return session.run({{"x", x}}).value().at("scores"); }
 

@@ -122,17 +122,10 @@ def main():
         ok, ratio, name = shared_error(np, kiln_out, ort_out, fp32_out)
         shared = "; ||kiln - ort int8|| / ||kiln - fp32|| %.3g on %r (limit %g; independent errors: 1.41)" % (ratio, name, SHARED_ERROR_LIMIT)
     detail = "%s (%s); worst err %.3g of float rounding's %g%s" % (worst, written[0].split(": ", 1)[-1], rounding_ratio, ROUNDING_TOL, shared)
-    expected_failure = zoo_case.known_failure(a.case, "int8_onnx")
-    if expected_failure is not None:
-        if ok:
-            print("FAIL: %s now passes: take it off tests/zoo/known_failures.txt (%s)" % (tag, detail))
-            return 1
-        print("PASS (expected failure, known_failures.txt: %s): %s %s" % (expected_failure, tag, detail))
-        return 0
-    print("%s: %s %s" % ("PASS" if ok else "FAIL", tag, detail))
+    code = zoo_case.verdict(tag, ok, detail, zoo_case.known_failure(a.case, "int8_onnx"))
     if ok and not a.work_dir:
         shutil.rmtree(work, ignore_errors=True)
-    return 0 if ok else 1
+    return code
 
 
 if __name__ == "__main__":

@@ -206,6 +206,44 @@ KilnStatus* set_on_budget(KilnSessionOptions* o, const char* policy) {
   });
 }
 
+// One input set of named tensors, copied, called `source` in its errors.
+KilnStatus* add_input_set(std::vector<InputSet>& sets, const std::string& source, const char* const* names,
+                          const KilnTensor* const* tensors, size_t count) {
+  KILN_C_REQUIRE(names);
+  KILN_C_REQUIRE(tensors);
+  return guarded([&] {
+    InputSet set{source + " " + std::to_string(sets.size()), {}};
+    for (size_t i = 0; i < count; ++i) {
+      if (!names[i] || !tensors[i]) return invalid(source + ": input " + std::to_string(i) + " has no name or no tensor");
+      const Tensor& given = tensors[i]->tensor;
+      Tensor copy = Tensor::allocate(given.dtype(), given.shape());
+      std::memcpy(copy.raw_data(), given.raw_data(), given.byte_size());
+      set.tensors[names[i]] = std::move(copy);
+    }
+    sets.push_back(std::move(set));
+    return static_cast<KilnStatus*>(nullptr);
+  });
+}
+
+KilnStatus* add_validation_inputs(KilnSessionOptions* o, const char* const* names, const KilnTensor* const* tensors, size_t count) {
+  KILN_C_REQUIRE(o);
+  return add_input_set(o->options.validation_inputs, "validation set", names, tensors, count);
+}
+
+KilnStatus* add_calibration_inputs(KilnSessionOptions* o, const char* const* names, const KilnTensor* const* tensors, size_t count) {
+  KILN_C_REQUIRE(o);
+  return add_input_set(o->options.calibration_inputs, "calibration set", names, tensors, count);
+}
+
+KilnStatus* set_calibration_method(KilnSessionOptions* o, const char* method) {
+  KILN_C_REQUIRE(o);
+  KILN_C_REQUIRE(method);
+  return guarded([&] {
+    o->options.calibration_method = method;
+    return static_cast<KilnStatus*>(nullptr);
+  });
+}
+
 KilnStatus* set_input_shape(KilnSessionOptions* o, const char* input, const int64_t* dims, size_t rank) {
   KILN_C_REQUIRE(o);
   KILN_C_REQUIRE(input);
@@ -522,6 +560,9 @@ const KilnApi kApi = {
     set_precision,
     set_accuracy_budget,
     set_on_budget,
+    add_validation_inputs,
+    add_calibration_inputs,
+    set_calibration_method,
 };
 
 static_assert(static_cast<int>(StatusCode::kInternal) == KILN_INTERNAL && static_cast<int>(StatusCode::kCancelled) == KILN_CANCELLED,
