@@ -281,7 +281,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   g.precision = constant_input(node, 1) ? ops::node_precision(node) : ops::Precision::kFp32;
   std::optional<PrimitiveWeights::Quantization> quantization;
   if (g.precision == ops::Precision::kInt8) {
-    state->int8 = Int8Product(node, Int8Product::Form::kInputScalePostOp);
+    state->int8 = Int8Product(node, Int8Product::first_form(node));
     g.int8 = &state->int8;
     quantization = PrimitiveWeights::Quantization{ops::weight_channel_axis(node), state->int8.weight_scales()};
   }

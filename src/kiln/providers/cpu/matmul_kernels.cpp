@@ -61,7 +61,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
   std::optional<dnnl::matmul::primitive_desc> pd;
   if (precision == ops::Precision::kInt8) {
     const int columns = 1 << (dst.dims().size() - 1);  // the output's columns, the weights' output channels
-    for (const auto form : {Int8Product::Form::kInputScalePostOp, Int8Product::Form::kRuntimeOutputScales}) {
+    for (const auto form : {Int8Product::first_form(node), Int8Product::Form::kRuntimeOutputScales}) {
       state->int8 = Int8Product(node, form);
       dnnl::primitive_attr attr = attributes(state->int8.first_post_ops(dst.dims().size()));
       state->int8.add_attributes(attr, columns);

@@ -60,6 +60,10 @@ const void* InputConversion::data_for_run(const void* input, dnnl::stream& strea
   return scratch;
 }
 
+Int8Product::Form Int8Product::first_form(const ir::Node& node) {
+  return node.attributes.count(ops::kInputScaleAttribute) ? Form::kFixedScales : Form::kInputScalePostOp;
+}
+
 Int8Product::Int8Product(const ir::Node& node, Form form) : form_(form), weight_scales_(node.attr_floats(ops::kWeightScalesAttribute)) {
   output_scales_.resize(weight_scales_.size());
   const auto channels = static_cast<int64_t>(weight_scales_.size());
@@ -69,6 +73,9 @@ Int8Product::Int8Product(const ir::Node& node, Form form) : form_(form), weight_
   if (node.attributes.count(ops::kInputScaleAttribute))
     calibrated_ = ops::Uint8Quantization{node.attr_float(ops::kInputScaleAttribute, 1),
                                          static_cast<int32_t>(node.attr_int(ops::kInputZeroPointAttribute, 0))};
+  if (form_ == Form::kFixedScales && !calibrated_) form_ = Form::kInputScalePostOp;
+  if (form_ == Form::kFixedScales)
+    for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = calibrated_->scale * weight_scales_[n];
 }
 
 dnnl::post_ops Int8Product::first_post_ops(size_t output_rank) const {
@@ -80,6 +87,11 @@ dnnl::post_ops Int8Product::first_post_ops(size_t output_rank) const {
 }
 
 void Int8Product::add_attributes(dnnl::primitive_attr& attr, int output_mask) const {
+  if (form_ == Form::kFixedScales) {
+    attr.set_output_scales(output_mask, output_scales_);
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {calibrated_->zero_point});
+    return;
+  }
   if (form_ == Form::kInputScalePostOp) {
     attr.set_output_scales(output_mask, weight_scales_);
   } else {
@@ -108,6 +120,7 @@ const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveAr
 #pragma omp parallel for if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c)
     quantize_uint8(input + c * kChunk, std::min(kChunk, count - c * kChunk), scale, zero, quantized + c * kChunk);
+  if (form_ == Form::kFixedScales) return quantized;  // the primitive holds the scales and zero point
   for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = scale * weight_scales_[n];
   input_scale_ = scale;
   // The memories are re-pointed on each run: this object may have moved since it was made.

@@ -52,15 +52,19 @@ class InputConversion {
 // ([min(x, 0), max(x, 0)] over 255 steps, zero point round(-min / scale)); round half to even,
 // saturating, as QuantizeLinear. Then the attributes that undo the scales:
 // output channel n is scaled by input_scale x weight_scales[n], after the zero point is taken off.
-// Two forms: the weight scales fixed in the primitive and the input scale a first post-op (a
-// binary multiply by a run-time scalar: oneDNN's brgemm int8 kernels take only fixed output
-// scales), or both as run-time output scales (its int8 gemm, where the first form has only
+// Three forms: a calibrated input's scale and zero point fixed in the primitive with the weight
+// scales (nothing bound per run); the weight scales fixed and the run's input scale a first
+// post-op (a binary multiply by a run-time scalar: oneDNN's brgemm int8 kernels take only fixed
+// output scales); or both as run-time output scales (its int8 gemm, where the others have only
 // reference code: AVX2 and AVX-512 without VNNI with a residual sum).
 class Int8Product {
  public:
-  enum class Form { kInputScalePostOp, kRuntimeOutputScales };
+  enum class Form { kFixedScales, kInputScalePostOp, kRuntimeOutputScales };
+  // The form to try first for `node`: kFixedScales when its input is calibrated.
+  static Form first_form(const ir::Node& node);
   Int8Product() = default;
-  // With `node`'s weight_scales attribute (ops::kWeightScalesAttribute) and calibrated input, if any.
+  // With `node`'s weight_scales attribute (ops::kWeightScalesAttribute) and calibrated input, if
+  // any (kFixedScales needs one).
   Int8Product(const ir::Node& node, Form form);
   bool active() const { return !weight_scales_.empty(); }
   const std::vector<float>& weight_scales() const { return weight_scales_; }
