@@ -415,10 +415,10 @@ TEST(ReducedPrecision, CalibrationInputsAreCheckedAndNamed) {
   method.calibration_inputs = calibration_sets();
   method.calibration_method = "median";
   refused(method, {"calibration_method 'median'", "minmax"});
-  if (testing::test_target().bf16()) {
-    SessionOptions bf16 = options_for("bf16");
-    bf16.calibration_inputs = calibration_sets();
-    refused(bf16, {"calibrat", "int8", "bf16"});
+  for (const char* precision : {"fp32", "bf16"}) {
+    SessionOptions o = options_for(precision);
+    o.calibration_inputs = calibration_sets();
+    refused(o, {"calibrat", "int8", precision});
   }
 }
 
@@ -435,6 +435,11 @@ TEST(ReducedPrecision, AnArtifactKeepsTheCalibratedScales) {
   auto loaded = Session::load(dir.file("static.kiln"), plain);
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
   const nlohmann::json was = precision_of(*compiled.value()), is = precision_of(*loaded.value());
+  SessionOptions again = plain;
+  again.calibration_inputs = calibration_sets();
+  auto recalibrated = Session::load(dir.file("static.kiln"), again);
+  EXPECT_EQ(recalibrated.status().code(), StatusCode::kInvalidArgument) << recalibrated.status().to_string();
+  EXPECT_NE(recalibrated.status().message().find("when compiling"), std::string::npos) << recalibrated.status().message();
   EXPECT_EQ(product_entry(is, "conv")["input_quantization"], product_entry(was, "conv")["input_quantization"]) << is.dump();
   const Tensor x = input(81);
   EXPECT_EQ(relative_difference(run(*loaded.value(), x), run(*compiled.value(), x)), 0.0) << "same machine, same kernels";

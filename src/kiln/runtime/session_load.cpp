@@ -74,6 +74,12 @@ struct Load {
   // The stages, then (a reduced precision, not an artifact's) the accuracy check.
   Status run(const std::string& path, const std::string* bytes) {
     KILN_RETURN_IF_ERROR(start(path, bytes));
+    if (!options.calibration_inputs.empty()) {
+      if (source.from_artifact)
+        return invalid_argument("an artifact keeps the input scales it was compiled with; calibration inputs apply when compiling the model");
+      if (std::find(precision.preference.begin(), precision.preference.end(), ops::Precision::kInt8) == precision.preference.end())
+        return invalid_argument("calibration inputs calibrate int8 products; precision is " + ops::preference_name(precision.preference));
+    }
     if (!reduced() || source.from_artifact) return Status::ok();
     if (!options.calibration_inputs.empty()) KILN_RETURN_IF_ERROR(calibrate(path, bytes));
     return check_accuracy(path, bytes);
@@ -91,8 +97,6 @@ struct Load {
   // products' inputs are calibrated (runtime/activation_calibration.h) and the model loads again
   // with them fixed.
   Status calibrate(const std::string& path, const std::string* bytes) {
-    if (std::find(precision.preference.begin(), precision.preference.end(), ops::Precision::kInt8) == precision.preference.end())
-      return invalid_argument("calibration inputs calibrate int8 products; precision is " + ops::preference_name(precision.preference));
     const std::optional<ops::CalibrationMethod> method = ops::parse_calibration_method(options.calibration_method);
     std::set<std::string> product_inputs;
     Load float32(options, memory);
