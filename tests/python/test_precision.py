@@ -71,3 +71,39 @@ def test_calibration_inputs_fix_the_int8_input_scales(tmp_path):
     options.calibration_inputs = [{"x": np.full((4, 16), np.nan, np.float32)}]
     with pytest.raises(kiln.InvalidArgument, match="calibration_inputs\\[0\\].*all NaN"):
         kiln.InferenceSession(path, options)
+
+
+def test_an_artifact_keeps_the_precision_of_products_inside_control_flow_bodies(tmp_path):
+    """Every product in an If's branches: the artifact records the compile's precision and its
+    keep_fp32 choice, so that the bodies, compiled when a run reaches them, take them again."""
+    rng = np.random.default_rng(2)
+
+    def branch(name):
+        return helper.make_graph(
+            [helper.make_node("MatMul", ["x", name + "_w"], [name + "_y"], name=name + "_product")], name, [],
+            [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, [4, 8])],
+            [numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), name + "_w")])
+
+    graph = helper.make_graph(
+        [helper.make_node("If", ["flag"], ["y"], name="choose", then_branch=branch("then"), else_branch=branch("else"))], "choose",
+        [helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    path = str(save(opset_model(graph), tmp_path, "choose"))
+    feeds = {"flag": np.array(True), "x": rng.standard_normal((4, 16)).astype(np.float32)}
+    options = kiln.SessionOptions()
+    options.precision = "int8"
+    options.keep_fp32 = ["else_product"]
+    options.validation_inputs = [feeds]
+    compiled = kiln.InferenceSession(path, options)
+    expected = compiled.run(None, feeds)[0]
+    artifact = tmp_path / "choose.kiln"
+    compiled.write_artifact(artifact, warmup_inputs=feeds)
+    loaded = kiln.InferenceSession(str(artifact))
+    np.testing.assert_array_equal(loaded.run(None, feeds)[0], expected)
+    loaded.run(None, dict(feeds, flag=np.array(False)))
+    precision = loaded.report()["precision"]
+    assert precision["requested"] == "int8"
+    by_node = {p["node"]: p for p in precision["products"]}
+    assert by_node["then_product"]["precision"] == "int8"
+    assert by_node["else_product"]["precision"] == "fp32" and "keep_fp32" in by_node["else_product"]["reason"]

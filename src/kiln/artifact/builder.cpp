@@ -13,6 +13,7 @@
 #include "kiln/artifact/plan.h"
 #include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
+#include "kiln/ops/numeric_precision.h"
 
 namespace kiln::artifact {
 namespace {
@@ -105,7 +106,9 @@ Result<std::string> build_artifact(const compiler::CompiledModel& compiled, cons
   KILN_ASSIGN_OR_RETURN(TensorSection weights, weights_section(*model.graph, packed_only_values(*model.graph, kernels), packed.index));
   std::map<std::string, int> weight_ids;
   for (const nlohmann::json& w : weights.index) weight_ids[w["name"]] = static_cast<int>(weight_ids.size());
-  KILN_ASSIGN_OR_RETURN(std::string plan, encode_plan(model, weight_ids));
+  const compiler::PrecisionOptions& chosen = compiled.options.precision;
+  const PlanPrecision precision{ops::preference_name(chosen.preference), chosen.kept_source_nodes, chosen.fallback_source_nodes};
+  KILN_ASSIGN_OR_RETURN(std::string plan, encode_plan(model, weight_ids, precision));
   std::vector<Section> sections = {{"plan", std::move(plan)}, {"weights", std::move(weights.bytes)}, {"packed", std::move(packed.bytes)}};
   manifest["weights"] = std::move(weights.index);
   manifest["packed"] = std::move(packed.index);

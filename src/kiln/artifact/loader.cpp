@@ -3,6 +3,7 @@
 #include "kiln/artifact/loader.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kiln/artifact/builder.h"
 #include "kiln/artifact/container.h"
@@ -11,6 +12,7 @@
 #include "kiln/artifact/signing.h"
 #include "kiln/artifact/tensor_section.h"
 #include "kiln/io/file.h"
+#include "kiln/ops/numeric_precision.h"
 
 namespace kiln::artifact {
 namespace {
@@ -129,7 +131,15 @@ Result<LoadedArtifact> load_artifact(const io::FileImage& file, const LoadPolicy
   LoadedArtifact loaded;
   KILN_ASSIGN_OR_RETURN(loaded.precompiled.packed, read_packed(d, file.owner));
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> weights, read_weights(d, file.owner, loaded.precompiled.packed, loaded.precompiled.packed_only));
-  KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights));
+  PlanPrecision precision;
+  KILN_ASSIGN_OR_RETURN(loaded.model, decode_plan(plan->bytes, weights, precision));
+  if (!precision.preference.empty()) {
+    const std::optional<std::vector<ops::Precision>> preference = ops::parse_preference(precision.preference);
+    if (!preference) return integrity_failure("artifact plan: unknown precision preference '" + precision.preference + "'");
+    loaded.precompiled.precision_preference = *preference;
+  }
+  loaded.precompiled.kept_fp32_sources = std::move(precision.kept_fp32_sources);
+  loaded.precompiled.fallback_fp32_sources = std::move(precision.fallback_fp32_sources);
   loaded.model.sha256 = d.manifest.value("source_sha256", "");
   KILN_ASSIGN_OR_RETURN(loaded.assets, read_assets(d));
   const nlohmann::json execution = d.manifest.value("execution", nlohmann::json::object());

@@ -274,16 +274,18 @@ Status decode_graph(const flatbuffers::Vector<Offset<fbs::Value>>* values_fb, co
 
 }  // namespace
 
-Result<std::string> encode_plan(const ir::Model& model, const std::map<std::string, int>& weight_index) {
+Result<std::string> encode_plan(const ir::Model& model, const std::map<std::string, int>& weight_index, const PlanPrecision& precision) {
   FlatBufferBuilder b;
   KILN_ASSIGN_OR_RETURN(const EncodedGraph graph, encode_graph(b, *model.graph, &weight_index, 0));
   std::vector<Offset<fbs::OpsetImport>> opsets;
   for (const auto& [domain, version] : model.opset_imports) opsets.push_back(fbs::CreateOpsetImport(b, b.CreateString(domain), version));
-  b.Finish(fbs::CreatePlan(b, graph.values, graph.nodes, graph.inputs, graph.outputs, b.CreateVector(opsets), model.ir_version));
+  b.Finish(fbs::CreatePlan(b, graph.values, graph.nodes, graph.inputs, graph.outputs, b.CreateVector(opsets), model.ir_version,
+                           b.CreateString(precision.preference), b.CreateVectorOfStrings(precision.kept_fp32_sources),
+                           b.CreateVectorOfStrings(precision.fallback_fp32_sources)));
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
-Result<ir::Model> decode_plan(std::string_view bytes, const std::vector<Tensor>& weights) {
+Result<ir::Model> decode_plan(std::string_view bytes, const std::vector<Tensor>& weights, PlanPrecision& precision) {
   flatbuffers::Verifier::Options options;
   options.max_depth = 8 * kMaxGraphDepth;  // tables nest a few levels per subgraph
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), options);
@@ -295,6 +297,10 @@ Result<ir::Model> decode_plan(std::string_view bytes, const std::vector<Tensor>&
   for (size_t i = 0; i < length(plan.opset_imports()); ++i)
     model.opset_imports[text(plan.opset_imports()->Get(i)->domain())] = plan.opset_imports()->Get(i)->version();
   model.ir_version = plan.ir_version();
+  precision.preference = text(plan.precision_preference());
+  for (size_t i = 0; i < length(plan.kept_fp32_sources()); ++i) precision.kept_fp32_sources.push_back(plan.kept_fp32_sources()->Get(i)->str());
+  for (size_t i = 0; i < length(plan.fallback_fp32_sources()); ++i)
+    precision.fallback_fp32_sources.push_back(plan.fallback_fp32_sources()->Get(i)->str());
   return model;
 }
 

@@ -133,8 +133,16 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options, co
   } else {
     KILN_RETURN_IF_ERROR(check_precision_request(compiled.providers, options.precision));
   }
-  // Variants and bodies compiled later take the precision the graph was marked with (an artifact's).
-  if (options.optimised) compiled.options.precision.preference = evidence.precision.requested;
+  // Variants and bodies compiled later take an artifact's compile's choices: its preference and
+  // the products it kept fp32 (an artifact without them: the preference the graph's marks show).
+  if (options.optimised) {
+    PrecisionOptions& later = compiled.options.precision;
+    const bool recorded = !compiled.precompiled.precision_preference.empty();
+    later.preference = recorded ? compiled.precompiled.precision_preference : evidence.precision.requested;
+    evidence.precision.requested = later.preference;
+    later.kept_source_nodes = compiled.precompiled.kept_fp32_sources;
+    later.fallback_source_nodes = compiled.precompiled.fallback_fp32_sources;
+  }
   return compiled;
 }
 

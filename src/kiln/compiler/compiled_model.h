@@ -40,6 +40,10 @@ struct CompileOptions {
 // What an artifact brought besides the IR (artifact/loader.h): its weights in kernel layouts and
 // its generated kernels' objects, views into the file's bytes, which `file` keeps alive.
 struct Precompiled {
+  // An artifact's compile's precision choices, for the control-flow bodies compiled at load:
+  // its preference (empty: none recorded, the graph's marks decide) and the source nodes it kept fp32.
+  std::vector<ops::Precision> precision_preference;
+  std::vector<std::string> kept_fp32_sources, fallback_fp32_sources;
   std::vector<providers::PackedConstant> packed;
   std::set<std::string> packed_only;  // weights stored only packed
   std::map<std::string, std::string_view> generated_code;  // source key -> object
