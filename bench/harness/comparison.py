@@ -113,7 +113,8 @@ def time_runners(row, case, args, case_dir):
         name = "probe" if round_index == "probe" else f"r{round_index}"
         settings = runners.Settings(warmup=warmup, runs=runs, kiln=args.kiln, kiln_providers=args.providers,
                                     kiln_allow_fallback=args.allow_fallback, kiln_isa=args.isa,
-                                    kiln_precision=args.precision)
+                                    kiln_precision=args.precision, kiln_accuracy_budget=args.accuracy_budget,
+                                    kiln_on_budget=args.on_budget)
         m = measure(runner, case, settings, os.path.join(case_dir, f"{runner}_{name}.json"))
         row["processes"].append({"runner": runner, "round": round_index, "runs": runs, "warmup": warmup,
                                  "command": m.command, "error": m.error, "result": m.result})
@@ -192,6 +193,10 @@ def add_arguments(parser, rounds=3, budget_ms=1000, min_runs=3, max_runs=1000):
     parser.add_argument("--precision", default="fp32",
                         help="passed to kiln bench --precision (bf16, int8, int8+bf16, auto); ONNX Runtime runs fp32. The "
                              "table shows what Kiln ran in and its worst 1 - cosine against its own fp32")
+    parser.add_argument("--accuracy-budget", help="passed to kiln bench --accuracy-budget (auto's default: cos=0.995)")
+    parser.add_argument("--on-budget", choices=["fail", "fallback"],
+                        help="passed to kiln bench --on-budget: with fallback, a reduced precision that breaks the budget "
+                             "keeps its most sensitive products fp32 (auto then weighs that against the others)")
 
 
 def select_cases(parser, all_cases, wanted, source):

@@ -43,6 +43,8 @@ class Settings:
     torch_openblas_coretype: str = None
     kiln_isa: str = None
     kiln_precision: str = "fp32"
+    kiln_accuracy_budget: str = None
+    kiln_on_budget: str = None
 
 
 def _input_args(case):
@@ -84,6 +86,10 @@ def kiln_command(case, settings, json_path, output_dir):
         extra += ["--precision", settings.kiln_precision]
     if case.calibration:
         extra += ["--calibrate", case.calibration]
+    if settings.kiln_accuracy_budget:
+        extra += ["--accuracy-budget", settings.kiln_accuracy_budget]
+    if settings.kiln_on_budget:
+        extra += ["--on-budget", settings.kiln_on_budget]
     return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
              *_common_args(case, settings, json_path, output_dir)], {})
 

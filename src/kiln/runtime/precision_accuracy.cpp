@@ -136,12 +136,14 @@ Result<std::vector<report::OutputAccuracy>> compare_outputs(const std::vector<Ou
   return accuracy;
 }
 
+std::string measure_text(double value) {
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
+
 std::optional<std::string> budget_breach(const AccuracyBudget& budget, const std::vector<report::OutputAccuracy>& accuracy) {
-  const auto text = [](double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  };
+  const auto text = measure_text;
   for (const report::OutputAccuracy& a : accuracy) {
     const std::string where = "output '" + a.output + "': ";
     if (budget.max_abs_error && !(a.max_abs_error <= *budget.max_abs_error))

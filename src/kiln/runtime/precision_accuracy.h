@@ -44,6 +44,9 @@ std::optional<std::string> budget_breach(const AccuracyBudget& budget, const std
 // holds, infinite when a zero limit is exceeded. The accuracy fallback ranks products by it.
 double budget_usage(const AccuracyBudget& budget, const std::vector<report::OutputAccuracy>& accuracy);
 
+// A measure as the budget's messages write it (the shortest of 6 significant digits: 0.0123, 1e-05).
+std::string measure_text(double value);
+
 // SHA-256 over the inputs (names, dtypes, shapes and bytes, in order): which inputs were measured.
 Result<std::string> validation_sha256(const std::vector<std::map<std::string, Tensor>>& inputs);
 

@@ -45,12 +45,6 @@ struct Validation {
 // of consecutive products (each a load of the model and runs of the validation inputs).
 constexpr size_t kMaxFallbackUnits = 16;
 
-std::string number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
 // One load: its stages and what they hand each other on the way to the engine.
 struct Load {
   Load(const SessionOptions& options, std::shared_ptr<MemoryBudget> memory) : options(options), memory(std::move(memory)) {}
@@ -273,7 +267,7 @@ struct Load {
         if (&other != &unit) others.insert(others.end(), other.sources.begin(), other.sources.end());
       KILN_ASSIGN_OR_RETURN(const Trial alone, trial(std::move(others)));
       unit.usage = budget_usage(budget, alone.accuracy);
-      steps.push_back(unit.label() + " reduced alone uses " + number(unit.usage) + " of the budget");
+      steps.push_back(unit.label() + " reduced alone uses " + measure_text(unit.usage) + " of the budget");
     }
     std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.usage > b.usage; });
     const auto most_sensitive = [&](size_t count) {
