@@ -345,7 +345,8 @@ Capability CpuProvider::computes_in(ops::Precision precision, const ir::Node* pr
   const bool convolution = product && (product->is("", "Conv") || product->is("kiln", "FusedConv"));
   // A depthwise convolution (a group per channel) does 9 multiply-adds per value it reads: memory
   // bound, so a reduced precision saves no arithmetic worth the input's conversion (MobileNetV2 ran
-  // 1.1-1.6x slower with its depthwise layers in bf16).
+  // 1.1-1.6x slower with its depthwise layers in bf16; in static int8, calibrated, its 17 depthwise
+  // layers took 1.19 ms against 0.48 in fp32 at batch 1 on Zen 4, oneDNN's brdgmm_dw either way).
   if (precision != ops::Precision::kFp32 && convolution && product->attr_int("group", 1) > 1 &&
       product->attr_int("group", 1) == product->inputs[1]->type.shape->static_dims()[0])
     return Capability::no(std::string("a depthwise convolution is memory-bound: ") + ops::precision_name(precision) +
