@@ -75,21 +75,11 @@ def kiln_command(case, settings, json_path, output_dir):
     """Kiln compiles for the case's shapes (--specialize), as ONNX Runtime does with its free dims fixed."""
     shapes = [arg for name, shape in case.shapes.items()
               for arg in ("--shape", f"{name}={'x'.join(map(str, shape))}")]
-    extra = ["--specialize"]
-    if settings.kiln_providers:
-        extra += ["--providers", settings.kiln_providers]
-    if settings.kiln_allow_fallback:
-        extra += ["--allow-fallback", settings.kiln_allow_fallback]
-    if settings.kiln_isa:
-        extra += ["--isa", settings.kiln_isa]
-    if settings.kiln_precision != "fp32":
-        extra += ["--precision", settings.kiln_precision]
-    if case.calibration:
-        extra += ["--calibrate", case.calibration]
-    if settings.kiln_accuracy_budget:
-        extra += ["--accuracy-budget", settings.kiln_accuracy_budget]
-    if settings.kiln_on_budget:
-        extra += ["--on-budget", settings.kiln_on_budget]
+    flags = {"--providers": settings.kiln_providers, "--allow-fallback": settings.kiln_allow_fallback,
+             "--isa": settings.kiln_isa, "--precision": settings.kiln_precision if settings.kiln_precision != "fp32" else None,
+             "--calibrate": case.calibration, "--accuracy-budget": settings.kiln_accuracy_budget,
+             "--on-budget": settings.kiln_on_budget}
+    extra = ["--specialize"] + [arg for flag, value in flags.items() if value for arg in (flag, value)]
     return ([settings.kiln, "bench", case.model_path, *_input_args(case), *shapes, *extra,
              *_common_args(case, settings, json_path, output_dir)], {})
 
