@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ops/quantization.h"
+
 namespace kiln::ops {
 
 const std::vector<CalibrationMethodInfo>& calibration_method_table() {
@@ -38,10 +40,8 @@ Uint8Quantization uint8_quantization(float low, float high) {
   low = std::min(low, 0.0f);
   high = std::max(high, 0.0f);
   if (!(high > low)) return {};
-  Uint8Quantization q;
-  q.scale = (high - low) / 255.0f;
-  q.zero_point = static_cast<int32_t>(std::nearbyint(std::clamp(-low / q.scale, 0.0f, 255.0f)));
-  return q;
+  const DynamicQuantization q = dynamic_quantization(low, high);  // DynamicQuantizeLinear's own arithmetic
+  return {q.scale, q.zero_point};
 }
 
 void ActivationStatistics::observe_range(const float* values, int64_t count) {
