@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "kiln/session.h"
@@ -96,6 +97,78 @@ TEST(ReducedPrecision, Bf16ProductsAgreeWithFp32OrTheTargetNamesWhatItLacks) {
     EXPECT_LT(relative_difference(run(*bf16.value(), x), run(*fp32.value(), x)), 2e-2);
   }
   EXPECT_NE(bf16.value()->report_json().find("avx512_core_bf16"), std::string::npos) << "oneDNN's bf16 kernels ran";
+}
+
+// y[1, 16, 6, 6] = Conv_c(v) + Conv_b(v), v = Relu(Conv_a(x[1, 16, 6, 6])), then z[1, 16] =
+// Gemm-free matrix products z = Relu(MatMul(p, w_d) + b_d) x w_e over p = Flatten(GlobalAveragePool(y))
+// reshaped: v is read only by two bf16 convolutions, as their activation; Conv_b's output is summed
+// into Conv_c's (a residual input); the first matrix product's output is read only by the second.
+std::string bf16_chain(const ScratchDir& dir) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  b.output("z", kFloat, {int64_t{1}, int64_t{16}});
+  for (const char* w : {"wa", "wb", "wc"}) b.float_initializer(w, {16, 16, 3, 3}, random_values(16 * 16 * 9, 60 + w[1], 0.1f));
+  b.float_initializer("wd", {16, 32}, random_values(16 * 32, 71, 0.2f));
+  b.float_initializer("bd", {32}, random_values(32, 72, 0.1f));
+  b.float_initializer("we", {32, 16}, random_values(32 * 16, 73, 0.2f));
+  for (const auto& [in, w, out] : {std::tuple{"x", "wa", "a"}, {"v", "wb", "cb"}, {"v", "wc", "cc"}}) {
+    auto& conv = b.node("Conv", {in, w}, {out}, std::string("conv_") + w[1]);
+    ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  }
+  b.node("Relu", {"a"}, {"v"}, "relu_a");
+  b.node("Add", {"cc", "cb"}, {"y"}, "sum");
+  b.node("GlobalAveragePool", {"y"}, {"pooled"}, "pool");
+  b.node("Flatten", {"pooled"}, {"p"}, "flatten");
+  b.node("MatMul", {"p", "wd"}, {"d"}, "matmul_d");
+  b.node("Add", {"d", "bd"}, {"db"}, "bias_d");
+  b.node("Relu", {"db"}, {"dr"}, "relu_d");
+  b.node("MatMul", {"dr", "we"}, {"z"}, "matmul_e");
+  return b.save(dir.file("bf16_chain.onnx"));
+}
+
+// A value between two bf16 products stays bfloat16: the report lists it, the products read and
+// write it as it is (fewer conversions in the kernels), and the outputs agree with fp32 as before;
+// values read by a float32 op, summed into a product as its residual, or leaving the graph stay
+// float32. An artifact keeps the values' types.
+TEST(ReducedPrecision, Bf16ValuesBetweenBf16ProductsStayBf16) {
+  if (!testing::test_target().bf16()) GTEST_SKIP() << "this target has no bf16 products";
+  ScratchDir dir("precision");
+  const std::string model = bf16_chain(dir);
+  auto fp32 = Session::load(model, options_for("fp32"));
+  auto bf16 = Session::load(model, options_for("bf16"));
+  ASSERT_TRUE(fp32.is_ok() && bf16.is_ok()) << bf16.status().to_string();
+  const nlohmann::json report = nlohmann::json::parse(bf16.value()->report_json());
+  const nlohmann::json& precision = report["precision"];
+  EXPECT_EQ(precision["reduced_products"], 5) << precision.dump();
+  ASSERT_EQ(precision["bf16_values"].size(), 2u) << precision.dump();
+  // (v in the convolutions' blocked or channels-last layout: its name says which.)
+  EXPECT_EQ(precision["bf16_values"][0].get<std::string>().substr(0, 2), "v_") << "read only by conv_b and conv_c, as their input";
+  EXPECT_EQ(precision["bf16_values"][1], "dr") << "read only by matmul_e, which takes its fused form";
+  EXPECT_EQ(precision["products"][4]["op"], "FusedMatMul") << precision.dump();
+  // Only conv_a and matmul_d convert their float32 inputs; conv_b, conv_c and matmul_e read bf16
+  // values as they are (each converted its own copy before: 5 conversions).
+  const nlohmann::json fp32_memory = nlohmann::json::parse(fp32.value()->report_json())["memory"];
+  EXPECT_LE(report["memory"]["kernel_reorders"].get<int64_t>(), fp32_memory["kernel_reorders"].get<int64_t>() + 2) << report["memory"].dump();
+  const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, 74);
+  auto expected = fp32.value()->run({{"x", x}});
+  auto got = bf16.value()->run({{"x", x}});
+  ASSERT_TRUE(expected.is_ok() && got.is_ok()) << got.status().to_string();
+  for (const char* output : {"y", "z"}) {
+    EXPECT_EQ(got.value().at(output).dtype(), DType::kFloat) << output;
+    // Two bf16 roundings on the way to each output (the input, then v or dr) of sums of 144 and 32 products.
+    EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 2e-2) << output;
+  }
+  ASSERT_TRUE(bf16.value()->write_artifact(dir.file("chain.kiln")).is_ok());
+  SessionOptions o;
+  o.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("chain.kiln"), o);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(precision_of(*loaded.value())["bf16_values"], precision["bf16_values"]);
+  auto reloaded = loaded.value()->run({{"x", x}});
+  ASSERT_TRUE(reloaded.is_ok()) << reloaded.status().to_string();
+  for (const char* output : {"y", "z"})
+    EXPECT_EQ(relative_difference(reloaded.value().at(output), got.value().at(output)), 0.0) << "same machine, same kernels";
 }
 
 TEST(ReducedPrecision, Int8ConvolutionsAndMatrixProductsAgreeWithFp32) {

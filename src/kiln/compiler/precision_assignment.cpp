@@ -6,6 +6,8 @@
 #include <functional>
 #include <set>
 
+#include "kiln/ops/fused_product_inputs.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -20,6 +22,68 @@ bool finite_weights(const ir::Node& product) {
   const Tensor& w = *product.input(1)->initializer;
   const float* v = w.data<float>();
   return std::all_of(v, v + w.element_count(), [](float x) { return std::isfinite(x); });
+}
+
+// Undoes an earlier assignment's bfloat16 values (a graph assigned again): float32 throughout.
+void clear_bf16_values(ir::Graph& graph) {
+  for (const auto& node : graph.nodes()) {
+    if (!node->attributes.erase(ops::kOutputDtypeAttribute)) continue;
+    for (ir::Value* out : node->outputs)
+      if (out && out->type.dtype == DType::kBFloat16) out->type.dtype = DType::kFloat;
+  }
+}
+
+// Keeps bfloat16 each value a bf16 product writes and only bf16 products read, each as its
+// activation input (0), where the providers of both keep such activations: not a graph output,
+// not read from a control-flow body, not written by a product that sums a residual into its
+// output (the residual would have to be bfloat16 too). The writer says "bfloat16", each reader
+// the type of its own output ("float" unless it too writes a kept value: nodes come in order). A
+// plain Conv or MatMul among them takes its fused form, whose output type the attribute sets.
+std::vector<std::string> keep_bf16_between_products(ir::Graph& graph,
+                                                    const std::map<const ir::Node*, const providers::Provider*>& provider_of) {
+  const auto keeps = [&](const ir::Node& node) {
+    const auto provider = provider_of.find(&node);
+    return ops::node_precision(node) == ops::Precision::kBf16 && provider != provider_of.end() &&
+           provider->second->keeps_reduced_activations(ops::Precision::kBf16, node);
+  };
+  std::map<const ir::Value*, std::vector<std::pair<ir::Node*, size_t>>> readers;
+  std::set<std::string> captured;
+  for (const auto& node : graph.nodes()) {
+    for (size_t i = 0; i < node->inputs.size(); ++i)
+      if (node->inputs[i]) readers[node->inputs[i]].emplace_back(node.get(), i);
+    for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
+  }
+  std::vector<std::string> kept_values;
+  for (const auto& owned : graph.nodes()) {
+    ir::Node& writer = *owned;
+    ir::Value* value = writer.outputs.empty() ? nullptr : writer.outputs[0];
+    if (!value || !keeps(writer) || writer.input(ops::kFusedResidualInput) || graph.is_graph_output(value) || captured.count(value->name))
+      continue;
+    const auto& read_by = readers[value];
+    const bool only_bf16_activations = !read_by.empty() && std::all_of(read_by.begin(), read_by.end(), [&](const auto& reader) {
+      return reader.second == 0 && keeps(*reader.first);
+    });
+    if (!only_bf16_activations) continue;
+    value->type.dtype = DType::kBFloat16;
+    ops::as_fused_product(writer);
+    writer.attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kBFloat16));
+    for (const auto& [reader, input] : read_by) {
+      ops::as_fused_product(*reader);
+      if (!reader->has_attr(ops::kOutputDtypeAttribute))
+        reader->attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kFloat));
+    }
+    kept_values.push_back(value->name);
+  }
+  return kept_values;
+}
+
+// The values an artifact's graph keeps bfloat16 between products (as keep_bf16_between_products left them).
+std::vector<std::string> recorded_bf16_values(const ir::Graph& graph) {
+  std::vector<std::string> values;
+  for (const auto& node : graph.nodes())
+    if (node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(DType::kBFloat16) && node->outputs[0])
+      values.push_back(node->outputs[0]->name);
+  return values;
 }
 
 }  // namespace
@@ -65,6 +129,8 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       if (provider->name() == a.provider) provider_of[a.node] = provider.get();
   const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
   const std::set<std::string> fall_back(options.fallback_source_nodes.begin(), options.fallback_source_nodes.end());
+  clear_bf16_values(graph);
+  std::vector<const ir::Node*> recorded;  // the node of each of evidence.products
   for (const auto& owned : graph.nodes()) {
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;
@@ -111,7 +177,10 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       }
     }
     evidence.products.push_back(std::move(record));
+    recorded.push_back(node);
   }
+  evidence.bf16_values = keep_bf16_between_products(graph, provider_of);
+  for (size_t i = 0; i < recorded.size(); ++i) evidence.products[i].op_type = recorded[i]->op_type;  // some took their fused form
   return evidence;
 }
 
@@ -134,6 +203,7 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
     evidence.products.push_back(std::move(record));
   }
   if (evidence.requested.empty()) evidence.requested = {ops::Precision::kFp32};
+  evidence.bf16_values = recorded_bf16_values(graph);
   return evidence;
 }
 

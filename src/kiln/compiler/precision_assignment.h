@@ -4,8 +4,9 @@
 // precision on its target (Provider::computes_in) gets the attribute `precision` (its kernel reads
 // it); one the options keep in float32 (by node name, source node name or op type), or placed on a
 // provider without it, stays float32, with the reason. Element-wise ops, normalizations and softmax
-// always compute in float32. An artifact's graph comes with its nodes marked; this stage does not
-// run on it.
+// always compute in float32. A value between two bf16 products stays bfloat16 (PrecisionEvidence::
+// bf16_values): the graph's value changes type, so neither product converts it. An artifact's
+// graph comes with its nodes marked and its values typed; this stage does not run on it.
 #pragma once
 
 #include <map>
@@ -59,6 +60,11 @@ struct PrecisionEvidence {
   std::vector<std::string> keep_fp32;  // as asked
   std::vector<NodePrecision> products;  // every product of the graph, in graph order
   int64_t reduced = 0;                  // products computing in a reduced precision
+  // Values kept bfloat16 between bf16 products (ops::kOutputDtypeAttribute), in graph order: each
+  // written by a bf16 product and read only by bf16 products, as their activation input, on a
+  // provider that keeps such activations (Provider::keeps_reduced_activations). The conversions
+  // are then only where a bf16 region meets float32 ops.
+  std::vector<std::string> bf16_values;
 };
 
 // Fills options.kept_source_nodes from keep_fp32 and the source model's graph (before any pass);

@@ -6,6 +6,8 @@
 //                     default, NHWC, NCHW8c, NCHW16c: activation_layout.h), and `input_layout`,
 //                     X's (default: `layout`). W stays [M, C/group, kH, kW].
 //   kiln.FusedMatMul: P = MatMul(A, B), bias along the last dim (input 2, shape [N]).
+// Both: `output_dtype` ("float" or "bfloat16"), Y's element type where it is not X's (a bf16 value
+// between two bf16 products: ops/numeric_precision.h); X may then be bfloat16 with float weights.
 // Reference kernels are Conv's and MatMul's, so every provider's fused kernel is checked against
 // the unfused math.
 #include "kiln/ops/fused_product_inputs.h"
@@ -14,6 +16,7 @@
 #include "kiln/ops/conv.h"
 #include "kiln/ops/data_movement.h"
 #include "kiln/ops/matmul.h"
+#include "kiln/ops/numeric_precision.h"
 #include "kiln/ops/op_families.h"
 #include "kiln/ops/op_helpers.h"
 #include "kiln/ops/op_registry.h"
@@ -21,6 +24,20 @@
 namespace kiln::ops {
 namespace {
 
+// Y's type: of `x`'s element type unless the node's output_dtype names another.
+Result<ir::TensorType> fused_output_type(const InferenceContext& ctx, DType x, std::optional<ir::Shape> shape) {
+  KILN_ASSIGN_OR_RETURN(const std::optional<DType> named, fused_output_dtype(ctx.node()));
+  return ir::TensorType{named.value_or(x), std::move(shape)};
+}
+
+// `t` as float32 when it is bfloat16 (an activation between bf16 products), else itself: the
+// reference kernels compute in the weights' type.
+Tensor widened(const Tensor& t) {
+  if (t.dtype() != DType::kBFloat16) return t;
+  Tensor wide = Tensor::allocate(DType::kFloat, t.shape());
+  for (int64_t i = 0; i < t.element_count(); ++i) store_double(wide, i, element_as_double(t, i));
+  return wide;
+}
 
 Status fused_conv_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(ctx.node()));
@@ -41,10 +58,10 @@ Status fused_conv_infer(InferenceContext& ctx) {
     if (!stored.is_ok()) return ctx.error("output Y: " + stored.status().message());
     shape = stored.value();
   }
-  ir::TensorType y{x.dtype, shape};
+  KILN_ASSIGN_OR_RETURN(const ir::TensorType y, fused_output_type(ctx, x.dtype, shape));
   if (ctx.has_input(3)) {
     const ir::TensorType& z = ctx.input_type(3);
-    if (z.dtype != x.dtype || (z.shape && shape && !(z.shape->rank() == shape->rank())))
+    if (z.dtype != y.dtype || (z.shape && shape && !(z.shape->rank() == shape->rank())))
       return ctx.error("residual " + z.to_string() + " does not match the output " + y.to_string());
   }
   ctx.set_output_type(0, y);
@@ -56,9 +73,9 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
 Status fused_conv_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(node));
-  const Tensor x = to_channels_first(*ctx.input(0), layouts.input);
+  const Tensor x = to_channels_first(widened(*ctx.input(0)), layouts.input);
   Tensor& out = *ctx.output(0);
-  Tensor y = Tensor::allocate(out.dtype(), channels_first_dims(out.shape(), layouts.output));
+  Tensor y = Tensor::allocate(ctx.input(1)->dtype(), channels_first_dims(out.shape(), layouts.output));
   KILN_RETURN_IF_ERROR(conv_reference(node, x, *ctx.input(1), ctx.input(2), y));
   return apply_epilogue(ctx, to_stored(y, layouts.output), nullptr);
 }
@@ -88,13 +105,14 @@ Status fused_matmul_infer(InferenceContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::optional<ir::Shape> shape, matmul_output_shape(ctx, 0, 1));
   if (ctx.has_input(2) && ctx.input_type(2).shape && shape && ctx.input_type(2).shape->rank() != 1)
     return ctx.error("bias must be 1-D, got " + ctx.input_type(2).to_string());
-  ctx.set_output_type(0, ir::TensorType{ctx.input_type(0).dtype, shape});
+  KILN_ASSIGN_OR_RETURN(const ir::TensorType y, fused_output_type(ctx, ctx.input_type(0).dtype, shape));
+  ctx.set_output_type(0, y);
   return Status::ok();
 }
 
 Status fused_matmul_kernel(KernelContext& ctx) {
-  Tensor product = Tensor::allocate(ctx.output(0)->dtype(), ctx.output(0)->shape());
-  KILN_RETURN_IF_ERROR(matmul_reference(ctx.node(), *ctx.input(0), *ctx.input(1), product));
+  Tensor product = Tensor::allocate(ctx.input(1)->dtype(), ctx.output(0)->shape());
+  KILN_RETURN_IF_ERROR(matmul_reference(ctx.node(), widened(*ctx.input(0)), *ctx.input(1), product));
   return apply_epilogue(ctx, product, ctx.input(2));
 }
 

@@ -59,6 +59,21 @@ Precision node_precision(const ir::Node& node) {
   return parse_precision(attribute->s).value_or(Precision::kFp32);
 }
 
+void as_fused_product(ir::Node& product) {
+  if (product.domain != "" || (product.op_type != "Conv" && product.op_type != "MatMul")) return;
+  product.op_type = product.op_type == "Conv" ? "FusedConv" : "FusedMatMul";
+  product.domain = "kiln";
+  product.opset_version = 1;
+}
+
+Result<std::optional<DType>> fused_output_dtype(const ir::Node& node) {
+  const ir::Attribute* attribute = node.attr(kOutputDtypeAttribute);
+  if (!attribute) return std::optional<DType>();
+  for (const DType dtype : {DType::kFloat, DType::kBFloat16})
+    if (attribute->kind == ir::Attribute::Kind::kString && attribute->s == dtype_name(dtype)) return std::optional<DType>(dtype);
+  return invalid_model(node.describe() + ": attribute " + kOutputDtypeAttribute + " must be \"float\" or \"bfloat16\"");
+}
+
 bool reducible_product(const ir::Node& node) {
   const bool convolution = node.is("", "Conv") || node.is("kiln", "FusedConv");
   const bool matrix_product = node.is("", "MatMul") || node.is("kiln", "FusedMatMul") || node.is("", "Gemm");

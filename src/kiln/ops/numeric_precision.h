@@ -65,4 +65,18 @@ inline constexpr const char* kWeightScalesAttribute = "weight_scales";
 inline constexpr const char* kInputScaleAttribute = "input_scale";
 inline constexpr const char* kInputZeroPointAttribute = "input_zero_point";
 
+// bf16 values between products: a value that a bf16 product writes and only bf16 products read (as
+// their activation input) stays bfloat16 in the graph (compiler/precision_assignment.h), so it is
+// converted neither after its producer nor before its readers. The fused products (kiln.FusedConv,
+// kiln.FusedMatMul) around it name their output's element type with this attribute, "bfloat16" or
+// "float"; without it a fused product's output has its input's type.
+inline constexpr const char* kOutputDtypeAttribute = "output_dtype";
+// Makes a plain Conv or MatMul its fused form (kiln.FusedConv, kiln.FusedMatMul: the same inputs and
+// attributes, no epilogue), which computes the same and whose output type output_dtype can set; a
+// fused product stays as it is.
+void as_fused_product(ir::Node& product);
+// The element type `node`'s output_dtype names: nullopt when absent, InvalidModel for a name other
+// than float or bfloat16.
+Result<std::optional<DType>> fused_output_dtype(const ir::Node& node);
+
 }  // namespace kiln::ops

@@ -79,6 +79,12 @@ class Provider {
     if (precision == ops::Precision::kFp32) return Capability::yes();
     return Capability::no(name() + " computes in fp32 only");
   }
+  // Whether its kernel for `product`, computing in `precision`, reads its activation input and
+  // writes its output in that precision's element type as the graph's values say (ops::
+  // kOutputDtypeAttribute; a plain Conv or MatMul in its fused form, ops::as_fused_product): a value
+  // between two such products then stays in that type, converted neither after the one nor before
+  // the other. No by default: products convert at their edges.
+  virtual bool keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const { return false; }
   // The largest magnitude of its int8 products' weights (ops::symmetric_int8_scales): 127, or less
   // where its int8 arithmetic on this target would overflow with 8-bit weights.
   virtual int int8_weight_levels() const { return 127; }

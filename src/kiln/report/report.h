@@ -34,7 +34,8 @@ struct MemorySection {
   int64_t reused_buffers = 0;
   int64_t concats_in_place = 0;  // Concats whose inputs are written into their output: nothing copied
   int64_t dynamic_values = 0;
-  int64_t kernel_reorders = 0;  // activation reorders inside the plan's kernels (Winograd convs), per run
+  int64_t kernel_reorders = 0;  // activation reorders and conversions inside the plan's kernels
+                                // (Winograd's layouts, products' reduced-precision inputs), per run
   int64_t output_bytes = 0;
   // The session's memory budget (SessionOptions::memory_limit; 0: none), what the latest plan
   // needs with what the session held besides arenas when it was made, and what its buffers hold
@@ -188,6 +189,9 @@ struct PrecisionSection {
   };
   std::vector<Product> products;
   int64_t reduced = 0;
+  // Values kept bfloat16 between bf16 products: converted neither after the one nor before the
+  // other (compiler/precision_assignment.h).
+  std::vector<std::string> bf16_values;
   // The accuracy check (empty when float32): what the inputs were ("given", "artifact" fixtures,
   // "generated"), how many, their SHA-256 (of the tensors' bytes in name order), and per output.
   std::string validation_inputs;

@@ -30,6 +30,8 @@ std::string precision_line(const PrecisionSection& p) {
     for (const std::string& k : p.keep_fp32) s << " " << k;
     s << ")";
   }
+  if (!p.bf16_values.empty())
+    s << "; " << p.bf16_values.size() << " value" << (p.bf16_values.size() == 1 ? "" : "s") << " kept bf16 between products";
   if (!p.calibration.method.empty())
     s << "; " << p.calibration.calibrated_products << " int8 inputs calibrated (" << p.calibration.method << ") on " << p.calibration.count
       << " input set" << (p.calibration.count == 1 ? "" : "s") << ", sha256 " << p.calibration.sha256.substr(0, 16) << "...";

@@ -40,6 +40,7 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
   report.precision.requested = ops::preference_name(precision.requested);
   report.precision.keep_fp32 = precision.keep_fp32;
   report.precision.reduced = precision.reduced;
+  report.precision.bf16_values = precision.bf16_values;
   report.precision.products.clear();
   for (const compiler::NodePrecision& p : precision.products) report.precision.products.push_back(product_precision(p));
 }

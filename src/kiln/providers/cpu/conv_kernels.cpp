@@ -11,7 +11,8 @@
 // (dilated in NCHW8c on AVX2) runs in channels-last or channels-first instead, reordered the same
 // way. A node marked bfloat16 (ops/numeric_precision.h) packs its weights as bfloat16 and converts
 // its input on each run, accumulating and writing float32 (never by Winograd: oneDNN has no
-// bfloat16 Winograd convolution). A node marked int8 packs its weights as int8 (symmetric per
+// bfloat16 Winograd convolution); an input or output kept bfloat16 between bf16 products
+// (ops::kOutputDtypeAttribute) it reads or writes as it is. A node marked int8 packs its weights as int8 (symmetric per
 // output channel, weight_scales) and quantizes its input on each run per tensor to uint8
 // (product_precision.h: Int8Product), the weight scales fixed in the primitive and the input's scale
 // a first post-op; oneDNN 2.6 runs int8 convolutions in blocked layouts with its reference code
@@ -43,7 +44,7 @@ using dnnl::memory;
 
 Capability conv_supports(const ir::Node& node) {
   if (node.inputs.size() < 2) return Capability::no("Conv needs X and W");
-  Capability c = float_tensors(node, {0, 1, 2, kResidualInput});
+  Capability c = product_tensors(node, {0, 1, 2, kResidualInput});
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("Conv over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
@@ -210,7 +211,7 @@ dnnl::convolution_forward::primitive_desc vector_direct_desc(const ir::Node& nod
   const size_t rank = x.size();
   for (const tag t : {rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc, rank == 3 ? tag::ncw : rank == 4 ? tag::nchw : tag::ncdhw}) {
     const memory::desc src(memory::dims(x.begin(), x.end()), memory::data_type::f32, t);  // converted to g.precision's type
-    const memory::desc dst(memory::dims(y.begin(), y.end()), memory::data_type::f32, t);
+    const memory::desc dst(memory::dims(y.begin(), y.end()), layouts.dst.data_type(), t);
     const auto other = primitive_desc(node, g, dnnl::algorithm::convolution_direct, src, dst);
     if (!is_reference_implementation(other.impl_info_str())) return other;
   }
@@ -257,8 +258,10 @@ dnnl::convolution_forward::primitive_desc chosen_algorithm(const ir::Node& node,
 Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ConvLayouts layouts, ops::conv_layouts(node));
   auto state = std::make_shared<ConvKernelState>();
-  KILN_ASSIGN_OR_RETURN(state->src, activation_desc(input_dims(node, 0), layouts.input));
-  KILN_ASSIGN_OR_RETURN(state->dst, activation_desc(output_dims(node, 0), layouts.output));
+  KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), layouts.input));
+  KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), layouts.output));
+  state->src = in_stored_type(src, *node.inputs[0]);
+  state->dst = in_stored_type(dst, *node.outputs[0]);
   const std::vector<int64_t> x = ops::channels_first_dims(input_dims(node, 0), layouts.input), w = input_dims(node, 1),
                              y = ops::channels_first_dims(output_dims(node, 0), layouts.output);
   KILN_ASSIGN_OR_RETURN(const ops::ConvProblem p, ops::conv_problem(node, x, w, y, false));

@@ -236,22 +236,38 @@ Result<ops::Kernel> CpuProvider::kernel_for(const ir::Node& node, KernelBuild& b
 
 namespace cpu {
 
-Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs) {
-  auto check = [&](const ir::Value* v, const std::string& what) -> std::string {
-    if (!v) return "";
-    if (!v->type.is_tensor() || v->type.dtype != DType::kFloat) return what + " '" + v->name + "' is not float32";
-    if (!v->type.shape) return what + " '" + v->name + "' has unknown rank";
-    return "";
-  };
+namespace {
+
+// Why `v`, named `what`, is not a tensor of known rank of one of `dtypes`; empty when it is (or absent).
+std::string tensor_mismatch(const ir::Value* v, const std::string& what, std::initializer_list<DType> dtypes) {
+  if (!v) return "";
+  if (!v->type.is_tensor() || std::find(dtypes.begin(), dtypes.end(), v->type.dtype) == dtypes.end())
+    return what + " '" + v->name + "' is not " + (dtypes.size() == 1 ? "float32" : "float32 or bfloat16");
+  if (!v->type.shape) return what + " '" + v->name + "' has unknown rank";
+  return "";
+}
+
+Capability typed_tensors(const ir::Node& node, const std::vector<size_t>& inputs, bool bfloat16_activations) {
   for (size_t i : inputs) {
-    const std::string why = check(node.input(i), "input");
+    const bool activation = bfloat16_activations && i == 0;
+    const std::string why = activation ? tensor_mismatch(node.input(i), "input", {DType::kFloat, DType::kBFloat16})
+                                       : tensor_mismatch(node.input(i), "input", {DType::kFloat});
     if (!why.empty()) return Capability::no(why);
   }
   for (const ir::Value* out : node.outputs) {
-    const std::string why = check(out, "output");
+    const std::string why = bfloat16_activations ? tensor_mismatch(out, "output", {DType::kFloat, DType::kBFloat16})
+                                                 : tensor_mismatch(out, "output", {DType::kFloat});
     if (!why.empty()) return Capability::no(why);
   }
   return Capability::yes();
+}
+
+}  // namespace
+
+Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs) { return typed_tensors(node, inputs, false); }
+
+Capability product_tensors(const ir::Node& node, const std::vector<size_t>& inputs) {
+  return typed_tensors(node, inputs, ops::node_precision(node) == ops::Precision::kBf16);
 }
 
 Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t max_rank) {
@@ -352,6 +368,15 @@ Capability CpuProvider::computes_in(ops::Precision precision, const ir::Node* pr
     return Capability::no(std::string("a depthwise convolution is memory-bound: ") + ops::precision_name(precision) +
                           " would only add its input's conversion");
   return Capability::yes();
+}
+
+// The convolution and matrix product primitives read and write bfloat16 activations as they are
+// (the output converted from the float32 accumulator after the epilogue's post-ops). Not Gemm, whose
+// alpha, beta and broadcast bias run after the primitive in float32. int8 activations are quantized
+// per product and never shared.
+bool CpuProvider::keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const {
+  return precision == ops::Precision::kBf16 && (product.is("", "Conv") || product.is("kiln", "FusedConv") ||
+                                                 product.is("", "MatMul") || product.is("kiln", "FusedMatMul"));
 }
 
 // Without an int8 dot product (AVX512_VNNI, AVX_VNNI) oneDNN multiplies uint8 inputs by int8 weights

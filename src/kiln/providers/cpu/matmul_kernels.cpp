@@ -5,7 +5,8 @@
 // post-ops (epilogue.h). A node marked bfloat16 or int8 (ops/numeric_precision.h) with constant
 // weights packs them in that type (int8: symmetric per output column, weight_scales) and converts
 // its left operand on each run (int8: quantized per tensor, product_precision.h); it accumulates
-// in float32 or int32 and writes float32.
+// in float32 or int32 and writes float32, or, for a value kept bfloat16 between bf16 products
+// (ops::kOutputDtypeAttribute), reads and writes bfloat16 as stored.
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -71,6 +72,7 @@ std::shared_ptr<ProductState> make_product(const ir::Node& node, KernelBuild& bu
     quantization = PrimitiveWeights::Quantization{ops::weight_channel_axis(node), state->int8.weight_scales()};
   } else {
     state->src_conversion = InputConversion(src, state->src_read);
+    build.evidence.record_activation_reorders(int(state->src_conversion.active()));
     pd.emplace(desc, attributes({}), cpu_engine());
   }
   state->primitive = checked({node, build}, dnnl::matmul(*pd));
@@ -104,7 +106,7 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<si
 // ---- MatMul ----
 
 Capability matmul_supports(const ir::Node& node) {
-  Capability c = float_tensors(node, {0, 1, 2, kResidualInput});
+  Capability c = product_tensors(node, {0, 1, 2, kResidualInput});
   if (!c.supported) return c;
   if (node.inputs[0]->type.shape->rank() < 2 || node.inputs[1]->type.shape->rank() < 2)
     return Capability::no("MatMul of a 1-d operand (cpu needs matrices)");
@@ -124,15 +126,17 @@ Result<ops::Kernel> build_matmul(const ir::Node& node, KernelBuild& build) {
   if (b.size() == 2) {  // rows of every batch item at once: [prod(a[:-1]), K] x [K, N]
     const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
     const memory::desc bias = row_major_desc({1, b[1]});
-    return product_kernel(make_product(node, build, 1, row_major_desc({rows, a.back()}), row_major_desc(b), has_bias ? &bias : nullptr,
-                                       row_major_desc({rows, b[1]}), true),
+    return product_kernel(make_product(node, build, 1, in_stored_type(row_major_desc({rows, a.back()}), *node.inputs[0]),
+                                       row_major_desc(b), has_bias ? &bias : nullptr,
+                                       in_stored_type(row_major_desc({rows, b[1]}), *node.outputs[0]), true),
                           bias_input);
   }
   std::vector<int64_t> bias_dims(y.size(), 1);
   bias_dims.back() = y.back();
   const memory::desc bias = row_major_desc(bias_dims);
-  return product_kernel(make_product(node, build, 1, row_major_desc(left_padded(a, y.size())), row_major_desc(left_padded(b, y.size())),
-                                     has_bias ? &bias : nullptr, row_major_desc(y), true),
+  return product_kernel(make_product(node, build, 1, in_stored_type(row_major_desc(left_padded(a, y.size())), *node.inputs[0]),
+                                     row_major_desc(left_padded(b, y.size())), has_bias ? &bias : nullptr,
+                                     in_stored_type(row_major_desc(y), *node.outputs[0]), true),
                         bias_input);
 }
 

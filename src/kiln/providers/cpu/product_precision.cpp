@@ -27,6 +27,10 @@ memory::desc with_data_type(const memory::desc& desc, memory::data_type type) {
   return memory::desc(data);
 }
 
+memory::desc in_stored_type(const memory::desc& desc, const ir::Value& value) {
+  return value.type.dtype == DType::kBFloat16 ? with_data_type(desc, memory::data_type::bf16) : desc;
+}
+
 memory::desc product_activation_desc(const memory::desc& desc, ops::Precision precision) {
   if (precision == ops::Precision::kFp32) return desc;
   // int8 quantizes the storage element by element: the same layout and strides, in uint8.

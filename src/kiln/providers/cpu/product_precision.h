@@ -2,7 +2,8 @@
 // precision (ops/numeric_precision.h): the oneDNN data types a precision reads activations and
 // weights in, the conversion of a float32 activation into the type its primitive reads (bfloat16:
 // a reorder; int8: dynamic quantization), made on each run into the calling thread's scratch, and
-// the int8 product's run-time attributes (the input's zero point, the output's scales).
+// the int8 product's run-time attributes (the input's zero point, the output's scales). An
+// activation kept bfloat16 between bf16 products is read and written as it is stored.
 #pragma once
 
 #include <dnnl.hpp>
@@ -24,6 +25,10 @@ dnnl::memory::data_type product_data_type(ops::Precision precision);
 
 // `desc` with its data type replaced (same dims, layout and strides in elements).
 dnnl::memory::desc with_data_type(const dnnl::memory::desc& desc, dnnl::memory::data_type type);
+
+// `desc` (float32) in the element type of `value`'s storage: bfloat16 for a value kept bfloat16
+// between bf16 products (CpuProvider::keeps_reduced_activations), else unchanged.
+dnnl::memory::desc in_stored_type(const dnnl::memory::desc& desc, const ir::Value& value);
 
 // `desc` for a primitive's activation of `precision`: unchanged for float32; otherwise that type,
 // dense in the same layout when `desc` is a strided view (a transposed operand) of plain dims.
