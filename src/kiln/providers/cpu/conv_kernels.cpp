@@ -12,11 +12,11 @@
 // way. A node marked bfloat16 (ops/numeric_precision.h) packs its weights as bfloat16 and converts
 // its input on each run, accumulating and writing float32 (never by Winograd: oneDNN has no
 // bfloat16 Winograd convolution); an input or output kept bfloat16 between bf16 products
-// (ops::kOutputDtypeAttribute) it reads or writes as it is. A node marked int8 packs its weights as int8 (symmetric per
-// output channel, weight_scales) and quantizes its input on each run per tensor to uint8
-// (product_precision.h: Int8Product), the weight scales fixed in the primitive and the input's scale
-// a first post-op; oneDNN 2.6 runs int8 convolutions in blocked layouts with its reference code
-// only, so those read and write channels-last, reordered at the kernel's edges.
+// (ops::kOutputDtypeAttribute) it reads or writes as it is. A node marked int8 packs its weights
+// as int8 (symmetric per output channel, weight_scales) and quantizes its input on each run per
+// tensor to uint8 (product_precision.h: Int8Product), the weight scales fixed in the primitive and
+// the input's scale a first post-op; oneDNN 2.6 runs int8 convolutions in blocked layouts with its
+// reference code only, so those read and write channels-last, reordered at the kernel's edges.
 #include <omp.h>
 
 #include <algorithm>
