@@ -239,7 +239,7 @@ namespace cpu {
 namespace {
 
 // Why `v`, named `what`, is not a tensor of known rank of one of `dtypes`; empty when it is (or absent).
-std::string tensor_mismatch(const ir::Value* v, const std::string& what, std::initializer_list<DType> dtypes) {
+std::string tensor_mismatch(const ir::Value* v, const std::string& what, const std::vector<DType>& dtypes) {
   if (!v) return "";
   if (!v->type.is_tensor() || std::find(dtypes.begin(), dtypes.end(), v->type.dtype) == dtypes.end())
     return what + " '" + v->name + "' is not " + (dtypes.size() == 1 ? "float32" : "float32 or bfloat16");
@@ -247,18 +247,16 @@ std::string tensor_mismatch(const ir::Value* v, const std::string& what, std::in
   return "";
 }
 
+// float32 tensors for `inputs` and every output; input 0 and the outputs may also be bfloat16 when
+// `bfloat16_activations`.
 Capability typed_tensors(const ir::Node& node, const std::vector<size_t>& inputs, bool bfloat16_activations) {
-  for (size_t i : inputs) {
-    const bool activation = bfloat16_activations && i == 0;
-    const std::string why = activation ? tensor_mismatch(node.input(i), "input", {DType::kFloat, DType::kBFloat16})
-                                       : tensor_mismatch(node.input(i), "input", {DType::kFloat});
-    if (!why.empty()) return Capability::no(why);
-  }
-  for (const ir::Value* out : node.outputs) {
-    const std::string why = bfloat16_activations ? tensor_mismatch(out, "output", {DType::kFloat, DType::kBFloat16})
-                                                 : tensor_mismatch(out, "output", {DType::kFloat});
-    if (!why.empty()) return Capability::no(why);
-  }
+  const std::vector<DType> float32{DType::kFloat};
+  const std::vector<DType> activation = bfloat16_activations ? std::vector<DType>{DType::kFloat, DType::kBFloat16} : float32;
+  for (size_t i : inputs)
+    if (const std::string why = tensor_mismatch(node.input(i), "input", i == 0 ? activation : float32); !why.empty())
+      return Capability::no(why);
+  for (const ir::Value* out : node.outputs)
+    if (const std::string why = tensor_mismatch(out, "output", activation); !why.empty()) return Capability::no(why);
   return Capability::yes();
 }
 
