@@ -103,11 +103,16 @@ TEST(ReducedPrecision, Bf16ProductsAgreeWithFp32OrTheTargetNamesWhatItLacks) {
 // Gemm-free matrix products z = Relu(MatMul(p, w_d) + b_d) x w_e over p = Flatten(GlobalAveragePool(y))
 // reshaped: v is read only by two bf16 convolutions, as their activation; Conv_b's output is summed
 // into Conv_c's (a residual input); the first matrix product's output is read only by the second.
-std::string bf16_chain(const ScratchDir& dir) {
+// With `inner_outputs`, v and dr are outputs of the graph too (so never kept in a reduced type).
+std::string bf16_chain(const ScratchDir& dir, bool inner_outputs = false) {
   ModelBuilder b;
   b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
   b.output("y", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
   b.output("z", kFloat, {int64_t{1}, int64_t{16}});
+  if (inner_outputs) {
+    b.output("v", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+    b.output("dr", kFloat, {int64_t{1}, int64_t{32}});
+  }
   for (const char* w : {"wa", "wb", "wc"}) b.float_initializer(w, {16, 16, 3, 3}, random_values(16 * 16 * 9, 60 + w[1], 0.1f));
   b.float_initializer("wd", {16, 32}, random_values(16 * 32, 71, 0.2f));
   b.float_initializer("bd", {32}, random_values(32, 72, 0.1f));
@@ -124,7 +129,7 @@ std::string bf16_chain(const ScratchDir& dir) {
   b.node("Add", {"d", "bd"}, {"db"}, "bias_d");
   b.node("Relu", {"db"}, {"dr"}, "relu_d");
   b.node("MatMul", {"dr", "we"}, {"z"}, "matmul_e");
-  return b.save(dir.file("bf16_chain.onnx"));
+  return b.save(dir.file(inner_outputs ? "chain_inner_outputs.onnx" : "bf16_chain.onnx"));
 }
 
 // A value between two bf16 products stays bfloat16: the report lists it, the products read and
@@ -169,6 +174,56 @@ TEST(ReducedPrecision, Bf16ValuesBetweenBf16ProductsStayBf16) {
   ASSERT_TRUE(reloaded.is_ok()) << reloaded.status().to_string();
   for (const char* output : {"y", "z"})
     EXPECT_EQ(relative_difference(reloaded.value().at(output), got.value().at(output)), 0.0) << "same machine, same kernels";
+}
+
+// Static int8 likewise keeps a value between int8 products uint8, in its calibrated quantization:
+// the writer quantizes its output (after its epilogue) as the readers would have quantized their
+// input, so the results are those of the same model with every value float32 (up to a uint8 code
+// moved at a rounding tie: the writer scales by 1 / scale where the reader divided); every target
+// runs it (the AVX2 cap included). An artifact keeps the values' types and quantization.
+TEST(ReducedPrecision, Uint8ValuesBetweenStaticInt8ProductsStayUint8) {
+  ScratchDir dir("precision");
+  const std::string model = bf16_chain(dir), unkept = bf16_chain(dir, true);
+  SessionOptions o = options_for("int8");
+  for (uint64_t seed = 81; seed < 85; ++seed)
+    o.calibration_inputs.push_back({"calib-" + std::to_string(seed), {{"x", random_tensor(DType::kFloat, {1, 16, 6, 6}, seed)}}});
+  auto fp32 = Session::load(model, options_for("fp32"));
+  auto int8 = Session::load(model, o);
+  auto float_values = Session::load(unkept, o);
+  ASSERT_TRUE(fp32.is_ok() && int8.is_ok() && float_values.is_ok()) << int8.status().to_string() << float_values.status().to_string();
+  const nlohmann::json precision = precision_of(*int8.value());
+  EXPECT_EQ(precision["reduced_products"], 5) << precision.dump();
+  ASSERT_EQ(precision["uint8_values"].size(), 2u) << precision.dump();
+  EXPECT_EQ(precision["uint8_values"][0].get<std::string>().substr(0, 2), "v_") << "read only by conv_b and conv_c, as their input";
+  EXPECT_EQ(precision["uint8_values"][1], "dr") << "read only by matmul_e";
+  EXPECT_FALSE(precision.contains("bf16_values"));
+  EXPECT_FALSE(precision_of(*float_values.value()).contains("uint8_values")) << "graph outputs stay float32";
+  EXPECT_NE(int8.value()->report_summary().find("2 values kept uint8 between int8 products"), std::string::npos)
+      << int8.value()->report_summary();
+  for (uint64_t seed : {91, 92}) {
+    const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, seed);
+    auto expected = fp32.value()->run({{"x", x}});
+    auto got = int8.value()->run({{"x", x}});
+    auto unkept_got = float_values.value()->run({{"x", x}});
+    ASSERT_TRUE(expected.is_ok() && got.is_ok() && unkept_got.is_ok()) << got.status().to_string();
+    for (const char* output : {"y", "z"}) {
+      EXPECT_EQ(got.value().at(output).dtype(), DType::kFloat) << output;
+      EXPECT_LT(relative_difference(got.value().at(output), unkept_got.value().at(output)), 2e-3) << output << ": kept or not";
+      EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 5e-2) << output << ": against fp32";
+    }
+  }
+  ASSERT_TRUE(int8.value()->write_artifact(dir.file("int8_chain.kiln")).is_ok());
+  SessionOptions plain;
+  plain.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("int8_chain.kiln"), plain);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(precision_of(*loaded.value())["uint8_values"], precision["uint8_values"]);
+  const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, 93);
+  auto before = int8.value()->run({{"x", x}});
+  auto after = loaded.value()->run({{"x", x}});
+  ASSERT_TRUE(before.is_ok() && after.is_ok()) << after.status().to_string();
+  for (const char* output : {"y", "z"})
+    EXPECT_EQ(relative_difference(after.value().at(output), before.value().at(output)), 0.0) << "same machine, same kernels";
 }
 
 TEST(ReducedPrecision, Int8ConvolutionsAndMatrixProductsAgreeWithFp32) {

@@ -24,27 +24,36 @@ bool finite_weights(const ir::Node& product) {
   return std::all_of(v, v + w.element_count(), [](float x) { return std::isfinite(x); });
 }
 
-// Undoes an earlier assignment's bfloat16 values (a graph assigned again): float32 throughout.
-void clear_bf16_values(ir::Graph& graph) {
+// Undoes an earlier assignment's reduced values (a graph assigned again): float32 throughout.
+void clear_reduced_values(ir::Graph& graph) {
   for (const auto& node : graph.nodes()) {
+    node->attributes.erase(ops::kOutputScaleAttribute);
+    node->attributes.erase(ops::kOutputZeroPointAttribute);
     if (!node->attributes.erase(ops::kOutputDtypeAttribute)) continue;
     for (ir::Value* out : node->outputs)
-      if (out && out->type.dtype == DType::kBFloat16) out->type.dtype = DType::kFloat;
+      if (out && (out->type.dtype == DType::kBFloat16 || out->type.dtype == DType::kUInt8)) out->type.dtype = DType::kFloat;
   }
 }
 
-// Keeps bfloat16 each value a bf16 product writes and only bf16 products read, each as its
-// activation input (0), where the providers of both keep such activations: not a graph output,
-// not read from a control-flow body, not written by a product that sums a residual into its
-// output (the residual would have to be bfloat16 too). The writer says "bfloat16", each reader
-// the type of its own output ("float" unless it too writes a kept value: nodes come in order). A
-// plain Conv or MatMul among them takes its fused form, whose output type the attribute sets.
-std::vector<std::string> keep_bf16_between_products(ir::Graph& graph,
-                                                    const std::map<const ir::Node*, const providers::Provider*>& provider_of) {
-  const auto keeps = [&](const ir::Node& node) {
+// The element type a value between two products of `precision` is kept in.
+DType kept_dtype(ops::Precision precision) { return precision == ops::Precision::kInt8 ? DType::kUInt8 : DType::kBFloat16; }
+
+// Keeps in its precision's type (bfloat16, uint8) each value a bf16 or int8 product writes and only
+// products of that precision read, each as its activation input (0), where the providers of both
+// keep such activations: not a graph output, not read from a control-flow body, not written by a
+// product that sums a residual into its output (the residual would have to be of that type too);
+// for int8, a value with a calibrated quantization (its readers' input_scale and input_zero_point),
+// which the writer applies to its output (output_scale, output_zero_point). The writer says the
+// type, each reader the type of its own output ("float" unless it too writes a kept value: nodes
+// come in order). A plain Conv or MatMul among them takes its fused form, whose output type the
+// attribute sets. Returns the values kept, by precision.
+std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products(
+    ir::Graph& graph, const std::map<const ir::Node*, const providers::Provider*>& provider_of,
+    const std::map<std::string, ops::Uint8Quantization>& calibrated) {
+  const auto keeps = [&](const ir::Node& node, ops::Precision precision) {
     const auto provider = provider_of.find(&node);
-    return ops::node_precision(node) == ops::Precision::kBf16 && provider != provider_of.end() &&
-           provider->second->keeps_reduced_activations(ops::Precision::kBf16, node);
+    return ops::node_precision(node) == precision && provider != provider_of.end() &&
+           provider->second->keeps_reduced_activations(precision, node);
   };
   std::map<const ir::Value*, std::vector<std::pair<ir::Node*, size_t>>> readers;
   std::set<std::string> captured;
@@ -53,36 +62,43 @@ std::vector<std::string> keep_bf16_between_products(ir::Graph& graph,
       if (node->inputs[i]) readers[node->inputs[i]].emplace_back(node.get(), i);
     for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
   }
-  std::vector<std::string> kept_values;
+  std::map<ops::Precision, std::vector<std::string>> kept_values;
   for (const auto& owned : graph.nodes()) {
     ir::Node& writer = *owned;
+    const ops::Precision precision = ops::node_precision(writer);
     ir::Value* value = writer.outputs.empty() ? nullptr : writer.outputs[0];
-    if (!value || !keeps(writer) || writer.input(ops::kFusedResidualInput) || graph.is_graph_output(value) || captured.count(value->name))
+    if (!value || precision == ops::Precision::kFp32 || !keeps(writer, precision) || writer.input(ops::kFusedResidualInput) ||
+        graph.is_graph_output(value) || captured.count(value->name))
       continue;
+    const auto quantization = calibrated.find(value->name);
+    if (precision == ops::Precision::kInt8 && quantization == calibrated.end()) continue;
     const auto& read_by = readers[value];
-    const bool only_bf16_activations = !read_by.empty() && std::all_of(read_by.begin(), read_by.end(), [&](const auto& reader) {
-      return reader.second == 0 && keeps(*reader.first);
+    const bool only_reduced_activations = !read_by.empty() && std::all_of(read_by.begin(), read_by.end(), [&](const auto& reader) {
+      return reader.second == 0 && keeps(*reader.first, precision);
     });
-    if (!only_bf16_activations) continue;
-    value->type.dtype = DType::kBFloat16;
+    if (!only_reduced_activations) continue;
+    value->type.dtype = kept_dtype(precision);
     ops::as_fused_product(writer);
-    writer.attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kBFloat16));
+    writer.attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(value->type.dtype));
+    if (precision == ops::Precision::kInt8) {
+      writer.attributes[ops::kOutputScaleAttribute] = ir::Attribute::of_float(quantization->second.scale);
+      writer.attributes[ops::kOutputZeroPointAttribute] = ir::Attribute::of_int(quantization->second.zero_point);
+    }
     for (const auto& [reader, input] : read_by) {
       ops::as_fused_product(*reader);
       if (!reader->has_attr(ops::kOutputDtypeAttribute))
         reader->attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kFloat));
     }
-    kept_values.push_back(value->name);
+    kept_values[precision].push_back(value->name);
   }
   return kept_values;
 }
 
-// The values an artifact's graph keeps bfloat16 between products (as keep_bf16_between_products left them).
-std::vector<std::string> recorded_bf16_values(const ir::Graph& graph) {
+// The values an artifact's graph keeps in `dtype` between products (as keep_reduced_between_products left them).
+std::vector<std::string> recorded_values(const ir::Graph& graph, DType dtype) {
   std::vector<std::string> values;
   for (const auto& node : graph.nodes())
-    if (node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(DType::kBFloat16) && node->outputs[0])
-      values.push_back(node->outputs[0]->name);
+    if (node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(dtype) && node->outputs[0]) values.push_back(node->outputs[0]->name);
   return values;
 }
 
@@ -129,7 +145,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       if (provider->name() == a.provider) provider_of[a.node] = provider.get();
   const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
   const std::set<std::string> fall_back(options.fallback_source_nodes.begin(), options.fallback_source_nodes.end());
-  clear_bf16_values(graph);
+  clear_reduced_values(graph);
   std::vector<const ir::Node*> recorded;  // the node of each of evidence.products
   for (const auto& owned : graph.nodes()) {
     ir::Node* node = owned.get();
@@ -179,7 +195,9 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     evidence.products.push_back(std::move(record));
     recorded.push_back(node);
   }
-  evidence.bf16_values = keep_bf16_between_products(graph, provider_of);
+  std::map<ops::Precision, std::vector<std::string>> kept = keep_reduced_between_products(graph, provider_of, options.calibrated_inputs);
+  evidence.bf16_values = std::move(kept[ops::Precision::kBf16]);
+  evidence.uint8_values = std::move(kept[ops::Precision::kInt8]);
   for (size_t i = 0; i < recorded.size(); ++i) evidence.products[i].op_type = recorded[i]->op_type;  // some took their fused form
   return evidence;
 }
@@ -190,9 +208,7 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
     NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0, node->input(0)->name, {}};
-    if (node->attributes.count(ops::kInputScaleAttribute))
-      record.calibrated = ops::Uint8Quantization{node->attr_float(ops::kInputScaleAttribute, 1),
-                                                 static_cast<int32_t>(node->attr_int(ops::kInputZeroPointAttribute, 0))};
+    record.calibrated = ops::input_quantization(*node);
     if (record.precision != ops::Precision::kFp32) {
       if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())
         evidence.requested.push_back(record.precision);
@@ -203,7 +219,8 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
     evidence.products.push_back(std::move(record));
   }
   if (evidence.requested.empty()) evidence.requested = {ops::Precision::kFp32};
-  evidence.bf16_values = recorded_bf16_values(graph);
+  evidence.bf16_values = recorded_values(graph, DType::kBFloat16);
+  evidence.uint8_values = recorded_values(graph, DType::kUInt8);
   return evidence;
 }
 

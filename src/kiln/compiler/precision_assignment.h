@@ -4,8 +4,9 @@
 // precision on its target (Provider::computes_in) gets the attribute `precision` (its kernel reads
 // it); one the options keep in float32 (by node name, source node name or op type), or placed on a
 // provider without it, stays float32, with the reason. Element-wise ops, normalizations and softmax
-// always compute in float32. A value between two bf16 products stays bfloat16 (PrecisionEvidence::
-// bf16_values): the graph's value changes type, so neither product converts it. An artifact's
+// always compute in float32. A value between two bf16 products stays bfloat16, one between two
+// static int8 products uint8 (PrecisionEvidence::bf16_values, uint8_values): the graph's value
+// changes type, so neither product converts it. An artifact's
 // graph comes with its nodes marked and its values typed; this stage does not run on it.
 #pragma once
 
@@ -65,6 +66,10 @@ struct PrecisionEvidence {
   // provider that keeps such activations (Provider::keeps_reduced_activations). The conversions
   // are then only where a bf16 region meets float32 ops.
   std::vector<std::string> bf16_values;
+  // Values kept uint8 between int8 products, likewise: each with a calibrated quantization, which
+  // its writer applies to its output and its readers read it in, so neither quantizes nor
+  // dequantizes it on its own.
+  std::vector<std::string> uint8_values;
 };
 
 // Fills options.kept_source_nodes from keep_fp32 and the source model's graph (before any pass);

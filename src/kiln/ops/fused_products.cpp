@@ -6,8 +6,10 @@
 //                     default, NHWC, NCHW8c, NCHW16c: activation_layout.h), and `input_layout`,
 //                     X's (default: `layout`). W stays [M, C/group, kH, kW].
 //   kiln.FusedMatMul: P = MatMul(A, B), bias along the last dim (input 2, shape [N]).
-// Both: `output_dtype` ("float" or "bfloat16"), Y's element type where it is not X's (a bf16 value
-// between two bf16 products: ops/numeric_precision.h); X may then be bfloat16 with float weights.
+// Both: `output_dtype` ("float", "bfloat16" or "uint8"), Y's element type where it is not X's (a
+// bf16 value between two bf16 products, a uint8 one between int8 products, with `output_scale` and
+// `output_zero_point`: ops/numeric_precision.h); X may then be bfloat16, or uint8 in the node's
+// input_scale and input_zero_point, with float weights.
 // Reference kernels are Conv's and MatMul's, so every provider's fused kernel is checked against
 // the unfused math.
 #include "kiln/ops/fused_product_inputs.h"
@@ -30,12 +32,16 @@ Result<ir::TensorType> fused_output_type(const InferenceContext& ctx, DType x, s
   return ir::TensorType{named.value_or(x), std::move(shape)};
 }
 
-// `t` as float32 when it is bfloat16 (an activation between bf16 products), else itself: the
-// reference kernels compute in the weights' type.
-Tensor widened(const Tensor& t) {
-  if (t.dtype() != DType::kBFloat16) return t;
+// `t` as float32 when it is bfloat16 or uint8 (an activation kept so between bf16 or int8
+// products; uint8 dequantized with `node`'s input quantization), else itself: the reference kernels
+// compute in the weights' type.
+Result<Tensor> widened(const Tensor& t, const ir::Node& node) {
+  if (t.dtype() != DType::kBFloat16 && t.dtype() != DType::kUInt8) return t;
+  const std::optional<Uint8Quantization> q = input_quantization(node);
+  if (t.dtype() == DType::kUInt8 && !q) return invalid_model(node.describe() + ": uint8 input without input_scale");
   Tensor wide = Tensor::allocate(DType::kFloat, t.shape());
-  for (int64_t i = 0; i < t.element_count(); ++i) store_double(wide, i, element_as_double(t, i));
+  for (int64_t i = 0; i < t.element_count(); ++i)
+    wide.data<float>()[i] = t.dtype() == DType::kUInt8 ? dequantize_uint8(t.data<uint8_t>()[i], *q) : static_cast<float>(element_as_double(t, i));
   return wide;
 }
 
@@ -73,7 +79,8 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
 Status fused_conv_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(node));
-  const Tensor x = to_channels_first(widened(*ctx.input(0)), layouts.input);
+  KILN_ASSIGN_OR_RETURN(const Tensor input, widened(*ctx.input(0), node));
+  const Tensor x = to_channels_first(input, layouts.input);
   Tensor& out = *ctx.output(0);
   Tensor y = Tensor::allocate(ctx.input(1)->dtype(), channels_first_dims(out.shape(), layouts.output));
   KILN_RETURN_IF_ERROR(conv_reference(node, x, *ctx.input(1), ctx.input(2), y));
@@ -91,9 +98,13 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
   const int64_t n = out.rank() ? out.shape().back() : 1;
   if (bias && bias->element_count() != n) return ctx.error("bias must hold one value per output column");
   const std::optional<Activation> activation = fused_activation(ctx.node());
+  const std::optional<Uint8Quantization> quantized = out.dtype() == DType::kUInt8 ? output_quantization(ctx.node()) : std::nullopt;
+  if (out.dtype() == DType::kUInt8 && !quantized) return ctx.error("uint8 output without output_scale");
   for (int64_t i = 0; i < out.element_count(); ++i) {
     double v = element_as_double(product, i) + (z ? element_as_double(*z, i) : 0.0) + (bias ? element_as_double(*bias, i % n) : 0.0);
-    store_double(out, i, activation ? activation->apply(v) : v);
+    if (activation) v = activation->apply(v);
+    if (quantized) out.data<uint8_t>()[i] = quantize_uint8(static_cast<float>(v), *quantized);
+    else store_double(out, i, v);
   }
   return Status::ok();
 }
@@ -112,7 +123,8 @@ Status fused_matmul_infer(InferenceContext& ctx) {
 
 Status fused_matmul_kernel(KernelContext& ctx) {
   Tensor product = Tensor::allocate(ctx.input(1)->dtype(), ctx.output(0)->shape());
-  KILN_RETURN_IF_ERROR(matmul_reference(ctx.node(), widened(*ctx.input(0)), *ctx.input(1), product));
+  KILN_ASSIGN_OR_RETURN(const Tensor a, widened(*ctx.input(0), ctx.node()));
+  KILN_RETURN_IF_ERROR(matmul_reference(ctx.node(), a, *ctx.input(1), product));
   return apply_epilogue(ctx, product, ctx.input(2));
 }
 

@@ -66,12 +66,41 @@ void as_fused_product(ir::Node& product) {
   product.opset_version = 1;
 }
 
+std::optional<Uint8Quantization> input_quantization(const ir::Node& node) {
+  if (!node.attributes.count(kInputScaleAttribute)) return std::nullopt;
+  return Uint8Quantization{node.attr_float(kInputScaleAttribute, 1), static_cast<int32_t>(node.attr_int(kInputZeroPointAttribute, 0))};
+}
+
+std::optional<Uint8Quantization> output_quantization(const ir::Node& node) {
+  if (!node.attributes.count(kOutputScaleAttribute)) return std::nullopt;
+  return Uint8Quantization{node.attr_float(kOutputScaleAttribute, 1), static_cast<int32_t>(node.attr_int(kOutputZeroPointAttribute, 0))};
+}
+
+uint8_t quantize_uint8(float x, const Uint8Quantization& q) {
+  if (std::isnan(x)) return static_cast<uint8_t>(q.zero_point);
+  const double levels = std::nearbyint(static_cast<double>(x / q.scale)) + q.zero_point;  // the default rounding: half to even
+  return static_cast<uint8_t>(std::clamp(levels, 0.0, 255.0));
+}
+
+float dequantize_uint8(uint8_t q, const Uint8Quantization& quantization) {
+  return static_cast<float>(static_cast<int32_t>(q) - quantization.zero_point) * quantization.scale;
+}
+
 Result<std::optional<DType>> fused_output_dtype(const ir::Node& node) {
   const ir::Attribute* attribute = node.attr(kOutputDtypeAttribute);
   if (!attribute) return std::optional<DType>();
-  for (const DType dtype : {DType::kFloat, DType::kBFloat16})
-    if (attribute->kind == ir::Attribute::Kind::kString && attribute->s == dtype_name(dtype)) return std::optional<DType>(dtype);
-  return invalid_model(node.describe() + ": attribute " + kOutputDtypeAttribute + " must be \"float\" or \"bfloat16\"");
+  const std::string invalid = node.describe() + ": attribute " + kOutputDtypeAttribute;
+  for (const DType dtype : {DType::kFloat, DType::kBFloat16, DType::kUInt8}) {
+    if (attribute->kind != ir::Attribute::Kind::kString || attribute->s != dtype_name(dtype)) continue;
+    if (dtype == DType::kUInt8) {
+      const std::optional<Uint8Quantization> q = output_quantization(node);
+      if (!q || !(q->scale > 0) || !std::isfinite(q->scale) || q->zero_point < 0 || q->zero_point > 255)
+        return invalid_model(invalid + " \"uint8\" needs " + kOutputScaleAttribute + " (positive, finite) and " +
+                             kOutputZeroPointAttribute + " (0 to 255)");
+    }
+    return std::optional<DType>(dtype);
+  }
+  return invalid_model(invalid + " must be \"float\", \"bfloat16\" or \"uint8\"");
 }
 
 bool reducible_product(const ir::Node& node) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/activation_calibration.h"
 
 namespace kiln::ops {
 
@@ -65,18 +66,30 @@ inline constexpr const char* kWeightScalesAttribute = "weight_scales";
 inline constexpr const char* kInputScaleAttribute = "input_scale";
 inline constexpr const char* kInputZeroPointAttribute = "input_zero_point";
 
-// bf16 values between products: a value that a bf16 product writes and only bf16 products read (as
-// their activation input) stays bfloat16 in the graph (compiler/precision_assignment.h), so it is
-// converted neither after its producer nor before its readers. The fused products (kiln.FusedConv,
-// kiln.FusedMatMul) around it name their output's element type with this attribute, "bfloat16" or
-// "float"; without it a fused product's output has its input's type.
+// Reduced values between products: a value that a bf16 product writes and only bf16 products read
+// (as their activation input) stays bfloat16 in the graph, and one that an int8 product writes and
+// only int8 products with its calibrated quantization read stays uint8 (compiler/
+// precision_assignment.h), so it is converted neither after its producer nor before its readers.
+// The fused products (kiln.FusedConv, kiln.FusedMatMul) around it name their output's element type
+// with this attribute, "bfloat16", "uint8" or "float"; without it a fused product's output has its
+// input's type. A uint8 output is quantized after the epilogue as `output_scale` and
+// `output_zero_point` say (its readers' input_scale and input_zero_point).
 inline constexpr const char* kOutputDtypeAttribute = "output_dtype";
+inline constexpr const char* kOutputScaleAttribute = "output_scale";
+inline constexpr const char* kOutputZeroPointAttribute = "output_zero_point";
 // Makes a plain Conv or MatMul its fused form (kiln.FusedConv, kiln.FusedMatMul: the same inputs and
 // attributes, no epilogue), which computes the same and whose output type output_dtype can set; a
 // fused product stays as it is.
 void as_fused_product(ir::Node& product);
 // The element type `node`'s output_dtype names: nullopt when absent, InvalidModel for a name other
-// than float or bfloat16.
+// than float, bfloat16 or uint8, or uint8 without a valid output_scale and output_zero_point.
 Result<std::optional<DType>> fused_output_dtype(const ir::Node& node);
+// A product's calibrated input quantization (input_scale, input_zero_point) and its uint8 output's
+// (output_scale, output_zero_point); nullopt without them.
+std::optional<Uint8Quantization> input_quantization(const ir::Node& node);
+std::optional<Uint8Quantization> output_quantization(const ir::Node& node);
+// round(x / scale) + zero point (half to even), saturated to [0, 255]; NaN to the zero point.
+uint8_t quantize_uint8(float x, const Uint8Quantization& q);
+float dequantize_uint8(uint8_t q, const Uint8Quantization& quantization);
 
 }  // namespace kiln::ops

@@ -192,6 +192,9 @@ struct PrecisionSection {
   // Values kept bfloat16 between bf16 products: converted neither after the one nor before the
   // other (compiler/precision_assignment.h).
   std::vector<std::string> bf16_values;
+  // Values kept uint8 between int8 products, in their calibrated quantization: quantized once, by
+  // their writer, never dequantized.
+  std::vector<std::string> uint8_values;
   // The accuracy check (empty when float32): what the inputs were ("given", "artifact" fixtures,
   // "generated"), how many, their SHA-256 (of the tensors' bytes in name order), and per output.
   std::string validation_inputs;

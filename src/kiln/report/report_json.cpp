@@ -201,6 +201,7 @@ json precision_json(const PrecisionSection& p) {
   }
   json doc = {{"requested", p.requested}, {"keep_fp32", p.keep_fp32}, {"reduced_products", p.reduced}, {"products", products}};
   if (!p.bf16_values.empty()) doc["bf16_values"] = p.bf16_values;
+  if (!p.uint8_values.empty()) doc["uint8_values"] = p.uint8_values;
   if (!p.auto_trials.empty()) doc["auto_trials"] = p.auto_trials;
   if (!p.fallback.empty()) doc["fallback"] = p.fallback;
   if (!p.calibration.method.empty())
@@ -233,6 +234,7 @@ PrecisionSection precision_from_json(const json& section) {
   p.calibration = {calibration.value("method", ""), calibration.value("count", int64_t{0}), calibration.value("sha256", ""),
                    calibration.value("calibrated_products", int64_t{0})};
   p.bf16_values = section.value("bf16_values", std::vector<std::string>{});
+  p.uint8_values = section.value("uint8_values", std::vector<std::string>{});
   p.auto_trials = section.value("auto_trials", std::vector<std::string>{});
   p.fallback = section.value("fallback", std::vector<std::string>{});
   const json accuracy = section.value("accuracy", json::object());

@@ -32,6 +32,8 @@ std::string precision_line(const PrecisionSection& p) {
   }
   if (!p.bf16_values.empty())
     s << "; " << p.bf16_values.size() << " value" << (p.bf16_values.size() == 1 ? "" : "s") << " kept bf16 between products";
+  if (!p.uint8_values.empty())
+    s << "; " << p.uint8_values.size() << " value" << (p.uint8_values.size() == 1 ? "" : "s") << " kept uint8 between int8 products";
   if (!p.calibration.method.empty())
     s << "; " << p.calibration.calibrated_products << " int8 inputs calibrated (" << p.calibration.method << ") on " << p.calibration.count
       << " input set" << (p.calibration.count == 1 ? "" : "s") << ", sha256 " << p.calibration.sha256.substr(0, 16) << "...";

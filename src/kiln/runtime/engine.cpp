@@ -41,6 +41,7 @@ void record_compile(report::Report& report, const compiler::CompileEvidence& evi
   report.precision.keep_fp32 = precision.keep_fp32;
   report.precision.reduced = precision.reduced;
   report.precision.bf16_values = precision.bf16_values;
+  report.precision.uint8_values = precision.uint8_values;
   report.precision.products.clear();
   for (const compiler::NodePrecision& p : precision.products) report.precision.products.push_back(product_precision(p));
 }

@@ -121,9 +121,13 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
 // The QDQ rewrite of `node` (Conv, MatMul or Gemm, known as `name`) whose weights are `weights`:
 // its input dequantized from uint8 (QuantizeLinear with the calibrated scale and zero point, or
 // DynamicQuantizeLinear's run-time ones) and its weights from Kiln's int8 weights with their
-// per-channel scales; the node itself, and its other inputs, as they were.
+// per-channel scales; the node itself, and its other inputs, as they were. An input several
+// products read in one quantization is quantized once, by the first of them (`dequantized`: the
+// dequantized name of each input and quantization so far), as Kiln quantizes it once where it keeps
+// it uint8 between products; ONNX Runtime then finds the one QuantizeLinear after the writer that
+// its int8 kernels need.
 Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name, const Tensor& weights, const Int8Product& product,
-                            int64_t opset) {
+                            int64_t opset, std::map<std::string, std::string>& dequantized) {
   if (weights.dtype() != DType::kFloat) return invalid_argument("its weights are not a float tensor");
   const bool conv = node.op_type() == "Conv";
   if (!conv && weights.shape().size() != 2) return invalid_argument("its weights are not a rank-2 float tensor");
@@ -148,17 +152,22 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   add(Tensor::from_vector(DType::kFloat, scale_shape, scales), p + "_weight_scale");
   if (!per_axis) add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{1.0f}), p + "_one");
   const std::string& a = node.input(0);
-  if (product.input_scale > 0) {
-    add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{product.input_scale}), p + "_input_scale");
-    Tensor zero = Tensor::allocate(DType::kUInt8, {});
-    zero.data<uint8_t>()[0] = static_cast<uint8_t>(product.input_zero_point);
-    add(zero, p + "_input_zero_point");
-    r.nodes.push_back(make_node("QuantizeLinear", p + "_quantize_input", {a, p + "_input_scale", p + "_input_zero_point"}, {p + "_input"}));
-  } else {
-    r.nodes.push_back(make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
+  const std::string quantization = product.input_scale > 0 ? std::to_string(product.input_scale) + "/" + std::to_string(product.input_zero_point) : "dynamic";
+  auto [input, first] = dequantized.try_emplace(a + " " + quantization, p + "_input_float");
+  if (first) {
+    if (product.input_scale > 0) {
+      add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{product.input_scale}), p + "_input_scale");
+      Tensor zero = Tensor::allocate(DType::kUInt8, {});
+      zero.data<uint8_t>()[0] = static_cast<uint8_t>(product.input_zero_point);
+      add(zero, p + "_input_zero_point");
+      r.nodes.push_back(make_node("QuantizeLinear", p + "_quantize_input", {a, p + "_input_scale", p + "_input_zero_point"}, {p + "_input"}));
+    } else {
+      r.nodes.push_back(
+          make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
+    }
+    r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_input", {p + "_input", p + "_input_scale", p + "_input_zero_point"},
+                                {p + "_input_float"}));
   }
-  r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_input", {p + "_input", p + "_input_scale", p + "_input_zero_point"},
-                              {p + "_input_float"}));
   if (per_axis) {
     onnx::NodeProto weight = make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_weight_scale"}, {p + "_weight_float"});
     onnx::AttributeProto* axis_attribute = weight.add_attribute();
@@ -171,7 +180,7 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
     r.nodes.push_back(make_node("Mul", p + "_scale_weight", {p + "_weight_levels", p + "_weight_scale"}, {p + "_weight_float"}));
   }
   onnx::NodeProto product_node = node;
-  product_node.set_input(0, p + "_input_float");
+  product_node.set_input(0, input->second);
   product_node.set_input(1, p + "_weight_float");
   r.nodes.push_back(std::move(product_node));
   return r;
@@ -195,12 +204,30 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& init : graph.initializer()) initializers[init.name()] = &init;
   std::map<std::string, const onnx::NodeProto*> main_nodes;  // by the name Kiln's import gives them
-  for (int i = 0; i < graph.node_size(); ++i) main_nodes[node_name(graph.node(i), i)] = &graph.node(i);
+  std::map<std::string, int> position;                      // their places in the graph
+  for (int i = 0; i < graph.node_size(); ++i) {
+    main_nodes[node_name(graph.node(i), i)] = &graph.node(i);
+    position[node_name(graph.node(i), i)] = i;
+  }
+  // The products in the order of their first source node, so that an input quantized once for
+  // several products is quantized where the first of them reads it.
+  const auto first_position = [&](const Int8Product& product) {
+    int first = INT_MAX;
+    for (const std::string& source : product.sources)
+      if (const auto p = position.find(source); p != position.end()) first = std::min(first, p->second);
+    return first;
+  };
+  std::vector<const Int8Product*> in_order;
+  for (const Int8Product& product : products) in_order.push_back(&product);
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [&](const Int8Product* a, const Int8Product* b) { return first_position(*a) < first_position(*b); });
 
   QuantizedOnnx out;
   std::map<std::string, Rewrite> rewrites;  // by source node
   std::map<std::string, Tensor> constants;  // the initializers the rewritten products read
-  for (const Int8Product& product : products) {
+  std::map<std::string, std::string> dequantized;  // the QDQ inputs so far (qdq_rewrite)
+  for (const Int8Product* in_graph_order : in_order) {
+    const Int8Product& product = *in_graph_order;
     const onnx::NodeProto* source_product = nullptr;
     std::string name, why;
     for (const std::string& source : product.sources) {
@@ -228,7 +255,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
       }
       const Tensor& weights = constants.at(source_product->input(1));
       rewrite = matmul_integer ? rewrite_product(*source_product, name, weights, product.weight_levels, constants)
-                               : qdq_rewrite(*source_product, name, weights, product, opset);
+                               : qdq_rewrite(*source_product, name, weights, product, opset, dequantized);
     }
     if (!rewrite.is_ok()) {
       out.left_fp32.push_back(product.node + ": " + rewrite.status().message());

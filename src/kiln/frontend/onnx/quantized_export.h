@@ -8,8 +8,11 @@
 //   with Gemm's alpha folded into W_scale;
 // - a product with a calibrated input (static), and any convolution, takes the QDQ form: the node
 //   kept, its input replaced by DequantizeLinear(QuantizeLinear(A, scale, zero point)) (dynamic:
-//   DynamicQuantizeLinear's outputs) and its weights by DequantizeLinear(W_q, W_scale, axis)
-//   (below opset 13, which added the axis: DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)).
+//   DynamicQuantizeLinear's outputs), one pair for all the products that read A so, and its
+//   weights by DequantizeLinear(W_q, W_scale, axis) (below opset 13, which added the axis:
+//   DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)). Where A is written by a product and read
+//   only by products (Kiln keeps it uint8 between them), that one QuantizeLinear follows its writer,
+//   the pattern ONNX Runtime runs on its int8 kernels (QLinearConv, QLinearMatMul).
 //
 // W_q and W_scale are Kiln's own symmetric per-output-channel weights (ops::symmetric_int8_scales at
 // the product's weight levels); A is uint8 per tensor. Everything else is the source model as it was.

@@ -15,7 +15,8 @@
 // (ops::kOutputDtypeAttribute) it reads or writes as it is. A node marked int8 packs its weights
 // as int8 (symmetric per output channel, weight_scales) and quantizes its input on each run per
 // tensor to uint8 (product_precision.h: Int8Product), the weight scales fixed in the primitive and
-// the input's scale a first post-op; oneDNN 2.6 runs int8 convolutions in blocked layouts with its
+// the input's scale a first post-op; an input or output kept uint8 between int8 products it reads
+// or writes as it is (the output quantized by the epilogue's last post-op); oneDNN 2.6 runs int8 convolutions in blocked layouts with its
 // reference code only, so those read and write channels-last, reordered at the kernel's edges.
 #include <omp.h>
 
@@ -306,7 +307,7 @@ Result<ops::Kernel> build_conv(const ir::Node& node, KernelBuild& build) {
       const void* src = ctx.input(0)->raw_data();
       // int8 activations are channels-last (CpuProvider::graph_preferences): the storage is the tensor.
       if (state->int8.active())
-        src = state->int8.quantize(static_cast<const float*>(src), static_cast<int64_t>(state->src.get_size() / sizeof(float)), args);
+        src = state->int8.quantize(src, ctx.input(0)->element_count(), args);
       args.set(DNNL_ARG_SRC, state->src_read, state->src_conversion.data_for_run(src, state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));

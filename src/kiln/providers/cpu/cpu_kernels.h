@@ -90,8 +90,8 @@ CpuKernel generated_or(CpuKernel library);
 // Checks shared by every entry: float32 tensors of known rank for the given inputs and all outputs.
 Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs);
 // float_tensors for a product (Conv, MatMul and their fused forms), whose activation input (0) and
-// output may also be bfloat16 when it computes in bf16: a value kept bfloat16 between two bf16
-// products (CpuProvider::keeps_reduced_activations).
+// output may also be bfloat16 when it computes in bf16, uint8 in int8 (with the node's quantization
+// of it): a value kept in that type between two such products (CpuProvider::keeps_reduced_activations).
 Capability product_tensors(const ir::Node& node, const std::vector<size_t>& inputs);
 // float_tensors for input 0 and the outputs, with input 0 of rank min_rank to max_rank.
 Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t max_rank);

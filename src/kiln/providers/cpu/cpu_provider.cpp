@@ -241,31 +241,45 @@ namespace {
 // Why `v`, named `what`, is not a tensor of known rank of one of `dtypes`; empty when it is (or absent).
 std::string tensor_mismatch(const ir::Value* v, const std::string& what, const std::vector<DType>& dtypes) {
   if (!v) return "";
-  if (!v->type.is_tensor() || std::find(dtypes.begin(), dtypes.end(), v->type.dtype) == dtypes.end())
-    return what + " '" + v->name + "' is not " + (dtypes.size() == 1 ? "float32" : "float32 or bfloat16");
+  if (!v->type.is_tensor() || std::find(dtypes.begin(), dtypes.end(), v->type.dtype) == dtypes.end()) {
+    std::string names;
+    for (const DType d : dtypes) names += (names.empty() ? "" : " or ") + std::string(d == DType::kFloat ? "float32" : dtype_name(d));
+    return what + " '" + v->name + "' is not " + names;
+  }
   if (!v->type.shape) return what + " '" + v->name + "' has unknown rank";
   return "";
 }
 
-// float32 tensors for `inputs` and every output; input 0 and the outputs may also be bfloat16 when
-// `bfloat16_activations`.
-Capability typed_tensors(const ir::Node& node, const std::vector<size_t>& inputs, bool bfloat16_activations) {
+// float32 tensors for `inputs` and every output; input 0 and the outputs may also be of the types
+// in `activations`.
+Capability typed_tensors(const ir::Node& node, const std::vector<size_t>& inputs, const std::vector<DType>& activations) {
   const std::vector<DType> float32{DType::kFloat};
-  const std::vector<DType> activation = bfloat16_activations ? std::vector<DType>{DType::kFloat, DType::kBFloat16} : float32;
   for (size_t i : inputs)
-    if (const std::string why = tensor_mismatch(node.input(i), "input", i == 0 ? activation : float32); !why.empty())
+    if (const std::string why = tensor_mismatch(node.input(i), "input", i == 0 ? activations : float32); !why.empty())
       return Capability::no(why);
   for (const ir::Value* out : node.outputs)
-    if (const std::string why = tensor_mismatch(out, "output", activation); !why.empty()) return Capability::no(why);
+    if (const std::string why = tensor_mismatch(out, "output", activations); !why.empty()) return Capability::no(why);
   return Capability::yes();
 }
 
 }  // namespace
 
-Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs) { return typed_tensors(node, inputs, false); }
+Capability float_tensors(const ir::Node& node, const std::vector<size_t>& inputs) { return typed_tensors(node, inputs, {DType::kFloat}); }
 
 Capability product_tensors(const ir::Node& node, const std::vector<size_t>& inputs) {
-  return typed_tensors(node, inputs, ops::node_precision(node) == ops::Precision::kBf16);
+  switch (ops::node_precision(node)) {
+    case ops::Precision::kBf16: return typed_tensors(node, inputs, {DType::kFloat, DType::kBFloat16});
+    case ops::Precision::kInt8: {
+      // A uint8 activation is read and written in its calibrated quantization, which the node carries.
+      if (node.input(0) && node.input(0)->type.dtype == DType::kUInt8 && !ops::input_quantization(node))
+        return Capability::no("uint8 input '" + node.input(0)->name + "' without the node's input_scale");
+      const Result<std::optional<DType>> output = ops::fused_output_dtype(node);
+      if (!output.is_ok()) return Capability::no(output.status().message());
+      return typed_tensors(node, inputs, {DType::kFloat, DType::kUInt8});
+    }
+    case ops::Precision::kFp32: break;
+  }
+  return typed_tensors(node, inputs, {DType::kFloat});
 }
 
 Capability float_tensor_of_rank(const ir::Node& node, size_t min_rank, size_t max_rank) {
@@ -368,12 +382,12 @@ Capability CpuProvider::computes_in(ops::Precision precision, const ir::Node* pr
   return Capability::yes();
 }
 
-// The convolution and matrix product primitives read and write bfloat16 activations as they are
-// (the output converted from the float32 accumulator after the epilogue's post-ops). Not Gemm, whose
-// alpha, beta and broadcast bias run after the primitive in float32. int8 activations are quantized
-// per product and never shared.
+// The convolution and matrix product primitives read and write bfloat16 and uint8 activations as
+// they are (the output converted from the float32 or int32 accumulator after the epilogue's
+// post-ops; uint8 quantized by a last post-op). Not Gemm, whose alpha, beta and broadcast bias run
+// after the primitive in float32.
 bool CpuProvider::keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const {
-  return precision == ops::Precision::kBf16 && (product.is("", "Conv") || product.is("kiln", "FusedConv") ||
+  return precision != ops::Precision::kFp32 && (product.is("", "Conv") || product.is("kiln", "FusedConv") ||
                                                  product.is("", "MatMul") || product.is("kiln", "FusedMatMul"));
 }
 

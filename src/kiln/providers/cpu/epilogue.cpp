@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "kiln/ops/numeric_precision.h"
+
 namespace kiln::providers::cpu {
 
 std::vector<EltwiseOp> onednn_eltwise(ops::Elementwise f, float alpha, float beta) {
@@ -57,6 +59,8 @@ dnnl::primitive_attr epilogue_attr(const ir::Node& node, dnnl::post_ops first) {
   if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
     for (const EltwiseOp& e : onednn_eltwise(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
   }
+  if (const std::optional<ops::Uint8Quantization> q = ops::output_quantization(node))
+    post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / q->scale, static_cast<float>(q->zero_point));
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
   return attr;

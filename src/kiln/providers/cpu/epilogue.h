@@ -1,6 +1,6 @@
 // The epilogue of kiln.FusedConv and kiln.FusedMatMul on oneDNN: the residual Z as a sum post-op
 // (the output first receives a copy of Z; a binary-add post-op is far slower in oneDNN's
-// GEMM-based kernels) and the activation as an eltwise post-op.
+// GEMM-based kernels) and the activation as an eltwise post-op; a uint8 output's quantization last.
 #pragma once
 
 #include <dnnl.hpp>
@@ -34,7 +34,9 @@ std::optional<dnnl::algorithm> onednn_binary(ops::Elementwise f);
 // Declines a fused activation oneDNN has no post-op for.
 Capability epilogue_supported(const ir::Node& node);
 
-// Post-ops for the node's residual and activation, after `first` (an int8 product's input scale).
+// Post-ops for the node's residual and activation, after `first` (an int8 product's input scale),
+// then for a uint8 output (a value kept uint8 between int8 products) its quantization: x / scale +
+// zero point, which the primitive rounds (half to even) and saturates as it writes uint8.
 dnnl::primitive_attr epilogue_attr(const ir::Node& node, dnnl::post_ops first = {});
 
 // Copies the residual into the output before the primitive adds the product to it.

@@ -5,8 +5,9 @@
 // post-ops (epilogue.h). A node marked bfloat16 or int8 (ops/numeric_precision.h) with constant
 // weights packs them in that type (int8: symmetric per output column, weight_scales) and converts
 // its left operand on each run (int8: quantized per tensor, product_precision.h); it accumulates
-// in float32 or int32 and writes float32, or, for a value kept bfloat16 between bf16 products
-// (ops::kOutputDtypeAttribute), reads and writes bfloat16 as stored.
+// in float32 or int32 and writes float32, or, for a value kept bfloat16 between bf16 products or
+// uint8 between int8 products (ops::kOutputDtypeAttribute), reads and writes it as stored (a uint8
+// output quantized by the epilogue's last post-op).
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -87,7 +88,7 @@ ops::Kernel product_kernel(std::shared_ptr<ProductState> state, std::optional<si
       PrimitiveArgs& args = state->args;
       const Tensor& a = *ctx.input(0);
       args.set(DNNL_ARG_SRC, state->src_read,
-               state->int8.active() ? state->int8.quantize(a.data<float>(), a.element_count(), args)
+               state->int8.active() ? state->int8.quantize(a.raw_data(), a.element_count(), args)
                                     : state->src_conversion.data_for_run(a.raw_data(), state->stream));
       args.set(DNNL_ARG_WEIGHTS, state->weights.for_run(ctx));
       args.set(DNNL_ARG_DST, state->dst, *ctx.output(0));

@@ -28,7 +28,11 @@ memory::desc with_data_type(const memory::desc& desc, memory::data_type type) {
 }
 
 memory::desc in_stored_type(const memory::desc& desc, const ir::Value& value) {
-  return value.type.dtype == DType::kBFloat16 ? with_data_type(desc, memory::data_type::bf16) : desc;
+  switch (value.type.dtype) {
+    case DType::kBFloat16: return with_data_type(desc, memory::data_type::bf16);
+    case DType::kUInt8: return with_data_type(desc, memory::data_type::u8);
+    default: return desc;
+  }
 }
 
 memory::desc product_activation_desc(const memory::desc& desc, ops::Precision precision) {
@@ -68,15 +72,16 @@ Int8Product::Form Int8Product::first_form(const ir::Node& node) {
   return node.attributes.count(ops::kInputScaleAttribute) ? Form::kFixedScales : Form::kInputScalePostOp;
 }
 
-Int8Product::Int8Product(const ir::Node& node, Form form) : form_(form), weight_scales_(node.attr_floats(ops::kWeightScalesAttribute)) {
+Int8Product::Int8Product(const ir::Node& node, Form form)
+    : form_(form),
+      weight_scales_(node.attr_floats(ops::kWeightScalesAttribute)),
+      calibrated_(ops::input_quantization(node)),
+      stored_uint8_(node.inputs[0]->type.dtype == DType::kUInt8) {
   output_scales_.resize(weight_scales_.size());
   const auto channels = static_cast<int64_t>(weight_scales_.size());
   output_scales_memory_ = memory(memory::desc({channels}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
   input_scale_memory_ = memory(memory::desc({1}, memory::data_type::f32, memory::format_tag::a), cpu_engine(), nullptr);
   zero_point_memory_ = memory(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), cpu_engine(), nullptr);
-  if (node.attributes.count(ops::kInputScaleAttribute))
-    calibrated_ = ops::Uint8Quantization{node.attr_float(ops::kInputScaleAttribute, 1),
-                                         static_cast<int32_t>(node.attr_int(ops::kInputZeroPointAttribute, 0))};
   if (form_ == Form::kFixedScales && !calibrated_) form_ = Form::kInputScalePostOp;
   if (form_ == Form::kFixedScales)
     for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = calibrated_->scale * weight_scales_[n];
@@ -104,10 +109,11 @@ void Int8Product::add_attributes(dnnl::primitive_attr& attr, int output_mask) co
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
 }
 
-const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveArgs& args) {
+const void* Int8Product::quantize(const void* stored, int64_t count, PrimitiveArgs& args) {
   // Both passes over chunks of the input, a chunk per thread (vector_math.cpp's loops vectorise).
   constexpr int64_t kChunk = int64_t{1} << 14;
   const int64_t chunks = (count + kChunk - 1) / kChunk;
+  const auto* input = static_cast<const float*>(stored);
   ops::Uint8Quantization q;
   if (calibrated_) {
     q = *calibrated_;
@@ -119,11 +125,14 @@ const void* Int8Product::quantize(const float* input, int64_t count, PrimitiveAr
   }
   const float scale = q.scale, zero = static_cast<float>(q.zero_point);
   zero_point_ = q.zero_point;
-  // The second slot: a convolution reorders the quantized input into the layout it reads (first slot).
-  auto* quantized = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4), ScratchSlot::kSecond));
+  const void* quantized = stored;  // a uint8 input is stored in its calibrated quantization already
+  if (!stored_uint8_) {
+    // The second slot: a convolution reorders the quantized input into the layout it reads (first slot).
+    auto* out = reinterpret_cast<uint8_t*>(run_scratch_floats(static_cast<size_t>((count + 3) / 4), ScratchSlot::kSecond));
 #pragma omp parallel for if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c)
-    quantize_uint8(input + c * kChunk, std::min(kChunk, count - c * kChunk), scale, zero, quantized + c * kChunk);
+    for (int64_t c = 0; c < chunks; ++c) quantize_uint8(input + c * kChunk, std::min(kChunk, count - c * kChunk), scale, zero, out + c * kChunk);
+    quantized = out;
+  }
   if (form_ == Form::kFixedScales) return quantized;  // the primitive holds the scales and zero point
   for (size_t n = 0; n < weight_scales_.size(); ++n) output_scales_[n] = scale * weight_scales_[n];
   input_scale_ = scale;

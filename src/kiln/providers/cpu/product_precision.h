@@ -3,7 +3,8 @@
 // weights in, the conversion of a float32 activation into the type its primitive reads (bfloat16:
 // a reorder; int8: dynamic quantization), made on each run into the calling thread's scratch, and
 // the int8 product's run-time attributes (the input's zero point, the output's scales). An
-// activation kept bfloat16 between bf16 products is read and written as it is stored.
+// activation kept bfloat16 between bf16 products, or uint8 between int8 products, is read and
+// written as it is stored.
 #pragma once
 
 #include <dnnl.hpp>
@@ -26,8 +27,8 @@ dnnl::memory::data_type product_data_type(ops::Precision precision);
 // `desc` with its data type replaced (same dims, layout and strides in elements).
 dnnl::memory::desc with_data_type(const dnnl::memory::desc& desc, dnnl::memory::data_type type);
 
-// `desc` (float32) in the element type of `value`'s storage: bfloat16 for a value kept bfloat16
-// between bf16 products (CpuProvider::keeps_reduced_activations), else unchanged.
+// `desc` (float32) in the element type of `value`'s storage: bfloat16 or uint8 for a value kept so
+// between bf16 or int8 products (CpuProvider::keeps_reduced_activations), else unchanged.
 dnnl::memory::desc in_stored_type(const dnnl::memory::desc& desc, const ir::Value& value);
 
 // `desc` for a primitive's activation of `precision`: unchanged for float32; otherwise that type,
@@ -80,8 +81,9 @@ class Int8Product {
   void add_attributes(dnnl::primitive_attr& attr, int output_mask) const;
   // Quantizes `count` floats at `input` into the run scratch's second slot (NaN to the zero point),
   // element by element in their own layout, and points `args`' scale and zero point arguments at
-  // this run's values; returns the quantized bytes (valid until that slot's next use).
-  const void* quantize(const float* input, int64_t count, PrimitiveArgs& args);
+  // this run's values; returns the quantized bytes (valid until that slot's next use). An input
+  // kept uint8 (stored in the node's calibrated quantization) is returned as it is.
+  const void* quantize(const void* input, int64_t count, PrimitiveArgs& args);
   // oneDNN scales the bias with the product (dst = scale x (acc + bias)): the bias (one per output
   // channel) divided by this run's output scales, for the primitive to scale back. After quantize().
   const float* prescaled_bias(const float* bias);
@@ -90,6 +92,7 @@ class Int8Product {
   Form form_ = Form::kRuntimeOutputScales;
   std::vector<float> weight_scales_, output_scales_, bias_;
   std::optional<ops::Uint8Quantization> calibrated_;
+  bool stored_uint8_ = false;  // the input is a value kept uint8 between int8 products
   float input_scale_ = 1;
   int32_t zero_point_ = 0;
   dnnl::memory output_scales_memory_, input_scale_memory_, zero_point_memory_;
