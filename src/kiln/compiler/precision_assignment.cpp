@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "kiln/ops/fused_product_inputs.h"
@@ -146,14 +147,35 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
   const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
   const std::set<std::string> fall_back(options.fallback_source_nodes.begin(), options.fallback_source_nodes.end());
   clear_reduced_values(graph);
-  std::vector<const ir::Node*> recorded;  // the node of each of evidence.products
+  std::vector<ir::Node*> recorded;  // the node of each of evidence.products
+  // Marks `node` (recorded as `record`) to compute in `p`.
+  const auto mark = [&](ir::Node& node, ops::Precision p, const providers::Provider& provider, NodePrecision& record) {
+    node.attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(p));
+    if (p == ops::Precision::kInt8) {
+      record.weight_levels = provider.int8_weight_levels();
+      node.attributes[ops::kWeightScalesAttribute] = ir::Attribute::of_floats(
+          ops::symmetric_int8_scales(*node.input(1)->initializer, ops::weight_channel_axis(node), record.weight_levels));
+      const auto calibrated = options.calibrated_inputs.find(record.input);
+      if (calibrated != options.calibrated_inputs.end()) {
+        node.attributes[ops::kInputScaleAttribute] = ir::Attribute::of_float(calibrated->second.scale);
+        node.attributes[ops::kInputZeroPointAttribute] = ir::Attribute::of_int(calibrated->second.zero_point);
+        record.calibrated = calibrated->second;
+      }
+    }
+    record.precision = p;
+    ++evidence.reduced;
+  };
+  const auto unmark = [](ir::Node& node) {
+    for (const char* attribute : {ops::kPrecisionAttribute, ops::kWeightScalesAttribute, ops::kInputScaleAttribute, ops::kInputZeroPointAttribute})
+      node.attributes.erase(attribute);
+  };
+  // Products reduced only where neither edge converts (Provider::computes_where_kept): index into
+  // evidence.products, and the reason they would otherwise stay float32.
+  std::vector<std::pair<size_t, std::string>> where_kept;
   for (const auto& owned : graph.nodes()) {
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;
-    node->attributes.erase(ops::kPrecisionAttribute);
-    node->attributes.erase(ops::kWeightScalesAttribute);
-    node->attributes.erase(ops::kInputScaleAttribute);
-    node->attributes.erase(ops::kInputZeroPointAttribute);
+    unmark(*node);
     NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0, node->input(0)->name, {}};
     const auto provider = provider_of.find(node);
     if (!reduced) {
@@ -165,37 +187,50 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     } else if (provider == provider_of.end()) {
       record.reason = "not placed";
     } else {
+      std::optional<ops::Precision> if_kept;  // the first precision it takes where its edges stay in it
       for (const ops::Precision p : options.preference) {
         if (p == ops::Precision::kFp32) break;
-        const providers::Capability c = p == ops::Precision::kInt8 && !finite_weights(*node)
-                                            ? providers::Capability::no("int8 cannot hold its weights: some are infinite or NaN")
-                                            : provider->second->computes_in(p, node);
+        const bool int8_weights = p != ops::Precision::kInt8 || finite_weights(*node);
+        const providers::Capability c = int8_weights ? provider->second->computes_in(p, node)
+                                                     : providers::Capability::no("int8 cannot hold its weights: some are infinite or NaN");
         if (!c.supported) {
           record.reason += (record.reason.empty() ? "" : "; ") + c.reason;
+          if (!if_kept && int8_weights && provider->second->computes_where_kept(p, *node)) if_kept = p;
           continue;
         }
-        node->attributes[ops::kPrecisionAttribute] = ir::Attribute::of_string(ops::precision_name(p));
-        if (p == ops::Precision::kInt8) {
-          record.weight_levels = provider->second->int8_weight_levels();
-          node->attributes[ops::kWeightScalesAttribute] = ir::Attribute::of_floats(
-              ops::symmetric_int8_scales(*node->input(1)->initializer, ops::weight_channel_axis(*node), record.weight_levels));
-          const auto calibrated = options.calibrated_inputs.find(record.input);
-          if (calibrated != options.calibrated_inputs.end()) {
-            node->attributes[ops::kInputScaleAttribute] = ir::Attribute::of_float(calibrated->second.scale);
-            node->attributes[ops::kInputZeroPointAttribute] = ir::Attribute::of_int(calibrated->second.zero_point);
-            record.calibrated = calibrated->second;
-          }
-        }
-        record.precision = p;
+        mark(*node, p, *provider->second, record);
         record.reason.clear();
-        ++evidence.reduced;
         break;
+      }
+      if (record.precision == ops::Precision::kFp32 && if_kept) {
+        where_kept.emplace_back(evidence.products.size(), record.reason);
+        mark(*node, *if_kept, *provider->second, record);
+        record.reason.clear();
       }
     }
     evidence.products.push_back(std::move(record));
     recorded.push_back(node);
   }
-  std::map<ops::Precision, std::vector<std::string>> kept = keep_reduced_between_products(graph, provider_of, options.calibrated_inputs);
+  // Values kept between products; a product reduced only where its edges are kept goes back to
+  // float32 where one is not, which may leave its neighbours' values unkept in turn: again until none does.
+  std::map<ops::Precision, std::vector<std::string>> kept;
+  for (bool again = true; again;) {
+    clear_reduced_values(graph);
+    kept = keep_reduced_between_products(graph, provider_of, options.calibrated_inputs);
+    std::set<std::string> kept_names;
+    for (const auto& [precision, names] : kept) kept_names.insert(names.begin(), names.end());
+    again = false;
+    for (const auto& [index, reason] : where_kept) {
+      NodePrecision& record = evidence.products[index];
+      ir::Node& node = *recorded[index];
+      if (record.precision == ops::Precision::kFp32 || (kept_names.count(node.input(0)->name) && kept_names.count(node.outputs[0]->name)))
+        continue;
+      unmark(node);
+      record = NodePrecision{record.node, record.op_type, record.sources, ops::Precision::kFp32, reason, 0, record.input, {}};
+      --evidence.reduced;
+      again = true;
+    }
+  }
   evidence.bf16_values = std::move(kept[ops::Precision::kBf16]);
   evidence.uint8_values = std::move(kept[ops::Precision::kInt8]);
   for (size_t i = 0; i < recorded.size(); ++i) evidence.products[i].op_type = recorded[i]->op_type;  // some took their fused form

@@ -85,6 +85,12 @@ class Provider {
   // between two such products then stays in that type, converted neither after the one nor before
   // the other. No by default: products convert at their edges.
   virtual bool keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const { return false; }
+  // Whether a product it declines in `precision` (computes_in) only for the conversions at its edges
+  // it computes so where there are none: its activation input and its output both values kept in
+  // that precision's type between products (a memory-bound product, whose reduced arithmetic saves
+  // less than converting costs). The precision stage then reduces it only where both are kept. No
+  // by default.
+  virtual bool computes_where_kept(ops::Precision precision, const ir::Node& product) const { return false; }
   // The largest magnitude of its int8 products' weights (ops::symmetric_int8_scales): 127, or less
   // where its int8 arithmetic on this target would overflow with 8-bit weights.
   virtual int int8_weight_levels() const { return 127; }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -127,7 +128,8 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
 // it uint8 between products; ONNX Runtime then finds the one QuantizeLinear after the writer that
 // its int8 kernels need.
 Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name, const Tensor& weights, const Int8Product& product,
-                            int64_t opset, std::map<std::string, std::string>& dequantized) {
+                            const std::map<std::string, Tensor>& constants, int64_t opset,
+                            std::map<std::string, std::string>& dequantized) {
   if (weights.dtype() != DType::kFloat) return invalid_argument("its weights are not a float tensor");
   const bool conv = node.op_type() == "Conv";
   if (!conv && weights.shape().size() != 2) return invalid_argument("its weights are not a rank-2 float tensor");
@@ -182,6 +184,31 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   onnx::NodeProto product_node = node;
   product_node.set_input(0, input->second);
   product_node.set_input(1, p + "_weight_float");
+  // A calibrated product's bias (Conv's B, Gemm's C of one value per column, beta 1) in int32 at the
+  // accumulator's scale (input scale x weight scale per channel), as ONNX Runtime's int8 kernels
+  // (QLinearConv, QGemm) add it: the float bias moves by at most half a step of that scale.
+  const size_t bias_input = 2;
+  const auto bias = node.input_size() > static_cast<int>(bias_input) ? constants.find(node.input(bias_input)) : constants.end();
+  if (per_axis && product.input_scale > 0 && node.op_type() != "MatMul" && bias != constants.end() &&
+      bias->second.dtype() == DType::kFloat && bias->second.shape().size() == 1 &&
+      bias->second.element_count() == static_cast<int64_t>(scales.size()) && float_attribute(node, "beta", 1.0f) == 1.0f) {
+    std::vector<float> bias_scales(scales.size());
+    Tensor bq = Tensor::allocate(DType::kInt32, {static_cast<int64_t>(scales.size())});
+    for (size_t n = 0; n < scales.size(); ++n) {
+      bias_scales[n] = product.input_scale * scales[n];
+      const double levels = std::nearbyint(static_cast<double>(bias->second.data<float>()[n]) / bias_scales[n]);
+      bq.data<int32_t>()[n] = static_cast<int32_t>(std::clamp(levels, double{INT32_MIN}, double{INT32_MAX}));
+    }
+    add(bq, p + "_bias");
+    add(Tensor::from_vector(DType::kFloat, {static_cast<int64_t>(scales.size())}, bias_scales), p + "_bias_scale");
+    onnx::NodeProto dequantize = make_node("DequantizeLinear", p + "_dequantize_bias", {p + "_bias", p + "_bias_scale"}, {p + "_bias_float"});
+    onnx::AttributeProto* axis_attribute = dequantize.add_attribute();
+    axis_attribute->set_name("axis");
+    axis_attribute->set_type(onnx::AttributeProto::INT);
+    axis_attribute->set_i(0);
+    r.nodes.push_back(std::move(dequantize));
+    product_node.set_input(static_cast<int>(bias_input), p + "_bias_float");
+  }
   r.nodes.push_back(std::move(product_node));
   return r;
 }
@@ -255,7 +282,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
       }
       const Tensor& weights = constants.at(source_product->input(1));
       rewrite = matmul_integer ? rewrite_product(*source_product, name, weights, product.weight_levels, constants)
-                               : qdq_rewrite(*source_product, name, weights, product, opset, dequantized);
+                               : qdq_rewrite(*source_product, name, weights, product, constants, opset, dequantized);
     }
     if (!rewrite.is_ok()) {
       out.left_fp32.push_back(product.node + ": " + rewrite.status().message());

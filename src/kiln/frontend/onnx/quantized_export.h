@@ -10,7 +10,8 @@
 //   kept, its input replaced by DequantizeLinear(QuantizeLinear(A, scale, zero point)) (dynamic:
 //   DynamicQuantizeLinear's outputs), one pair for all the products that read A so, and its
 //   weights by DequantizeLinear(W_q, W_scale, axis) (below opset 13, which added the axis:
-//   DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)). Where A is written by a product and read
+//   DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)), and a calibrated product's bias (from
+//   opset 13) by DequantizeLinear(B_q, A_scale x W_scale, axis 0) of int32. Where A is written by a product and read
 //   only by products (Kiln keeps it uint8 between them), that one QuantizeLinear follows its writer,
 //   the pattern ONNX Runtime runs on its int8 kernels (QLinearConv, QLinearMatMul).
 //

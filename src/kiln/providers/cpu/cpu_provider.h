@@ -23,6 +23,7 @@ class CpuProvider final : public Provider {
   ops::GraphPreferences graph_preferences(const std::vector<ops::Precision>& precision = {ops::Precision::kFp32}) const override;
   Capability computes_in(ops::Precision precision, const ir::Node* product = nullptr) const override;
   bool keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const override;
+  bool computes_where_kept(ops::Precision precision, const ir::Node& product) const override;
   int int8_weight_levels() const override;
 
   Capability supports(const ir::Node& node) const override;

@@ -151,7 +151,7 @@ const void* Int8Product::quantize(const void* stored, int64_t count, PrimitiveAr
 
 const float* Int8Product::prescaled_bias(const float* bias) {
   bias_.resize(output_scales_.size());
-  for (size_t n = 0; n < bias_.size(); ++n) bias_[n] = bias[n] / output_scales_[n];
+  for (size_t n = 0; n < bias_.size(); ++n) bias_[n] = calibrated_ ? std::nearbyint(bias[n] / output_scales_[n]) : bias[n] / output_scales_[n];
   return bias_.data();
 }
 

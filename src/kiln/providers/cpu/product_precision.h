@@ -85,7 +85,9 @@ class Int8Product {
   // kept uint8 (stored in the node's calibrated quantization) is returned as it is.
   const void* quantize(const void* input, int64_t count, PrimitiveArgs& args);
   // oneDNN scales the bias with the product (dst = scale x (acc + bias)): the bias (one per output
-  // channel) divided by this run's output scales, for the primitive to scale back. After quantize().
+  // channel) divided by this run's output scales, for the primitive to scale back; with a calibrated
+  // input rounded to an integer there, the int32 bias of ONNX's QDQ form (QLinearConv's, and Kiln's
+  // own export: quantized_export.h). After quantize().
   const float* prescaled_bias(const float* bias);
 
  private:
