@@ -46,6 +46,13 @@ onnx::NodeProto make_node(const std::string& op, const std::string& name, std::v
   return node;
 }
 
+void add_int_attribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 // The names `node` reads, those its subgraphs read from enclosing scopes included.
 void add_reads(const onnx::NodeProto& node, std::set<std::string>& read) {
   for (const std::string& input : node.input()) read.insert(input);
@@ -93,10 +100,7 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
   r.nodes.push_back(make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
   r.nodes.push_back(make_node("MatMulInteger", p + "_matmul", {p + "_input", p + "_weight", p + "_input_zero_point"}, {p + "_accumulated"}));
   onnx::NodeProto cast = make_node("Cast", p + "_cast", {p + "_accumulated"}, {p + "_float"});
-  onnx::AttributeProto* to = cast.add_attribute();
-  to->set_name("to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::FLOAT);
+  add_int_attribute(cast, "to", onnx::TensorProto::FLOAT);
   r.nodes.push_back(std::move(cast));
   r.nodes.push_back(make_node("Mul", p + "_scales", {p + "_input_scale", p + "_weight_scale"}, {p + "_scale"}));
   const bool bias = gemm && node.input_size() > 2 && !node.input(2).empty();
@@ -172,10 +176,7 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   }
   if (per_axis) {
     onnx::NodeProto weight = make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_weight_scale"}, {p + "_weight_float"});
-    onnx::AttributeProto* axis_attribute = weight.add_attribute();
-    axis_attribute->set_name("axis");
-    axis_attribute->set_type(onnx::AttributeProto::INT);
-    axis_attribute->set_i(axis);
+    add_int_attribute(weight, "axis", axis);
     r.nodes.push_back(std::move(weight));
   } else {
     r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_one"}, {p + "_weight_levels"}));
@@ -202,10 +203,7 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
     add(bq, p + "_bias");
     add(Tensor::from_vector(DType::kFloat, {static_cast<int64_t>(scales.size())}, bias_scales), p + "_bias_scale");
     onnx::NodeProto dequantize = make_node("DequantizeLinear", p + "_dequantize_bias", {p + "_bias", p + "_bias_scale"}, {p + "_bias_float"});
-    onnx::AttributeProto* axis_attribute = dequantize.add_attribute();
-    axis_attribute->set_name("axis");
-    axis_attribute->set_type(onnx::AttributeProto::INT);
-    axis_attribute->set_i(0);
+    add_int_attribute(dequantize, "axis", 0);
     r.nodes.push_back(std::move(dequantize));
     product_node.set_input(static_cast<int>(bias_input), p + "_bias_float");
   }
