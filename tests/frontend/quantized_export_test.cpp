@@ -204,6 +204,13 @@ TEST(QuantizedExport, ProductsTheFormCannotHoldAreListedAndBadModelsAreClassifie
   EXPECT_EQ(quantized_nodes(*written, QuantizedOnnx::Form::kMatMulInteger), std::vector<std::string>{"dense"});
   ASSERT_EQ(written->left_fp32.size(), 2u);
   EXPECT_NE(written->left_fp32[0].find("not in the main graph"), std::string::npos) << written->left_fp32[0];
+  // Two of Kiln's products standing for one node (a product split over the inputs of the Concat it
+  // reads, each with its own scales): the node stays as it was, both listed.
+  auto split = quantized_onnx(model, {{"dense_part", {"dense"}}, {"dense_part_1", {"dense"}}});
+  ASSERT_TRUE(split.is_ok()) << split.status().to_string();
+  EXPECT_TRUE(split->quantized.empty());
+  ASSERT_EQ(split->left_fp32.size(), 2u);
+  EXPECT_NE(split->left_fp32[0].find("as 2 products"), std::string::npos) << split->left_fp32[0];
 
   const auto old_opset = quantized_onnx(two_products(dir, 10), {{"dense", {"dense"}}});
   EXPECT_EQ(old_opset.status().code(), StatusCode::kInvalidArgument);

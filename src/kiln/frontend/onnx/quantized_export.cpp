@@ -251,19 +251,37 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   std::map<std::string, Rewrite> rewrites;  // by source node
   std::map<std::string, Tensor> constants;  // the initializers the rewritten products read
   std::map<std::string, std::string> dequantized;  // the QDQ inputs so far (qdq_rewrite)
-  for (const Int8Product* in_graph_order : in_order) {
-    const Int8Product& product = *in_graph_order;
-    const onnx::NodeProto* source_product = nullptr;
+  // The source Conv, MatMul or Gemm a product stands for (and its name), or why there is none.
+  struct Source {
+    const onnx::NodeProto* node = nullptr;
     std::string name, why;
+  };
+  const auto source_of = [&](const Int8Product& product) {
+    Source found;
     for (const std::string& source : product.sources) {
       const auto node = main_nodes.find(source);
-      if (node == main_nodes.end()) why = "its source node '" + source + "' is not in the main graph (a control-flow body's)";
+      if (node == main_nodes.end()) found.why = "its source node '" + source + "' is not in the main graph (a control-flow body's)";
       else if (node->second->op_type() == "MatMul" || node->second->op_type() == "Gemm" || node->second->op_type() == "Conv") {
-        source_product = node->second;
-        name = source;
+        found.node = node->second;
+        found.name = source;
       }
     }
-    if (!source_product && why.empty()) why = "no Conv, MatMul or Gemm among its source nodes";
+    if (!found.node && found.why.empty()) found.why = "no Conv, MatMul or Gemm among its source nodes";
+    return found;
+  };
+  std::map<std::string, int> products_per_source;
+  for (const Int8Product& product : products) ++products_per_source[source_of(product).name];
+  for (const Int8Product* in_graph_order : in_order) {
+    const Int8Product& product = *in_graph_order;
+    const Source source = source_of(product);
+    const onnx::NodeProto* source_product = source.node;
+    const std::string& name = source.name;
+    std::string why = source.why;
+    // Kiln splits a product that reads a Concat into one per input (passes/concat_split), each with
+    // its own input and weight scales: one ONNX node holds neither.
+    if (source_product && why.empty() && products_per_source[name] > 1)
+      why = "Kiln computes its source node '" + name + "' as " + std::to_string(products_per_source[name]) +
+            " products (one per input of the Concat it reads, each quantized on its own), which one node cannot hold";
     if (source_product && why.empty()) {
       const auto weights = source_product->input_size() >= 2 ? initializers.find(source_product->input(1)) : initializers.end();
       if (weights == initializers.end()) why = "its weights are not an initializer of the main graph";

@@ -51,8 +51,9 @@ struct Int8Product {
 
 // The ONNX model at `path` with the Conv, MatMul or Gemm node (weights a float initializer, of rank
 // 2 for the matrix products) among each product's sources rewritten as above; a product without
-// one, or whose sources are not nodes of the main graph (a control-flow body's), is listed in
-// left_fp32 with the reason. InvalidModel when the file does not parse; InvalidArgument when the model imports a
+// one, whose sources are not nodes of the main graph (a control-flow body's), or which shares its
+// node with another product (Kiln split it over the inputs of a Concat, each part with its own
+// scales) is listed in left_fp32 with the reason. InvalidModel when the file does not parse; InvalidArgument when the model imports a
 // default-domain opset below 11 (DynamicQuantizeLinear's).
 Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products);
 
