@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kiln/ops/quantization.h"
+
 namespace kiln::ops {
 
 const std::vector<PrecisionInfo>& precision_table() {
@@ -77,9 +79,7 @@ std::optional<Uint8Quantization> output_quantization(const ir::Node& node) {
 }
 
 uint8_t quantize_uint8(float x, const Uint8Quantization& q) {
-  if (std::isnan(x)) return static_cast<uint8_t>(q.zero_point);
-  const double levels = std::nearbyint(static_cast<double>(x / q.scale)) + q.zero_point;  // the default rounding: half to even
-  return static_cast<uint8_t>(std::clamp(levels, 0.0, 255.0));
+  return std::isnan(x) ? static_cast<uint8_t>(q.zero_point) : round_and_saturate<uint8_t>(x / q.scale, q.zero_point);
 }
 
 float dequantize_uint8(uint8_t q, const Uint8Quantization& quantization) {

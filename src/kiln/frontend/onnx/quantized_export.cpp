@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "kiln/frontend/onnx/onnx_names.h"
 #include "kiln/frontend/onnx/tensor_proto.h"
@@ -123,6 +124,9 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
   return r;
 }
 
+// An input in one quantization: its name, scale (0: dynamic) and zero point.
+using QuantizedInput = std::tuple<std::string, float, int32_t>;
+
 // The QDQ rewrite of `node` (Conv, MatMul or Gemm, known as `name`) whose weights are `weights`:
 // its input dequantized from uint8 (QuantizeLinear with the calibrated scale and zero point, or
 // DynamicQuantizeLinear's run-time ones) and its weights from Kiln's int8 weights with their
@@ -133,7 +137,7 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
 // its int8 kernels need.
 Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name, const Tensor& weights, const Int8Product& product,
                             const std::map<std::string, Tensor>& constants, int64_t opset,
-                            std::map<std::string, std::string>& dequantized) {
+                            std::map<QuantizedInput, std::string>& dequantized) {
   if (weights.dtype() != DType::kFloat) return invalid_argument("its weights are not a float tensor");
   const bool conv = node.op_type() == "Conv";
   if (!conv && weights.shape().size() != 2) return invalid_argument("its weights are not a rank-2 float tensor");
@@ -158,8 +162,8 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   add(Tensor::from_vector(DType::kFloat, scale_shape, scales), p + "_weight_scale");
   if (!per_axis) add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{1.0f}), p + "_one");
   const std::string& a = node.input(0);
-  const std::string quantization = product.input_scale > 0 ? std::to_string(product.input_scale) + "/" + std::to_string(product.input_zero_point) : "dynamic";
-  auto [input, first] = dequantized.try_emplace(a + " " + quantization, p + "_input_float");
+  // (A dynamic input's scale is 0: quantized per run, once for all its readers too.)
+  auto [input, first] = dequantized.try_emplace({a, product.input_scale, product.input_zero_point}, p + "_input_float");
   if (first) {
     if (product.input_scale > 0) {
       add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{product.input_scale}), p + "_input_scale");
@@ -250,7 +254,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   QuantizedOnnx out;
   std::map<std::string, Rewrite> rewrites;  // by source node
   std::map<std::string, Tensor> constants;  // the initializers the rewritten products read
-  std::map<std::string, std::string> dequantized;  // the QDQ inputs so far (qdq_rewrite)
+  std::map<QuantizedInput, std::string> dequantized;  // the QDQ inputs so far (qdq_rewrite)
   // The source Conv, MatMul or Gemm a product stands for (and its name), or why there is none.
   struct Source {
     const onnx::NodeProto* node = nullptr;
