@@ -233,6 +233,80 @@ TEST(ReducedPrecision, Uint8ValuesBetweenStaticInt8ProductsStayUint8) {
     EXPECT_EQ(relative_difference(after.value().at(output), before.value().at(output)), 0.0) << "same machine, same kernels";
 }
 
+// y, z = Conv_b(m), Conv_c(m), m = MaxPool(Relu(Conv_a(x[1, 8, 8, 8])), 3x3, stride 2, pads 1):
+// a max pool between three convolutions (ResNet's stem, SqueezeNet's). With `pool_output`, m is an
+// output of the graph too (so never kept in a reduced type).
+std::string pool_between_convolutions(const ScratchDir& dir, bool pool_output = false) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{8}, int64_t{8}, int64_t{8}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  b.output("z", kFloat, {int64_t{1}, int64_t{8}, int64_t{4}, int64_t{4}});
+  if (pool_output) b.output("m", kFloat, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  b.float_initializer("wa", {16, 8, 3, 3}, random_values(16 * 8 * 9, 101, 0.3f));
+  b.float_initializer("ba", {16}, random_values(16, 102, 0.2f));
+  b.float_initializer("wb", {16, 16, 3, 3}, random_values(16 * 16 * 9, 103, 0.2f));
+  b.float_initializer("wc", {8, 16, 1, 1}, random_values(8 * 16, 104, 0.3f));
+  auto& conv_a = b.node("Conv", {"x", "wa", "ba"}, {"a"}, "conv_a");
+  ModelBuilder::ints_attribute(conv_a, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"a"}, {"r"}, "relu_a");
+  auto& pool = b.node("MaxPool", {"r"}, {"m"}, "pool");
+  ModelBuilder::ints_attribute(pool, "kernel_shape", {3, 3});
+  ModelBuilder::ints_attribute(pool, "strides", {2, 2});
+  ModelBuilder::ints_attribute(pool, "pads", {1, 1, 1, 1});
+  auto& conv_b = b.node("Conv", {"m", "wb"}, {"y"}, "conv_b");
+  ModelBuilder::ints_attribute(conv_b, "pads", {1, 1, 1, 1});
+  b.node("Conv", {"m", "wc"}, {"z"}, "conv_c");
+  return b.save(dir.file(pool_output ? "pool_output.onnx" : "pool_between.onnx"));
+}
+
+// A max pool passes a kept value through (the max of rounded values is the rounded max): in static
+// int8 the convolution before it writes uint8 and the two after it read uint8, the pool's input and
+// output in one quantization; the results are those of the same model with the pool's output
+// float32 (up to a code moved at a rounding tie). bf16 likewise where the target has it. An
+// artifact keeps the values' types.
+TEST(ReducedPrecision, MaxPoolsPassKeptValuesThrough) {
+  ScratchDir dir("precision");
+  const std::string model = pool_between_convolutions(dir), unkept = pool_between_convolutions(dir, true);
+  SessionOptions o = options_for("int8");
+  for (uint64_t seed = 111; seed < 115; ++seed)
+    o.calibration_inputs.push_back({"calib-" + std::to_string(seed), {{"x", random_tensor(DType::kFloat, {1, 8, 8, 8}, seed)}}});
+  auto fp32 = Session::load(model, options_for("fp32"));
+  auto int8 = Session::load(model, o);
+  auto float_pool = Session::load(unkept, o);
+  ASSERT_TRUE(fp32.is_ok() && int8.is_ok() && float_pool.is_ok()) << int8.status().to_string() << float_pool.status().to_string();
+  const nlohmann::json precision = precision_of(*int8.value());
+  EXPECT_EQ(precision["reduced_products"], 3) << precision.dump();
+  ASSERT_EQ(precision["uint8_values"].size(), 2u) << "the pool's input and output: " << precision.dump();
+  EXPECT_EQ(product_entry(precision, "conv_b")["input_quantization"], product_entry(precision, "conv_c")["input_quantization"]);
+  EXPECT_FALSE(precision_of(*float_pool.value()).contains("uint8_values")) << "the pool's output leaves the graph";
+  for (uint64_t seed : {121, 122}) {
+    const Tensor x = random_tensor(DType::kFloat, {1, 8, 8, 8}, seed);
+    auto expected = fp32.value()->run({{"x", x}});
+    auto got = int8.value()->run({{"x", x}});
+    auto unkept_got = float_pool.value()->run({{"x", x}});
+    ASSERT_TRUE(expected.is_ok() && got.is_ok() && unkept_got.is_ok()) << got.status().to_string();
+    for (const char* output : {"y", "z"}) {
+      EXPECT_LT(relative_difference(got.value().at(output), unkept_got.value().at(output)), 2e-3) << output << ": kept or not";
+      EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 5e-2) << output << ": against fp32";
+    }
+  }
+  ASSERT_TRUE(int8.value()->write_artifact(dir.file("pool.kiln")).is_ok());
+  SessionOptions plain;
+  plain.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("pool.kiln"), plain);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(precision_of(*loaded.value())["uint8_values"], precision["uint8_values"]);
+  if (!testing::test_target().bf16()) return;
+  auto bf16 = Session::load(model, options_for("bf16"));
+  ASSERT_TRUE(bf16.is_ok()) << bf16.status().to_string();
+  EXPECT_EQ(precision_of(*bf16.value())["bf16_values"].size(), 2u) << precision_of(*bf16.value()).dump();
+  const Tensor x = random_tensor(DType::kFloat, {1, 8, 8, 8}, 123);
+  auto expected = fp32.value()->run({{"x", x}});
+  auto got = bf16.value()->run({{"x", x}});
+  ASSERT_TRUE(expected.is_ok() && got.is_ok()) << got.status().to_string();
+  for (const char* output : {"y", "z"}) EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 2e-2) << output;
+}
+
 TEST(ReducedPrecision, Int8ConvolutionsAndMatrixProductsAgreeWithFp32) {
   ScratchDir dir("precision");
   const std::string model = classifier(dir);

@@ -39,15 +39,67 @@ void clear_reduced_values(ir::Graph& graph) {
 // The element type a value between two products of `precision` is kept in.
 DType kept_dtype(ops::Precision precision) { return precision == ops::Precision::kInt8 ? DType::kUInt8 : DType::kBFloat16; }
 
+// Whether `node`'s provider passes a value kept in `precision`'s type through it (Provider::
+// passes_reduced_activations: a max pool).
+bool passes_through(const ir::Node& node, ops::Precision precision,
+                    const std::map<const ir::Node*, const providers::Provider*>& provider_of) {
+  const auto provider = provider_of.find(&node);
+  return provider != provider_of.end() && provider->second->passes_reduced_activations(precision, node);
+}
+
+// The calibrated quantizations with one per group of values joined by nodes that pass int8's uint8
+// through: a max pool's input and output are one value in two resolutions (the max of quantized
+// values is the quantized max), so both take one quantization: the group's own where its
+// calibrated members agree (a pool's input is no product's input, and uncalibrated), else one over
+// the union of their ranges. Its products read their input in it whether or not the group ends up kept.
+std::map<std::string, ops::Uint8Quantization> shared_through_passes(const ir::Graph& graph,
+                                                                    const std::map<const ir::Node*, const providers::Provider*>& provider_of,
+                                                                    std::map<std::string, ops::Uint8Quantization> calibrated) {
+  std::map<std::string, std::string> parent;  // union-find over value names
+  const std::function<std::string(const std::string&)> root = [&](const std::string& name) -> std::string {
+    const auto up = parent.find(name);
+    return up == parent.end() || up->second == name ? name : up->second = root(up->second);
+  };
+  for (const auto& node : graph.nodes())
+    if (node->input(0) && !node->outputs.empty() && node->outputs[0] && passes_through(*node, ops::Precision::kInt8, provider_of))
+      parent[root(node->outputs[0]->name)] = root(node->input(0)->name);
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const auto& [name, up] : parent) {
+    groups[root(name)].push_back(name);
+    groups[root(name)].push_back(up);
+  }
+  for (auto& [group_root, members] : groups) {
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    std::optional<ops::Uint8Quantization> shared;
+    float low = 0, high = 0;
+    bool agree = true;
+    for (const std::string& member : members) {
+      const auto q = calibrated.find(member);
+      if (q == calibrated.end()) continue;
+      agree = agree && (!shared || (shared->scale == q->second.scale && shared->zero_point == q->second.zero_point));
+      if (!shared) shared = q->second;
+      low = std::min(low, -static_cast<float>(q->second.zero_point) * q->second.scale);
+      high = std::max(high, static_cast<float>(255 - q->second.zero_point) * q->second.scale);
+    }
+    if (!shared) continue;
+    const ops::Uint8Quantization q = agree ? *shared : ops::uint8_quantization(low, high);
+    for (const std::string& member : members) calibrated[member] = q;
+  }
+  return calibrated;
+}
+
 // Keeps in its precision's type (bfloat16, uint8) each value a bf16 or int8 product writes and only
 // products of that precision read, each as its activation input (0), where the providers of both
-// keep such activations: not a graph output, not read from a control-flow body, not written by a
+// keep such activations, or nodes pass it through (a max pool: Provider::passes_reduced_activations)
+// into values kept alike: not a graph output, not read from a control-flow body, not written by a
 // product that sums a residual into its output (the residual would have to be of that type too);
-// for int8, a value with a calibrated quantization (its readers' input_scale and input_zero_point),
-// which the writer applies to its output (output_scale, output_zero_point). The writer says the
-// type, each reader the type of its own output ("float" unless it too writes a kept value: nodes
-// come in order). A plain Conv or MatMul among them takes its fused form, whose output type the
-// attribute sets. Returns the values kept, by precision.
+// for int8, a value with a calibrated quantization (its readers' input_scale and input_zero_point,
+// one through the passing nodes: shared_through_passes), which the writer applies to its output
+// (output_scale, output_zero_point). The writer says the type, each reader the type of its own
+// output ("float" unless it too writes a kept value: nodes come in order). A plain Conv or MatMul
+// among them takes its fused form, whose output type the attribute sets. Returns the values kept,
+// by precision.
 std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products(
     ir::Graph& graph, const std::map<const ir::Node*, const providers::Provider*>& provider_of,
     const std::map<std::string, ops::Uint8Quantization>& calibrated) {
@@ -63,43 +115,68 @@ std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products
       if (node->inputs[i]) readers[node->inputs[i]].emplace_back(node.get(), i);
     for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
   }
+  // Adds `value`, and the values passing nodes carry it into, to `region`, and the products reading
+  // any of them to `products`; false when some reader would need one in float32.
+  const std::function<bool(ir::Value*, ops::Precision, std::vector<ir::Value*>&, std::vector<ir::Node*>&)> collect =
+      [&](ir::Value* value, ops::Precision precision, std::vector<ir::Value*>& region, std::vector<ir::Node*>& products) {
+        const auto& read_by = readers[value];
+        if (read_by.empty() || graph.is_graph_output(value) || captured.count(value->name)) return false;
+        region.push_back(value);
+        for (const auto& [reader, input] : read_by) {
+          if (input == 0 && keeps(*reader, precision)) {
+            products.push_back(reader);
+          } else if (input != 0 || !passes_through(*reader, precision, provider_of) || reader->outputs.empty() ||
+                     !reader->outputs[0] || !collect(reader->outputs[0], precision, region, products)) {
+            return false;
+          }
+        }
+        return true;
+      };
   std::map<ops::Precision, std::vector<std::string>> kept_values;
   for (const auto& owned : graph.nodes()) {
     ir::Node& writer = *owned;
     const ops::Precision precision = ops::node_precision(writer);
     ir::Value* value = writer.outputs.empty() ? nullptr : writer.outputs[0];
-    if (!value || precision == ops::Precision::kFp32 || !keeps(writer, precision) || writer.input(ops::kFusedResidualInput) ||
-        graph.is_graph_output(value) || captured.count(value->name))
+    if (!value || precision == ops::Precision::kFp32 || !keeps(writer, precision) || writer.input(ops::kFusedResidualInput))
       continue;
     const auto quantization = calibrated.find(value->name);
     if (precision == ops::Precision::kInt8 && quantization == calibrated.end()) continue;
-    const auto& read_by = readers[value];
-    const bool only_reduced_activations = !read_by.empty() && std::all_of(read_by.begin(), read_by.end(), [&](const auto& reader) {
-      return reader.second == 0 && keeps(*reader.first, precision);
-    });
-    if (!only_reduced_activations) continue;
-    value->type.dtype = kept_dtype(precision);
+    std::vector<ir::Value*> region;
+    std::vector<ir::Node*> products;
+    if (!collect(value, precision, region, products)) continue;
+    for (ir::Value* kept : region) {
+      kept->type.dtype = kept_dtype(precision);
+      kept_values[precision].push_back(kept->name);
+    }
     ops::as_fused_product(writer);
     writer.attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(value->type.dtype));
     if (precision == ops::Precision::kInt8) {
       writer.attributes[ops::kOutputScaleAttribute] = ir::Attribute::of_float(quantization->second.scale);
       writer.attributes[ops::kOutputZeroPointAttribute] = ir::Attribute::of_int(quantization->second.zero_point);
     }
-    for (const auto& [reader, input] : read_by) {
+    for (ir::Node* reader : products) {
       ops::as_fused_product(*reader);
       if (!reader->has_attr(ops::kOutputDtypeAttribute))
         reader->attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kFloat));
     }
-    kept_values[precision].push_back(value->name);
   }
   return kept_values;
 }
 
-// The values an artifact's graph keeps in `dtype` between products (as keep_reduced_between_products left them).
+// The values an artifact's graph keeps in `dtype` between products (as keep_reduced_between_products
+// left them): those products write in it, and those nodes that read one pass on in it.
 std::vector<std::string> recorded_values(const ir::Graph& graph, DType dtype) {
+  std::set<const ir::Value*> kept;
   std::vector<std::string> values;
-  for (const auto& node : graph.nodes())
-    if (node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(dtype) && node->outputs[0]) values.push_back(node->outputs[0]->name);
+  for (const auto& node : graph.nodes()) {
+    const ir::Value* out = node->outputs.empty() ? nullptr : node->outputs[0];
+    if (!out) continue;
+    const bool written = node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(dtype);
+    const bool passed = !node->has_attr(ops::kOutputDtypeAttribute) && kept.count(node->input(0)) && out->type.dtype == dtype;
+    if (!written && !passed) continue;
+    kept.insert(out);
+    values.push_back(out->name);
+  }
   return values;
 }
 
@@ -146,6 +223,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       if (provider->name() == a.provider) provider_of[a.node] = provider.get();
   const std::set<std::string> keep(options.kept_source_nodes.begin(), options.kept_source_nodes.end());
   const std::set<std::string> fall_back(options.fallback_source_nodes.begin(), options.fallback_source_nodes.end());
+  const std::map<std::string, ops::Uint8Quantization> calibrated = shared_through_passes(graph, provider_of, options.calibrated_inputs);
   clear_reduced_values(graph);
   std::vector<ir::Node*> recorded;  // the node of each of evidence.products
   // Marks `node` (recorded as `record`) to compute in `p`.
@@ -155,11 +233,11 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       record.weight_levels = provider.int8_weight_levels();
       node.attributes[ops::kWeightScalesAttribute] = ir::Attribute::of_floats(
           ops::symmetric_int8_scales(*node.input(1)->initializer, ops::weight_channel_axis(node), record.weight_levels));
-      const auto calibrated = options.calibrated_inputs.find(record.input);
-      if (calibrated != options.calibrated_inputs.end()) {
-        node.attributes[ops::kInputScaleAttribute] = ir::Attribute::of_float(calibrated->second.scale);
-        node.attributes[ops::kInputZeroPointAttribute] = ir::Attribute::of_int(calibrated->second.zero_point);
-        record.calibrated = calibrated->second;
+      const auto input = calibrated.find(record.input);
+      if (input != calibrated.end()) {
+        node.attributes[ops::kInputScaleAttribute] = ir::Attribute::of_float(input->second.scale);
+        node.attributes[ops::kInputZeroPointAttribute] = ir::Attribute::of_int(input->second.zero_point);
+        record.calibrated = input->second;
       }
     }
     record.precision = p;
@@ -216,7 +294,7 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
   std::map<ops::Precision, std::vector<std::string>> kept;
   for (bool again = true; again;) {
     clear_reduced_values(graph);
-    kept = keep_reduced_between_products(graph, provider_of, options.calibrated_inputs);
+    kept = keep_reduced_between_products(graph, provider_of, calibrated);
     std::set<std::string> kept_names;
     for (const auto& [precision, names] : kept) kept_names.insert(names.begin(), names.end());
     again = false;

@@ -91,6 +91,11 @@ class Provider {
   // less than converting costs). The precision stage then reduces it only where both are kept. No
   // by default.
   virtual bool computes_where_kept(ops::Precision precision, const ir::Node& product) const { return false; }
+  // Whether its kernel for `node`, not a product, reads and writes a value kept in `precision`'s
+  // type (bfloat16, uint8) as it is, and its result there is the conversion of its float32 result
+  // (a max pool: the max of rounded values is the rounded max). A value it reads may then stay in
+  // that type, and its output with it, in the same quantization. No by default.
+  virtual bool passes_reduced_activations(ops::Precision precision, const ir::Node& node) const { return false; }
   // The largest magnitude of its int8 products' weights (ops::symmetric_int8_scales): 127, or less
   // where its int8 arithmetic on this target would overflow with 8-bit weights.
   virtual int int8_weight_levels() const { return 127; }

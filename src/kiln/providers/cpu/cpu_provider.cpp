@@ -399,6 +399,12 @@ bool CpuProvider::computes_where_kept(ops::Precision precision, const ir::Node& 
   return precision == ops::Precision::kInt8 && depthwise_convolution(product);
 }
 
+// oneDNN's max pooling reads and writes bfloat16 and uint8 as they are (pool_kernels.cpp); the max
+// commutes with the rounding into either (and with saturation), so a kept value passes through it.
+bool CpuProvider::passes_reduced_activations(ops::Precision precision, const ir::Node& node) const {
+  return precision != ops::Precision::kFp32 && cpu::max_pools_stored_type(node);
+}
+
 // The convolution and matrix product primitives read and write bfloat16 and uint8 activations as
 // they are (the output converted from the float32 or int32 accumulator after the epilogue's
 // post-ops; uint8 quantized by a last post-op). Not Gemm, whose alpha, beta and broadcast bias run

@@ -24,6 +24,7 @@ class CpuProvider final : public Provider {
   Capability computes_in(ops::Precision precision, const ir::Node* product = nullptr) const override;
   bool keeps_reduced_activations(ops::Precision precision, const ir::Node& product) const override;
   bool computes_where_kept(ops::Precision precision, const ir::Node& product) const override;
+  bool passes_reduced_activations(ops::Precision precision, const ir::Node& node) const override;
   int int8_weight_levels() const override;
 
   Capability supports(const ir::Node& node) const override;

@@ -1,16 +1,20 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
 // as oneDNN pooling primitives built for the plan's shapes, channels-first, or in the activation
-// layout of the kiln.InLayout that wraps them. Dilated windows (MaxPool, AveragePool-19) and 1-D
-// channels-first maps, which oneDNN 2.6 pools only in its reference or simple kernels, run Kiln's
-// own loop: the window taps listed once per plan, the planes spread over threads, channels-first.
+// layout of the kiln.InLayout that wraps them; max pooling also over uint8 and bfloat16 (values
+// kept so between reduced products pass through it as they are). Dilated windows (MaxPool,
+// AveragePool-19) and 1-D channels-first maps, which oneDNN 2.6 pools only in its reference or
+// simple kernels, run Kiln's own loop: the window taps listed once per plan, the planes spread
+// over threads, channels-first, in float32.
 #include <algorithm>
 #include <limits>
 #include <memory>
 #include <set>
 
+#include "kiln/ops/activation.h"
 #include "kiln/ops/spatial_geometry.h"
 #include "kiln/providers/cpu/cpu_kernels.h"
 #include "kiln/providers/cpu/onednn_support.h"
+#include "kiln/providers/cpu/product_precision.h"
 
 namespace kiln::providers::cpu {
 namespace {
@@ -26,11 +30,24 @@ bool is_dilated(const ir::Node& node) {
   return std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 1; });
 }
 
+bool is_max(const ir::Node& node) { return pool_op(node) == "MaxPool" || pool_op(node) == "GlobalMaxPool"; }
+bool has_indices(const ir::Node& node) { return node.outputs.size() > 1 && node.outputs[1]; }
+// Kiln's own loop pools these (float32 only): dilated windows, and 1-D channels-first maps (oneDNN
+// 2.6 pools those only in its simple, scalar, kernel).
+bool runs_tap_loop(const ir::Node& node, size_t spatial, const ops::ActivationLayout& layout) {
+  if (is_global(node)) return false;
+  return is_dilated(node) || (spatial == 1 && layout == ops::ActivationLayout::channels_first());
+}
+
 Capability pool_supports(const ir::Node& node) {
   static const std::set<std::string> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
   if (!pools.count(pool_op(node))) return Capability::no("kiln.InLayout of " + pool_op(node) + " has no cpu kernel");
-  if (node.outputs.size() > 1 && node.outputs[1]) return Capability::no("MaxPool's Indices output");
-  Capability c = float_tensors(node, {0});
+  if (has_indices(node)) return Capability::no("MaxPool's Indices output");
+  // Max pooling in uint8 and bfloat16 (a value kept so between reduced products, or a quantized
+  // model's own) where oneDNN pools them.
+  const DType type = node.inputs[0] ? node.inputs[0]->type.dtype : DType::kFloat;
+  const bool stored_max = (type == DType::kUInt8 || type == DType::kBFloat16) && max_pools_stored_type(node);
+  Capability c = stored_max ? Capability::yes() : float_tensors(node, {0});
   if (!c.supported) return c;
   const size_t rank = node.inputs[0]->type.shape->rank();
   if (rank < 3 || rank > 5) return Capability::no("pooling over " + std::to_string(rank - 2) + " spatial axes (cpu has 1 to 3)");
@@ -93,7 +110,7 @@ Result<ops::Kernel> build_tap_pool(const ir::Node& node, const std::vector<int64
 }
 
 dnnl::algorithm algorithm_for(const ir::Node& node) {
-  if (pool_op(node) == "MaxPool" || pool_op(node) == "GlobalMaxPool") return dnnl::algorithm::pooling_max;
+  if (is_max(node)) return dnnl::algorithm::pooling_max;
   return node.attr_int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
 }
@@ -101,8 +118,9 @@ dnnl::algorithm algorithm_for(const ir::Node& node) {
 Result<ops::Kernel> build_pool(const ir::Node& node, KernelBuild& build) {
   KILN_ASSIGN_OR_RETURN(const ops::ActivationLayout layout,
                         is_wrapped(node) ? ops::layout_attribute(node, "layout") : ops::ActivationLayout::channels_first());
-  KILN_ASSIGN_OR_RETURN(const memory::desc src, activation_desc(input_dims(node, 0), layout));
-  KILN_ASSIGN_OR_RETURN(const memory::desc dst, activation_desc(output_dims(node, 0), layout));
+  KILN_ASSIGN_OR_RETURN(const memory::desc src_float, activation_desc(input_dims(node, 0), layout));
+  KILN_ASSIGN_OR_RETURN(const memory::desc dst_float, activation_desc(output_dims(node, 0), layout));
+  const memory::desc src = in_stored_type(src_float, *node.inputs[0]), dst = in_stored_type(dst_float, *node.outputs[0]);
   const std::vector<int64_t> x = ops::channels_first_dims(input_dims(node, 0), layout),
                              y = ops::channels_first_dims(output_dims(node, 0), layout);
   const size_t spatial = x.size() - 2;
@@ -110,9 +128,10 @@ Result<ops::Kernel> build_pool(const ir::Node& node, KernelBuild& build) {
   if (!is_global(node)) kernel = node.attr_ints("kernel_shape");
   KILN_ASSIGN_OR_RETURN(ops::WindowAttrs w, ops::read_window_attrs(node, kernel));
   if (is_global(node)) w.pads.assign(2 * spatial, 0);
-  // oneDNN 2.6 pools 1-D channels-first maps only in its simple (scalar) kernel: Kiln's loop is faster.
-  const bool one_d_plain = spatial == 1 && !is_global(node) && layout == ops::ActivationLayout::channels_first();
-  if ((!is_global(node) && is_dilated(node)) || one_d_plain) {
+  if (src.data_type() != dst.data_type() || (src.data_type() != memory::data_type::f32 && !max_pools_stored_type(node)))
+    return invalid_model(node.describe() + ": pools " + dtype_name(node.inputs[0]->type.dtype) + " into " +
+                         dtype_name(node.outputs[0]->type.dtype) + "; only a max pool passes a reduced type through");
+  if (runs_tap_loop(node, spatial, layout)) {
     for (size_t i = 0; i < spatial; ++i) KILN_RETURN_IF_ERROR(ops::window_output_size(w, i, x[i + 2], node).status());
     return build_tap_pool(node, x, y, w);
   }
@@ -137,6 +156,14 @@ Result<ops::Kernel> build_pool(const ir::Node& node, KernelBuild& build) {
 }
 
 }  // namespace
+
+bool max_pools_stored_type(const ir::Node& node) {
+  if (!(node.is("", "MaxPool") || node.is("", "GlobalMaxPool") || (node.is("kiln", "InLayout") && is_max(node))) ||
+      has_indices(node) || ops::fused_activation(node) || !node.inputs[0] || !node.inputs[0]->type.shape)
+    return false;
+  const Result<ops::ActivationLayout> layout = is_wrapped(node) ? ops::layout_attribute(node, "layout") : ops::ActivationLayout::channels_first();
+  return layout.is_ok() && !runs_tap_loop(node, node.inputs[0]->type.shape->rank() - 2, layout.value());
+}
 
 void add_pool_kernels(CpuKernelTable& table) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "kiln.InLayout"})
