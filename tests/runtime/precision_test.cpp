@@ -141,8 +141,9 @@ std::string bf16_chain(const ScratchDir& dir, bool inner_outputs = false) {
 
 // A value between two bf16 products stays bfloat16: the report lists it, the products read and
 // write it as it is (fewer conversions in the kernels), and the outputs agree with fp32 as before;
-// values read by a float32 op, summed into a product as its residual, or leaving the graph stay
-// float32. An artifact keeps the values' types.
+// so does one a bf16 product sums into its output as its residual (widened into a float32
+// output); values read by a float32 op or leaving the graph stay float32. An artifact keeps the
+// values' types.
 TEST(ReducedPrecision, Bf16ValuesBetweenBf16ProductsStayBf16) {
   if (!testing::test_target().bf16()) GTEST_SKIP() << "this target has no bf16 products";
   ScratchDir dir("precision");
@@ -153,10 +154,11 @@ TEST(ReducedPrecision, Bf16ValuesBetweenBf16ProductsStayBf16) {
   const nlohmann::json report = nlohmann::json::parse(bf16.value()->report_json());
   const nlohmann::json& precision = report["precision"];
   EXPECT_EQ(precision["reduced_products"], 5) << precision.dump();
-  ASSERT_EQ(precision["bf16_values"].size(), 2u) << precision.dump();
-  // (v in the convolutions' blocked or channels-last layout: its name says which.)
+  ASSERT_EQ(precision["bf16_values"].size(), 3u) << precision.dump();
+  // (v and cb in the convolutions' blocked or channels-last layout: their names say which.)
   EXPECT_EQ(precision["bf16_values"][0].get<std::string>().substr(0, 2), "v_") << "read only by conv_b and conv_c, as their input";
-  EXPECT_EQ(precision["bf16_values"][1], "dr") << "read only by matmul_e, which takes its fused form";
+  EXPECT_EQ(precision["bf16_values"][1].get<std::string>().substr(0, 1), "c") << "one convolution's output, read only as the other's residual";
+  EXPECT_EQ(precision["bf16_values"][2], "dr") << "read only by matmul_e, which takes its fused form";
   EXPECT_EQ(precision["products"][4]["op"], "FusedMatMul") << precision.dump();
   // Only conv_a and matmul_d convert their float32 inputs; conv_b, conv_c and matmul_e read bf16
   // values as they are (each converted its own copy before: 5 conversions).
@@ -200,12 +202,13 @@ TEST(ReducedPrecision, Uint8ValuesBetweenStaticInt8ProductsStayUint8) {
   ASSERT_TRUE(fp32.is_ok() && int8.is_ok() && float_values.is_ok()) << int8.status().to_string() << float_values.status().to_string();
   const nlohmann::json precision = precision_of(*int8.value());
   EXPECT_EQ(precision["reduced_products"], 5) << precision.dump();
-  ASSERT_EQ(precision["uint8_values"].size(), 2u) << precision.dump();
+  ASSERT_EQ(precision["uint8_values"].size(), 3u) << precision.dump();
   EXPECT_EQ(precision["uint8_values"][0].get<std::string>().substr(0, 2), "v_") << "read only by conv_b and conv_c, as their input";
-  EXPECT_EQ(precision["uint8_values"][1], "dr") << "read only by matmul_e";
+  EXPECT_EQ(precision["uint8_values"][1].get<std::string>().substr(0, 1), "c") << "one convolution's output, read only as the other's residual";
+  EXPECT_EQ(precision["uint8_values"][2], "dr") << "read only by matmul_e";
   EXPECT_FALSE(precision.contains("bf16_values"));
-  EXPECT_FALSE(precision_of(*float_values.value()).contains("uint8_values")) << "graph outputs stay float32";
-  EXPECT_NE(int8.value()->report_summary().find("2 values kept uint8 between int8 products"), std::string::npos)
+  EXPECT_EQ(precision_of(*float_values.value())["uint8_values"].size(), 1u) << "graph outputs stay float32; the residual does not leave";
+  EXPECT_NE(int8.value()->report_summary().find("3 values kept uint8 between int8 products"), std::string::npos)
       << int8.value()->report_summary();
   for (uint64_t seed : {91, 92}) {
     const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, seed);
@@ -216,7 +219,9 @@ TEST(ReducedPrecision, Uint8ValuesBetweenStaticInt8ProductsStayUint8) {
     for (const char* output : {"y", "z"}) {
       EXPECT_EQ(got.value().at(output).dtype(), DType::kFloat) << output;
       EXPECT_LT(relative_difference(got.value().at(output), unkept_got.value().at(output)), 2e-3) << output << ": kept or not";
-      EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 5e-2) << output << ": against fp32";
+      // y sums two products of quantized inputs, one of them quantized again as the residual (5.5e-2
+      // and 6.2e-2 measured natively and at the AVX2 cap).
+      EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 8e-2) << output << ": against fp32";
     }
   }
   ASSERT_TRUE(int8.value()->write_artifact(dir.file("int8_chain.kiln")).is_ok());
@@ -305,6 +310,71 @@ TEST(ReducedPrecision, MaxPoolsPassKeptValuesThrough) {
   auto got = bf16.value()->run({{"x", x}});
   ASSERT_TRUE(expected.is_ok() && got.is_ok()) << got.status().to_string();
   for (const char* output : {"y", "z"}) EXPECT_LT(relative_difference(got.value().at(output), expected.value().at(output)), 2e-2) << output;
+}
+
+// y = Conv_d(s), s = Relu(Conv_c(t) + a), t = Relu(Conv_b(a)), a = Relu(Conv_a(x[1, 16, 6, 6])):
+// a residual block (ResNet's). With `block_output`, s is an output of the graph too.
+std::string residual_block(const ScratchDir& dir, bool block_output = false) {
+  ModelBuilder b;
+  b.input("x", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  if (block_output) b.output("s", kFloat, {int64_t{1}, int64_t{16}, int64_t{6}, int64_t{6}});
+  for (const char* w : {"wa", "wb", "wc"}) b.float_initializer(w, {16, 16, 3, 3}, random_values(16 * 16 * 9, 130 + w[1], 0.1f));
+  b.float_initializer("wd", {8, 16, 1, 1}, random_values(8 * 16, 134, 0.3f));
+  for (const auto& [in, w, out] : {std::tuple{"x", "wa", "ca"}, {"a", "wb", "cb"}, {"t", "wc", "cc"}}) {
+    auto& conv = b.node("Conv", {in, w}, {out}, std::string("conv_") + w[1]);
+    ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  }
+  b.node("Relu", {"ca"}, {"a"}, "relu_a");
+  b.node("Relu", {"cb"}, {"t"}, "relu_b");
+  b.node("Add", {"cc", "a"}, {"sum"}, "sum");
+  b.node("Relu", {"sum"}, {"s"}, "relu_s");
+  b.node("Conv", {"s", "wd"}, {"y"}, "conv_d");
+  return b.save(dir.file(block_output ? "block_output.onnx" : "residual_block.onnx"));
+}
+
+// In static int8 a residual stays uint8 as well: the block's input a, read by conv_b as its input
+// and by conv_c as its residual, is uint8, and conv_c sums it in its own quantization into its
+// uint8 output s (or, where s leaves the graph, into float32, widened); the results are those of
+// the same model with s float32 (up to a code moved at a rounding tie). An artifact keeps it.
+TEST(ReducedPrecision, ResidualSumsKeepUint8Values) {
+  ScratchDir dir("precision");
+  const std::string model = residual_block(dir), unkept = residual_block(dir, true);
+  SessionOptions o = options_for("int8");
+  for (uint64_t seed = 141; seed < 145; ++seed)
+    o.calibration_inputs.push_back({"calib-" + std::to_string(seed), {{"x", random_tensor(DType::kFloat, {1, 16, 6, 6}, seed)}}});
+  auto fp32 = Session::load(model, options_for("fp32"));
+  auto int8 = Session::load(model, o);
+  auto float_sum = Session::load(unkept, o);
+  ASSERT_TRUE(fp32.is_ok() && int8.is_ok() && float_sum.is_ok()) << int8.status().to_string() << float_sum.status().to_string();
+  const nlohmann::json precision = precision_of(*int8.value()), unkept_precision = precision_of(*float_sum.value());
+  EXPECT_EQ(precision["reduced_products"], 4) << precision.dump();
+  EXPECT_EQ(precision["uint8_values"].size(), 3u) << "a, t and s: " << precision.dump();
+  EXPECT_EQ(unkept_precision["uint8_values"].size(), 2u) << "a and t: " << unkept_precision.dump();
+  const nlohmann::json& sum = product_entry(precision, "conv_c");
+  EXPECT_EQ(sum["residual"], product_entry(precision, "conv_b")["input"]) << precision.dump();
+  EXPECT_EQ(sum["residual_quantization"], product_entry(precision, "conv_b")["input_quantization"]) << precision.dump();
+  for (uint64_t seed : {151, 152}) {
+    const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, seed);
+    auto expected = fp32.value()->run({{"x", x}});
+    auto got = int8.value()->run({{"x", x}});
+    auto unkept_got = float_sum.value()->run({{"x", x}});
+    ASSERT_TRUE(expected.is_ok() && got.is_ok() && unkept_got.is_ok()) << got.status().to_string() << unkept_got.status().to_string();
+    EXPECT_LT(relative_difference(got.value().at("y"), unkept_got.value().at("y")), 2e-3) << "s kept or not";
+    // Four quantized inputs (a twice: as conv_b's input and as the residual) over sums of 144 products.
+    EXPECT_LT(relative_difference(got.value().at("y"), expected.value().at("y")), 5e-2) << "against fp32";
+  }
+  ASSERT_TRUE(int8.value()->write_artifact(dir.file("residual.kiln")).is_ok());
+  SessionOptions plain;
+  plain.isa = testing::test_isa();
+  auto loaded = Session::load(dir.file("residual.kiln"), plain);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(product_entry(precision_of(*loaded.value()), "conv_c")["residual_quantization"], sum["residual_quantization"]);
+  const Tensor x = random_tensor(DType::kFloat, {1, 16, 6, 6}, 153);
+  auto before = int8.value()->run({{"x", x}});
+  auto after = loaded.value()->run({{"x", x}});
+  ASSERT_TRUE(before.is_ok() && after.is_ok()) << after.status().to_string();
+  EXPECT_EQ(relative_difference(after.value().at("y"), before.value().at("y")), 0.0) << "same machine, same kernels";
 }
 
 TEST(ReducedPrecision, Int8ConvolutionsAndMatrixProductsAgreeWithFp32) {

@@ -25,11 +25,18 @@ bool finite_weights(const ir::Node& product) {
   return std::all_of(v, v + w.element_count(), [](float x) { return std::isfinite(x); });
 }
 
+// The value a fused product sums into its output; empty without one.
+std::string residual_name(const ir::Node& product) {
+  const ir::Value* residual = product.input(ops::kFusedResidualInput);
+  return residual ? residual->name : "";
+}
+
 // Undoes an earlier assignment's reduced values (a graph assigned again): float32 throughout.
 void clear_reduced_values(ir::Graph& graph) {
   for (const auto& node : graph.nodes()) {
-    node->attributes.erase(ops::kOutputScaleAttribute);
-    node->attributes.erase(ops::kOutputZeroPointAttribute);
+    for (const char* attribute : {ops::kOutputScaleAttribute, ops::kOutputZeroPointAttribute, ops::kResidualScaleAttribute,
+                                  ops::kResidualZeroPointAttribute})
+      node->attributes.erase(attribute);
     if (!node->attributes.erase(ops::kOutputDtypeAttribute)) continue;
     for (ir::Value* out : node->outputs)
       if (out && (out->type.dtype == DType::kBFloat16 || out->type.dtype == DType::kUInt8)) out->type.dtype = DType::kFloat;
@@ -92,10 +99,11 @@ std::map<std::string, ops::Uint8Quantization> shared_through_passes(const ir::Gr
 // Keeps in its precision's type (bfloat16, uint8) each value a bf16 or int8 product writes and only
 // products of that precision read, each as its activation input (0), where the providers of both
 // keep such activations, or nodes pass it through (a max pool: Provider::passes_reduced_activations)
-// into values kept alike: not a graph output, not read from a control-flow body, not written by a
-// product that sums a residual into its output (the residual would have to be of that type too);
-// for int8, a value with a calibrated quantization (its readers' input_scale and input_zero_point,
-// one through the passing nodes: shared_through_passes), which the writer applies to its output
+// into values kept alike, or as their residual (summed in its own quantization: residual_scale
+// and residual_zero_point): not a graph output, not read from a control-flow body, not written by
+// a product that sums a float32 residual into its output (the sum is in the output's type); for
+// int8, a value with a calibrated quantization (its readers' input_scale and input_zero_point, one
+// through the passing nodes: shared_through_passes), which the writer applies to its output
 // (output_scale, output_zero_point). The writer says the type, each reader the type of its own
 // output ("float" unless it too writes a kept value: nodes come in order). A plain Conv or MatMul
 // among them takes its fused form, whose output type the attribute sets. Returns the values kept,
@@ -116,15 +124,17 @@ std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products
     for (const std::string& name : ir::names_captured_by(*node)) captured.insert(name);
   }
   // Adds `value`, and the values passing nodes carry it into, to `region`, and the products reading
-  // any of them to `products`; false when some reader would need one in float32.
-  const std::function<bool(ir::Value*, ops::Precision, std::vector<ir::Value*>&, std::vector<ir::Node*>&)> collect =
-      [&](ir::Value* value, ops::Precision precision, std::vector<ir::Value*>& region, std::vector<ir::Node*>& products) {
+  // any of them (as their activation or their residual) to `products`; false when some reader would
+  // need one in float32.
+  using Reader = std::pair<ir::Node*, size_t>;
+  const std::function<bool(ir::Value*, ops::Precision, std::vector<ir::Value*>&, std::vector<Reader>&)> collect =
+      [&](ir::Value* value, ops::Precision precision, std::vector<ir::Value*>& region, std::vector<Reader>& products) {
         const auto& read_by = readers[value];
         if (read_by.empty() || graph.is_graph_output(value) || captured.count(value->name)) return false;
         region.push_back(value);
         for (const auto& [reader, input] : read_by) {
-          if (input == 0 && keeps(*reader, precision)) {
-            products.push_back(reader);
+          if ((input == 0 || input == ops::kFusedResidualInput) && keeps(*reader, precision)) {
+            products.emplace_back(reader, input);
           } else if (input != 0 || !passes_through(*reader, precision, provider_of) || reader->outputs.empty() ||
                      !reader->outputs[0] || !collect(reader->outputs[0], precision, region, products)) {
             return false;
@@ -137,12 +147,14 @@ std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products
     ir::Node& writer = *owned;
     const ops::Precision precision = ops::node_precision(writer);
     ir::Value* value = writer.outputs.empty() ? nullptr : writer.outputs[0];
-    if (!value || precision == ops::Precision::kFp32 || !keeps(writer, precision) || writer.input(ops::kFusedResidualInput))
-      continue;
+    if (!value || precision == ops::Precision::kFp32 || !keeps(writer, precision)) continue;
+    // A residual sums into the output in the output's type: one of a float32 residual stays float32.
+    const ir::Value* residual = writer.input(ops::kFusedResidualInput);
+    if (residual && residual->type.dtype != kept_dtype(precision)) continue;
     const auto quantization = calibrated.find(value->name);
     if (precision == ops::Precision::kInt8 && quantization == calibrated.end()) continue;
     std::vector<ir::Value*> region;
-    std::vector<ir::Node*> products;
+    std::vector<Reader> products;
     if (!collect(value, precision, region, products)) continue;
     for (ir::Value* kept : region) {
       kept->type.dtype = kept_dtype(precision);
@@ -154,10 +166,14 @@ std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products
       writer.attributes[ops::kOutputScaleAttribute] = ir::Attribute::of_float(quantization->second.scale);
       writer.attributes[ops::kOutputZeroPointAttribute] = ir::Attribute::of_int(quantization->second.zero_point);
     }
-    for (ir::Node* reader : products) {
+    for (const auto& [reader, input] : products) {
       ops::as_fused_product(*reader);
       if (!reader->has_attr(ops::kOutputDtypeAttribute))
         reader->attributes[ops::kOutputDtypeAttribute] = ir::Attribute::of_string(dtype_name(DType::kFloat));
+      if (input == ops::kFusedResidualInput && precision == ops::Precision::kInt8) {
+        reader->attributes[ops::kResidualScaleAttribute] = ir::Attribute::of_float(quantization->second.scale);
+        reader->attributes[ops::kResidualZeroPointAttribute] = ir::Attribute::of_int(quantization->second.zero_point);
+      }
     }
   }
   return kept_values;
@@ -254,7 +270,8 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
     ir::Node* node = owned.get();
     if (!ops::reducible_product(*node)) continue;
     unmark(*node);
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0, node->input(0)->name, {}};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::Precision::kFp32, "", 0, node->input(0)->name, {},
+                         residual_name(*node), {}};
     const auto provider = provider_of.find(node);
     if (!reduced) {
       record.reason = "fp32 asked";
@@ -304,14 +321,17 @@ PrecisionEvidence assign_precision(ir::Graph& graph, const partition::PartitionM
       if (record.precision == ops::Precision::kFp32 || (kept_names.count(node.input(0)->name) && kept_names.count(node.outputs[0]->name)))
         continue;
       unmark(node);
-      record = NodePrecision{record.node, record.op_type, record.sources, ops::Precision::kFp32, reason, 0, record.input, {}};
+      record = NodePrecision{record.node, record.op_type, record.sources, ops::Precision::kFp32, reason, 0, record.input, {}, record.residual, {}};
       --evidence.reduced;
       again = true;
     }
   }
   evidence.bf16_values = std::move(kept[ops::Precision::kBf16]);
   evidence.uint8_values = std::move(kept[ops::Precision::kInt8]);
-  for (size_t i = 0; i < recorded.size(); ++i) evidence.products[i].op_type = recorded[i]->op_type;  // some took their fused form
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    evidence.products[i].op_type = recorded[i]->op_type;  // some took their fused form
+    evidence.products[i].residual_quantization = ops::residual_quantization(*recorded[i]);
+  }
   return evidence;
 }
 
@@ -320,7 +340,8 @@ PrecisionEvidence recorded_precision(const ir::Graph& graph) {
   evidence.requested.clear();
   for (const auto& node : graph.nodes()) {
     if (!ops::reducible_product(*node)) continue;
-    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0, node->input(0)->name, {}};
+    NodePrecision record{node->name, node->op_type, node->source_nodes(), ops::node_precision(*node), "", 0, node->input(0)->name, {},
+                         residual_name(*node), ops::residual_quantization(*node)};
     record.calibrated = ops::input_quantization(*node);
     if (record.precision != ops::Precision::kFp32) {
       if (std::find(evidence.requested.begin(), evidence.requested.end(), record.precision) == evidence.requested.end())

@@ -54,6 +54,10 @@ struct NodePrecision {
   int weight_levels = 0;  // int8: the weights' largest magnitude (127, or 63: Provider::int8_weight_levels)
   std::string input;      // int8: the value its input is, and how it is quantized:
   std::optional<ops::Uint8Quantization> calibrated;  // calibrated (static), else per run (dynamic)
+  // The residual summed into its output (kiln.FusedConv, kiln.FusedMatMul), if any (static int8
+  // calibrates it too), and its quantization where it is a value kept uint8 (summed as stored).
+  std::string residual;
+  std::optional<ops::Uint8Quantization> residual_quantization;
 };
 
 struct PrecisionEvidence {

@@ -9,7 +9,8 @@
 // Both: `output_dtype` ("float", "bfloat16" or "uint8"), Y's element type where it is not X's (a
 // bf16 value between two bf16 products, a uint8 one between int8 products, with `output_scale` and
 // `output_zero_point`: ops/numeric_precision.h); X may then be bfloat16, or uint8 in the node's
-// input_scale and input_zero_point, with float weights.
+// input_scale and input_zero_point, with float weights, and Z bfloat16 or uint8 (in
+// residual_scale and residual_zero_point) likewise, of Y's type or widened into a float32 Y.
 // Reference kernels are Conv's and MatMul's, so every provider's fused kernel is checked against
 // the unfused math.
 #include "kiln/ops/fused_product_inputs.h"
@@ -33,12 +34,11 @@ Result<ir::TensorType> fused_output_type(const InferenceContext& ctx, DType x, s
 }
 
 // `t` as float32 when it is bfloat16 or uint8 (an activation kept so between bf16 or int8
-// products; uint8 dequantized with `node`'s input quantization), else itself: the reference kernels
-// compute in the weights' type.
-Result<Tensor> widened(const Tensor& t, const ir::Node& node) {
+// products; uint8 dequantized with `q`, the node's quantization of it), else itself: the reference
+// kernels compute in the weights' type.
+Result<Tensor> widened(const Tensor& t, const ir::Node& node, const std::optional<Uint8Quantization>& q) {
   if (t.dtype() != DType::kBFloat16 && t.dtype() != DType::kUInt8) return t;
-  const std::optional<Uint8Quantization> q = input_quantization(node);
-  if (t.dtype() == DType::kUInt8 && !q) return invalid_model(node.describe() + ": uint8 input without input_scale");
+  if (t.dtype() == DType::kUInt8 && !q) return invalid_model(node.describe() + ": uint8 input without its scale");
   Tensor wide = Tensor::allocate(DType::kFloat, t.shape());
   for (int64_t i = 0; i < t.element_count(); ++i)
     wide.data<float>()[i] = t.dtype() == DType::kUInt8 ? dequantize_uint8(t.data<uint8_t>()[i], *q) : static_cast<float>(element_as_double(t, i));
@@ -65,10 +65,11 @@ Status fused_conv_infer(InferenceContext& ctx) {
     shape = stored.value();
   }
   KILN_ASSIGN_OR_RETURN(const ir::TensorType y, fused_output_type(ctx, x.dtype, shape));
-  if (ctx.has_input(3)) {
-    const ir::TensorType& z = ctx.input_type(3);
-    if (z.dtype != y.dtype || (z.shape && shape && !(z.shape->rank() == shape->rank())))
+  if (ctx.has_input(kFusedResidualInput)) {
+    const ir::TensorType& z = ctx.input_type(kFusedResidualInput);
+    if (z.shape && shape && !(z.shape->rank() == shape->rank()))
       return ctx.error("residual " + z.to_string() + " does not match the output " + y.to_string());
+    KILN_RETURN_IF_ERROR(check_residual_dtype(ctx.node(), z.dtype, y.dtype));
   }
   ctx.set_output_type(0, y);
   return Status::ok();
@@ -79,7 +80,7 @@ Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* b
 Status fused_conv_kernel(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   KILN_ASSIGN_OR_RETURN(const ConvLayouts layouts, conv_layouts(node));
-  KILN_ASSIGN_OR_RETURN(const Tensor input, widened(*ctx.input(0), node));
+  KILN_ASSIGN_OR_RETURN(const Tensor input, widened(*ctx.input(0), node, input_quantization(node)));
   const Tensor x = to_channels_first(input, layouts.input);
   Tensor& out = *ctx.output(0);
   Tensor y = Tensor::allocate(ctx.input(1)->dtype(), channels_first_dims(out.shape(), layouts.output));
@@ -92,7 +93,12 @@ Status fused_conv_kernel(KernelContext& ctx) {
 // out = activation(product + bias + Z): bias (when given) runs along the last dim.
 Status apply_epilogue(KernelContext& ctx, const Tensor& product, const Tensor* bias) {
   Tensor& out = *ctx.output(0);
-  const Tensor* z = ctx.input(kFusedResidualInput);
+  std::optional<Tensor> wide_z;
+  if (const Tensor* stored = ctx.input(kFusedResidualInput)) {
+    KILN_RETURN_IF_ERROR(check_residual_dtype(ctx.node(), stored->dtype(), out.dtype()));
+    KILN_ASSIGN_OR_RETURN(wide_z, widened(*stored, ctx.node(), residual_quantization(ctx.node())));
+  }
+  const Tensor* z = wide_z ? &*wide_z : nullptr;
   if (z && z->shape() != out.shape())
     return ctx.error("residual shape " + shape_to_string(z->shape()) + " differs from the output's " + shape_to_string(out.shape()));
   const int64_t n = out.rank() ? out.shape().back() : 1;
@@ -117,13 +123,14 @@ Status fused_matmul_infer(InferenceContext& ctx) {
   if (ctx.has_input(2) && ctx.input_type(2).shape && shape && ctx.input_type(2).shape->rank() != 1)
     return ctx.error("bias must be 1-D, got " + ctx.input_type(2).to_string());
   KILN_ASSIGN_OR_RETURN(const ir::TensorType y, fused_output_type(ctx, ctx.input_type(0).dtype, shape));
+  if (ctx.has_input(kFusedResidualInput)) KILN_RETURN_IF_ERROR(check_residual_dtype(ctx.node(), ctx.input_type(kFusedResidualInput).dtype, y.dtype));
   ctx.set_output_type(0, y);
   return Status::ok();
 }
 
 Status fused_matmul_kernel(KernelContext& ctx) {
   Tensor product = Tensor::allocate(ctx.input(1)->dtype(), ctx.output(0)->shape());
-  KILN_ASSIGN_OR_RETURN(const Tensor a, widened(*ctx.input(0), ctx.node()));
+  KILN_ASSIGN_OR_RETURN(const Tensor a, widened(*ctx.input(0), ctx.node(), input_quantization(ctx.node())));
   KILN_RETURN_IF_ERROR(matmul_reference(ctx.node(), a, *ctx.input(1), product));
   return apply_epilogue(ctx, product, ctx.input(2));
 }

@@ -78,6 +78,11 @@ std::optional<Uint8Quantization> output_quantization(const ir::Node& node) {
   return Uint8Quantization{node.attr_float(kOutputScaleAttribute, 1), static_cast<int32_t>(node.attr_int(kOutputZeroPointAttribute, 0))};
 }
 
+std::optional<Uint8Quantization> residual_quantization(const ir::Node& node) {
+  if (!node.attributes.count(kResidualScaleAttribute)) return std::nullopt;
+  return Uint8Quantization{node.attr_float(kResidualScaleAttribute, 1), static_cast<int32_t>(node.attr_int(kResidualZeroPointAttribute, 0))};
+}
+
 uint8_t quantize_uint8(float x, const Uint8Quantization& q) {
   return std::isnan(x) ? static_cast<uint8_t>(q.zero_point) : round_and_saturate<uint8_t>(x / q.scale, q.zero_point);
 }
@@ -86,6 +91,12 @@ float dequantize_uint8(uint8_t q, const Uint8Quantization& quantization) {
   return static_cast<float>(static_cast<int32_t>(q) - quantization.zero_point) * quantization.scale;
 }
 
+namespace {
+bool valid(const std::optional<Uint8Quantization>& q) {
+  return q && q->scale > 0 && std::isfinite(q->scale) && q->zero_point >= 0 && q->zero_point <= 255;
+}
+}  // namespace
+
 Result<std::optional<DType>> fused_output_dtype(const ir::Node& node) {
   const ir::Attribute* attribute = node.attr(kOutputDtypeAttribute);
   if (!attribute) return std::optional<DType>();
@@ -93,14 +104,22 @@ Result<std::optional<DType>> fused_output_dtype(const ir::Node& node) {
   for (const DType dtype : {DType::kFloat, DType::kBFloat16, DType::kUInt8}) {
     if (attribute->kind != ir::Attribute::Kind::kString || attribute->s != dtype_name(dtype)) continue;
     if (dtype == DType::kUInt8) {
-      const std::optional<Uint8Quantization> q = output_quantization(node);
-      if (!q || !(q->scale > 0) || !std::isfinite(q->scale) || q->zero_point < 0 || q->zero_point > 255)
+      if (!valid(output_quantization(node)))
         return invalid_model(invalid + " \"uint8\" needs " + kOutputScaleAttribute + " (positive, finite) and " +
                              kOutputZeroPointAttribute + " (0 to 255)");
     }
     return std::optional<DType>(dtype);
   }
   return invalid_model(invalid + " must be \"float\", \"bfloat16\" or \"uint8\"");
+}
+
+Status check_residual_dtype(const ir::Node& node, DType residual, DType output) {
+  const std::string what = node.describe() + ": residual of type " + dtype_name(residual) + " summed into an output of type " + dtype_name(output);
+  const bool widened = output == DType::kFloat && (residual == DType::kBFloat16 || residual == DType::kUInt8);
+  if (residual != output && !widened) return invalid_model(what);
+  if (residual == DType::kUInt8 && !valid(residual_quantization(node)))
+    return invalid_model(what + " needs " + kResidualScaleAttribute + " (positive, finite) and " + kResidualZeroPointAttribute + " (0 to 255)");
+  return Status::ok();
 }
 
 bool reducible_product(const ir::Node& node) {

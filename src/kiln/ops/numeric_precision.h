@@ -77,6 +77,11 @@ inline constexpr const char* kInputZeroPointAttribute = "input_zero_point";
 inline constexpr const char* kOutputDtypeAttribute = "output_dtype";
 inline constexpr const char* kOutputScaleAttribute = "output_scale";
 inline constexpr const char* kOutputZeroPointAttribute = "output_zero_point";
+// A fused product's residual Z kept uint8 (the output of an int8 product before it, read by int8
+// products only) is summed in its own quantization, which the product carries as these; a residual
+// kept bfloat16 or uint8 is summed into an output of its type, or widened into a float32 one.
+inline constexpr const char* kResidualScaleAttribute = "residual_scale";
+inline constexpr const char* kResidualZeroPointAttribute = "residual_zero_point";
 // Makes a plain Conv or MatMul its fused form (kiln.FusedConv, kiln.FusedMatMul: the same inputs and
 // attributes, no epilogue), which computes the same and whose output type output_dtype can set; a
 // fused product stays as it is.
@@ -84,10 +89,16 @@ void as_fused_product(ir::Node& product);
 // The element type `node`'s output_dtype names: nullopt when absent, InvalidModel for a name other
 // than float, bfloat16 or uint8, or uint8 without a valid output_scale and output_zero_point.
 Result<std::optional<DType>> fused_output_dtype(const ir::Node& node);
-// A product's calibrated input quantization (input_scale, input_zero_point) and its uint8 output's
-// (output_scale, output_zero_point); nullopt without them.
+// A product's calibrated input quantization (input_scale, input_zero_point), its uint8 output's
+// (output_scale, output_zero_point) and its uint8 residual's (residual_scale, residual_zero_point);
+// nullopt without them.
 std::optional<Uint8Quantization> input_quantization(const ir::Node& node);
 std::optional<Uint8Quantization> output_quantization(const ir::Node& node);
+std::optional<Uint8Quantization> residual_quantization(const ir::Node& node);
+// Whether a residual of type `residual` may be summed into `node`'s output of type `output`: the
+// same type, or bfloat16 or uint8 (in residual_scale and residual_zero_point) widened into float32.
+// InvalidModel naming the node otherwise.
+Status check_residual_dtype(const ir::Node& node, DType residual, DType output);
 // round(x / scale) + zero point (half to even), saturated to [0, 255]; NaN to the zero point.
 uint8_t quantize_uint8(float x, const Uint8Quantization& q);
 float dequantize_uint8(uint8_t q, const Uint8Quantization& quantization);

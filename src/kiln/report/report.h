@@ -186,6 +186,11 @@ struct PrecisionSection {
     std::string input;
     float input_scale = 0;
     int32_t input_zero_point = 0;
+    // The residual summed into its output (empty: none), and where it is a value kept uint8, its
+    // scale and zero point (scale 0 otherwise).
+    std::string residual;
+    float residual_scale = 0;
+    int32_t residual_zero_point = 0;
   };
   std::vector<Product> products;
   int64_t reduced = 0;

@@ -187,6 +187,9 @@ json precision_json(const PrecisionSection& p) {
     if (product.weight_levels > 0) entry["weight_levels"] = product.weight_levels;
     if (!product.input.empty()) entry["input"] = product.input;
     if (product.input_scale > 0) entry["input_quantization"] = {{"scale", product.input_scale}, {"zero_point", product.input_zero_point}};
+    if (!product.residual.empty()) entry["residual"] = product.residual;
+    if (product.residual_scale > 0)
+      entry["residual_quantization"] = {{"scale", product.residual_scale}, {"zero_point", product.residual_zero_point}};
     products.push_back(std::move(entry));
   }
   json accuracy = json::array();
@@ -226,9 +229,11 @@ PrecisionSection precision_from_json(const json& section) {
   p.reduced = section.value("reduced_products", int64_t{0});
   for (const json& product : section.value("products", json::array())) {
     const json quantization = product.value("input_quantization", json::object());
+    const json residual = product.value("residual_quantization", json::object());
     p.products.push_back({product.value("node", ""), product.value("op", ""), product.value("precision", ""), product.value("reason", ""),
                           product.value("sources", std::vector<std::string>{}), product.value("weight_levels", 0), product.value("input", ""),
-                          quantization.value("scale", 0.0f), quantization.value("zero_point", int32_t{0})});
+                          quantization.value("scale", 0.0f), quantization.value("zero_point", int32_t{0}), product.value("residual", ""),
+                          residual.value("scale", 0.0f), residual.value("zero_point", int32_t{0})});
   }
   const json calibration = section.value("calibration", json::object());
   p.calibration = {calibration.value("method", ""), calibration.value("count", int64_t{0}), calibration.value("sha256", ""),

@@ -20,8 +20,18 @@ namespace kiln::runtime {
 namespace {
 
 report::PrecisionSection::Product product_precision(const compiler::NodePrecision& p) {
-  return {p.node,     p.op_type, ops::precision_name(p.precision), p.reason, p.sources, p.weight_levels, p.input,
-          p.calibrated ? p.calibrated->scale : 0.0f, p.calibrated ? p.calibrated->zero_point : 0};
+  return {p.node,
+          p.op_type,
+          ops::precision_name(p.precision),
+          p.reason,
+          p.sources,
+          p.weight_levels,
+          p.input,
+          p.calibrated ? p.calibrated->scale : 0.0f,
+          p.calibrated ? p.calibrated->zero_point : 0,
+          p.residual,
+          p.residual_quantization ? p.residual_quantization->scale : 0.0f,
+          p.residual_quantization ? p.residual_quantization->zero_point : 0};
 }
 
 }  // namespace

@@ -88,16 +88,17 @@ struct Load {
 
   // Static int8: the model with every product in float32 (the same graph the int8 compile lowered
   // to: the same precision preference, every product kept) runs on the calibration sets; the
-  // products' inputs are calibrated (runtime/activation_calibration.h) and the model loads again
-  // with them fixed. Every product's, not only those the first load made int8: one reduced only
-  // between kept values (Provider::computes_where_kept) is int8 only once the values around it are
-  // calibrated.
+  // products' inputs, and the residuals they sum (which may be kept uint8 too), are calibrated
+  // (runtime/activation_calibration.h) and the model loads again with them fixed. Every product's,
+  // not only those the first load made int8: one reduced only between kept values (Provider::
+  // computes_where_kept) is int8 only once the values around it are calibrated.
   Status calibrate(const std::string& path, const std::string* bytes) {
     const std::optional<ops::CalibrationMethod> method = ops::parse_calibration_method(options.calibration_method);
     std::set<std::string> product_inputs;
     Load float32(options, memory);
     for (const report::PrecisionSection::Product& p : started->current_report().precision.products) {
       product_inputs.insert(p.input);
+      if (!p.residual.empty()) product_inputs.insert(p.residual);
       float32.precision_fallback.insert(float32.precision_fallback.end(), p.sources.begin(), p.sources.end());
     }
     KILN_RETURN_IF_ERROR(float32.start(path, bytes));

@@ -13,6 +13,7 @@
 #include "kiln/providers/cpu/run_time_shapes.h"
 #include "kiln/providers/cpu/scoped_threads.h"
 #include "kiln/ops/family_support.h"
+#include "kiln/ops/fused_product_inputs.h"
 #include "kiln/providers/cpu/shape_arithmetic.h"
 
 namespace kiln::providers {
@@ -250,12 +251,13 @@ std::string tensor_mismatch(const ir::Value* v, const std::string& what, const s
   return "";
 }
 
-// float32 tensors for `inputs` and every output; input 0 and the outputs may also be of the types
-// in `activations`.
+// float32 tensors for `inputs` and every output; input 0 (and a fused product's residual) and the
+// outputs may also be of the types in `activations`.
 Capability typed_tensors(const ir::Node& node, const std::vector<size_t>& inputs, const std::vector<DType>& activations) {
   const std::vector<DType> float32{DType::kFloat};
   for (size_t i : inputs)
-    if (const std::string why = tensor_mismatch(node.input(i), "input", i == 0 ? activations : float32); !why.empty())
+    if (const std::string why = tensor_mismatch(node.input(i), "input", i == 0 || i == ops::kFusedResidualInput ? activations : float32);
+        !why.empty())
       return Capability::no(why);
   for (const ir::Value* out : node.outputs)
     if (const std::string why = tensor_mismatch(out, "output", activations); !why.empty()) return Capability::no(why);
@@ -275,6 +277,10 @@ Capability product_tensors(const ir::Node& node, const std::vector<size_t>& inpu
         return Capability::no("uint8 input '" + node.input(0)->name + "' without the node's input_scale");
       const Result<std::optional<DType>> output = ops::fused_output_dtype(node);
       if (!output.is_ok()) return Capability::no(output.status().message());
+      if (const ir::Value* residual = node.input(ops::kFusedResidualInput)) {
+        const Status sum = ops::check_residual_dtype(node, residual->type.dtype, output.value().value_or(DType::kFloat));
+        if (!sum.is_ok()) return Capability::no(sum.message());
+      }
       return typed_tensors(node, inputs, {DType::kFloat, DType::kUInt8});
     }
     case ops::Precision::kFp32: break;

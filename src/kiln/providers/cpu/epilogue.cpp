@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kiln/ops/numeric_precision.h"
+#include "kiln/providers/cpu/vector_math.h"
 
 namespace kiln::providers::cpu {
 
@@ -55,7 +56,15 @@ Capability epilogue_supported(const ir::Node& node) {
 
 dnnl::primitive_attr epilogue_attr(const ir::Node& node, dnnl::post_ops first) {
   dnnl::post_ops post_ops = std::move(first);
-  if (node.input(kResidualInput)) post_ops.append_sum(1.0f);
+  if (const ir::Value* residual = node.input(kResidualInput)) {
+    // A uint8 residual in a uint8 output is summed as stored, in its own quantization; any other is
+    // summed in the output's type (prepare_residual widens a reduced one into a float32 output).
+    const std::optional<ops::Uint8Quantization> q = ops::residual_quantization(node);
+    if (residual->type.dtype == DType::kUInt8 && node.outputs[0]->type.dtype == DType::kUInt8 && q)
+      post_ops.append_sum(q->scale, q->zero_point);
+    else
+      post_ops.append_sum(1.0f);
+  }
   if (const std::optional<ops::Activation> a = ops::fused_activation(node)) {
     for (const EltwiseOp& e : onednn_eltwise(*a)) post_ops.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
   }
@@ -70,8 +79,26 @@ Status prepare_residual(ops::KernelContext& ctx) {
   const Tensor* residual = ctx.input(kResidualInput);
   if (!residual) return Status::ok();
   Tensor& out = *ctx.output(0);
-  if (residual->byte_size() != out.byte_size()) return ctx.error("residual and output sizes differ");
+  if (residual->element_count() != out.element_count()) return ctx.error("residual and output sizes differ");
+  KILN_RETURN_IF_ERROR(ops::check_residual_dtype(ctx.node(), residual->dtype(), out.dtype()));
   if (residual->raw_data() == out.raw_data()) return Status::ok();  // the planner gave both one buffer
+  const int64_t count = out.element_count();
+  float* wide = out.data<float>();
+  switch (residual->dtype()) {
+    case DType::kUInt8:
+      if (out.dtype() == DType::kFloat) {
+        dequantize_uint8(residual->data<uint8_t>(), count, *ops::residual_quantization(ctx.node()), wide);
+        return Status::ok();
+      }
+      break;
+    case DType::kBFloat16:
+      if (out.dtype() == DType::kFloat) {
+        bf16_to_float(residual->data<uint16_t>(), count, wide);
+        return Status::ok();
+      }
+      break;
+    default: break;
+  }
   std::memcpy(out.raw_data(), residual->raw_data(), residual->byte_size());
   return Status::ok();
 }

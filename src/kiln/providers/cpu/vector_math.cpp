@@ -209,6 +209,17 @@ void quantize_uint8(const float* x, int64_t n, float scale, float zero, uint8_t*
   }
 }
 
+void dequantize_uint8(const uint8_t* x, int64_t n, const ops::Uint8Quantization& q, float* y) {
+  const float zero = static_cast<float>(q.zero_point), scale = q.scale;
+#pragma omp parallel for simd schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero) * scale;
+}
+
+void bf16_to_float(const uint16_t* x, int64_t n, float* y) {
+#pragma omp parallel for simd schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i]) << 16);
+}
+
 void isinf_of(const float* x, bool* y, int64_t n, bool detect_negative, bool detect_positive) {
   const float low = detect_negative ? -kInf : kNaN, high = detect_positive ? kInf : kNaN;  // NaN matches nothing
 #pragma omp simd

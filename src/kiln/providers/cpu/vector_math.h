@@ -16,6 +16,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "kiln/ops/activation_calibration.h"
+
 namespace kiln::providers::cpu {
 
 inline float exp_vectorisable(float x) {
@@ -116,5 +118,9 @@ void isinf_of(const float* x, bool* y, int64_t n, bool detect_negative, bool det
 // zero (zero an integer in [0, 255]).
 void extend_range(const float* x, int64_t n, float& low, float& high);
 void quantize_uint8(const float* x, int64_t n, float scale, float zero, uint8_t* y);
+// y = (x - zero_point) x scale: QuantizeLinear's inverse over uint8 x[0..n).
+void dequantize_uint8(const uint8_t* x, int64_t n, const ops::Uint8Quantization& q, float* y);
+// y = x widened from bfloat16 (its bits the high half of the float's).
+void bf16_to_float(const uint16_t* x, int64_t n, float* y);
 
 }  // namespace kiln::providers::cpu
