@@ -40,7 +40,7 @@ Status write_quantized_onnx(const CompileArgs& args, const Session& session) {
   std::vector<frontend::Int8Product> products;
   for (const auto& p : SessionAccess::report(session).precision.products)
     if (p.precision == ops::precision_name(ops::Precision::kInt8))
-      products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point});
+      products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point, p.residual_scale, p.residual_zero_point});
   if (products.empty()) return invalid_argument("--emit-onnx writes the int8 products, and this compile has none (give --precision int8)");
   KILN_ASSIGN_OR_RETURN(const frontend::QuantizedOnnx quantized, frontend::quantized_onnx(args.model, products));
   KILN_RETURN_IF_ERROR(io::write_file_atomic(args.onnx_path, quantized.model));

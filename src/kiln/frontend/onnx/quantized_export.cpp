@@ -127,6 +127,30 @@ Result<Rewrite> rewrite_product(const onnx::NodeProto& node, const std::string& 
 // An input in one quantization: its name, scale (0: dynamic) and zero point.
 using QuantizedInput = std::tuple<std::string, float, int32_t>;
 
+// The name of `a` dequantized from uint8 in (scale, zero point): QuantizeLinear then
+// DequantizeLinear, or with scale 0 (quantized per run) DynamicQuantizeLinear's outputs, the nodes
+// (named from `prefix`) added to `r`, unless `dequantized` (each input and quantization so far)
+// has them already.
+std::string dequantized_input(const std::string& a, float scale, int32_t zero_point, const std::string& prefix,
+                              std::map<QuantizedInput, std::string>& dequantized, Rewrite& r) {
+  const auto [input, first] = dequantized.try_emplace({a, scale, zero_point}, prefix + "_float");
+  if (!first) return input->second;
+  if (scale > 0) {
+    r.initializers.push_back(tensor_to_proto(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{scale})));
+    r.initializers.back().set_name(prefix + "_scale");
+    Tensor zero = Tensor::allocate(DType::kUInt8, {});
+    zero.data<uint8_t>()[0] = static_cast<uint8_t>(zero_point);
+    r.initializers.push_back(tensor_to_proto(zero));
+    r.initializers.back().set_name(prefix + "_zero_point");
+    r.nodes.push_back(make_node("QuantizeLinear", prefix + "_quantize", {a, prefix + "_scale", prefix + "_zero_point"}, {prefix + "_uint8"}));
+  } else {
+    r.nodes.push_back(make_node("DynamicQuantizeLinear", prefix + "_quantize", {a}, {prefix + "_uint8", prefix + "_scale", prefix + "_zero_point"}));
+  }
+  r.nodes.push_back(
+      make_node("DequantizeLinear", prefix + "_dequantize", {prefix + "_uint8", prefix + "_scale", prefix + "_zero_point"}, {prefix + "_float"}));
+  return input->second;
+}
+
 // The QDQ rewrite of `node` (Conv, MatMul or Gemm, known as `name`) whose weights are `weights`:
 // its input dequantized from uint8 (QuantizeLinear with the calibrated scale and zero point, or
 // DynamicQuantizeLinear's run-time ones) and its weights from Kiln's int8 weights with their
@@ -161,23 +185,7 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   scale_shape[0] = static_cast<int64_t>(scales.size());
   add(Tensor::from_vector(DType::kFloat, scale_shape, scales), p + "_weight_scale");
   if (!per_axis) add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{1.0f}), p + "_one");
-  const std::string& a = node.input(0);
-  // (A dynamic input's scale is 0: quantized per run, once for all its readers too.)
-  auto [input, first] = dequantized.try_emplace({a, product.input_scale, product.input_zero_point}, p + "_input_float");
-  if (first) {
-    if (product.input_scale > 0) {
-      add(Tensor::from_vector(DType::kFloat, {}, std::vector<float>{product.input_scale}), p + "_input_scale");
-      Tensor zero = Tensor::allocate(DType::kUInt8, {});
-      zero.data<uint8_t>()[0] = static_cast<uint8_t>(product.input_zero_point);
-      add(zero, p + "_input_zero_point");
-      r.nodes.push_back(make_node("QuantizeLinear", p + "_quantize_input", {a, p + "_input_scale", p + "_input_zero_point"}, {p + "_input"}));
-    } else {
-      r.nodes.push_back(
-          make_node("DynamicQuantizeLinear", p + "_quantize_input", {a}, {p + "_input", p + "_input_scale", p + "_input_zero_point"}));
-    }
-    r.nodes.push_back(make_node("DequantizeLinear", p + "_dequantize_input", {p + "_input", p + "_input_scale", p + "_input_zero_point"},
-                                {p + "_input_float"}));
-  }
+  const std::string input = dequantized_input(node.input(0), product.input_scale, product.input_zero_point, p + "_input", dequantized, r);
   if (per_axis) {
     onnx::NodeProto weight = make_node("DequantizeLinear", p + "_dequantize_weight", {p + "_weight", p + "_weight_scale"}, {p + "_weight_float"});
     add_int_attribute(weight, "axis", axis);
@@ -187,7 +195,7 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
     r.nodes.push_back(make_node("Mul", p + "_scale_weight", {p + "_weight_levels", p + "_weight_scale"}, {p + "_weight_float"}));
   }
   onnx::NodeProto product_node = node;
-  product_node.set_input(0, input->second);
+  product_node.set_input(0, input);
   product_node.set_input(1, p + "_weight_float");
   // A calibrated product's bias (Conv's B, Gemm's C of one value per column, beta 1) in int32 at the
   // accumulator's scale (input scale x weight scale per channel), as ONNX Runtime's int8 kernels
@@ -215,6 +223,37 @@ Result<Rewrite> qdq_rewrite(const onnx::NodeProto& node, const std::string& name
   return r;
 }
 
+// For a product summing a residual Kiln keeps uint8: the rewrite of the Add among its sources
+// (`product_name` the source product's) that reads the residual, the one input no other source
+// node writes, dequantized from the residual's quantization. None when no such Add is found (the
+// export then adds the float residual where Kiln adds the rounded one).
+void add_residual_rewrite(const Int8Product& product, const std::string& product_name,
+                          const std::map<std::string, const onnx::NodeProto*>& main_nodes,
+                          const std::map<std::string, std::string>& producer, std::map<QuantizedInput, std::string>& dequantized,
+                          std::map<std::string, Rewrite>& rewrites) {
+  const std::set<std::string> sources(product.sources.begin(), product.sources.end());
+  for (const std::string& source : product.sources) {
+    const auto node = main_nodes.find(source);
+    if (node == main_nodes.end() || node->second->op_type() != "Add" || node->second->input_size() != 2 || rewrites.count(source)) continue;
+    int outside = -1, count = 0;
+    for (int i = 0; i < 2; ++i) {
+      const auto writer = producer.find(node->second->input(i));
+      if (writer == producer.end() || !sources.count(writer->second)) {
+        outside = i;
+        ++count;
+      }
+    }
+    if (count != 1) continue;
+    Rewrite r;
+    onnx::NodeProto sum = *node->second;
+    sum.set_input(outside, dequantized_input(sum.input(outside), product.residual_scale, product.residual_zero_point,
+                                             product_name + "_int8_residual", dequantized, r));
+    r.nodes.push_back(std::move(sum));
+    rewrites[source] = std::move(r);
+    return;
+  }
+}
+
 }  // namespace
 
 Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products) {
@@ -234,9 +273,11 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
   for (const auto& init : graph.initializer()) initializers[init.name()] = &init;
   std::map<std::string, const onnx::NodeProto*> main_nodes;  // by the name Kiln's import gives them
   std::map<std::string, int> position;                      // their places in the graph
+  std::map<std::string, std::string> producer;              // the node writing each value, by name
   for (int i = 0; i < graph.node_size(); ++i) {
     main_nodes[node_name(graph.node(i), i)] = &graph.node(i);
     position[node_name(graph.node(i), i)] = i;
+    for (const std::string& output : graph.node(i).output()) producer[output] = node_name(graph.node(i), i);
   }
   // The products in the order of their first source node, so that an input quantized once for
   // several products is quantized where the first of them reads it.
@@ -310,6 +351,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
     }
     rewrites[name] = std::move(rewrite).value();
     out.quantized.push_back({name, matmul_integer ? QuantizedOnnx::Form::kMatMulInteger : QuantizedOnnx::Form::kQdq});
+    if (product.residual_scale > 0) add_residual_rewrite(product, name, main_nodes, producer, dequantized, rewrites);
   }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   std::vector<onnx::TensorProto> added;

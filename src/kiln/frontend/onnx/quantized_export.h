@@ -11,9 +11,11 @@
 //   DynamicQuantizeLinear's outputs), one pair for all the products that read A so, and its
 //   weights by DequantizeLinear(W_q, W_scale, axis) (below opset 13, which added the axis:
 //   DequantizeLinear(W_q, 1) -> Mul(W_scale, broadcast)), and a calibrated product's bias (from
-//   opset 13) by DequantizeLinear(B_q, A_scale x W_scale, axis 0) of int32. Where A is written by a product and read
-//   only by products (Kiln keeps it uint8 between them), that one QuantizeLinear follows its writer,
-//   the pattern ONNX Runtime runs on its int8 kernels (QLinearConv, QLinearMatMul).
+//   opset 13) by DequantizeLinear(B_q, A_scale x W_scale, axis 0) of int32. Where A is written by
+//   a product and read only by products (Kiln keeps it uint8 between them), that one
+//   QuantizeLinear follows its writer, the pattern ONNX Runtime runs on its int8 kernels
+//   (QLinearConv, QLinearMatMul). A residual Kiln keeps uint8 and sums into a product's output
+//   reaches the source's Add dequantized likewise.
 //
 // W_q and W_scale are Kiln's own symmetric per-output-channel weights (ops::symmetric_int8_scales at
 // the product's weight levels); A is uint8 per tensor. Everything else is the source model as it was.
@@ -47,6 +49,10 @@ struct Int8Product {
   int weight_levels = 127;
   float input_scale = 0;
   int32_t input_zero_point = 0;
+  // The residual it sums into its output where Kiln keeps that uint8 (scale 0 otherwise): the
+  // source's Add reads it dequantized from that quantization, as Kiln sums it.
+  float residual_scale = 0;
+  int32_t residual_zero_point = 0;
 };
 
 // The ONNX model at `path` with the Conv, MatMul or Gemm node (weights a float initializer, of rank
