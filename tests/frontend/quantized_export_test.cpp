@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "kiln/runtime/session_access.h"
 #include "kiln/session.h"
@@ -64,7 +66,8 @@ SessionOptions options(const std::string& precision) {
 std::vector<Int8Product> int8_products(const Session& session) {
   std::vector<Int8Product> products;
   for (const auto& p : SessionAccess::report(session).precision.products)
-    if (p.precision == "int8") products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point});
+    if (p.precision == "int8")
+      products.push_back({p.node, p.sources, p.weight_levels, p.input_scale, p.input_zero_point, p.residual_scale, p.residual_zero_point});
   return products;
 }
 
@@ -168,6 +171,75 @@ TEST(QuantizedExport, ConvolutionsAndCalibratedProductsTakeTheQdqFormAndComputeW
       // The same uint8 codes and int8 weights: float rounding only, a code moved here and there.
       EXPECT_LT(relative_difference(got, want), 1e-4) << (calibrated ? "static" : "dynamic") << ", seed " << seed;
     }
+  }
+}
+
+// y = Conv_d(s), s = Relu(Conv_c(t) + m), t = Relu(Conv_b(m)), m = MaxPool(Relu(Conv_a(x[1, 4, 8, 8])),
+// 2x2, stride 2): a max pool, and a residual block over its output.
+std::string pool_and_residual(const ScratchDir& dir) {
+  ModelBuilder b(17);
+  b.input("x", kFloat, {int64_t{1}, int64_t{4}, int64_t{8}, int64_t{8}});
+  b.output("y", kFloat, {int64_t{1}, int64_t{4}, int64_t{4}, int64_t{4}});
+  b.float_initializer("wa", {8, 4, 3, 3}, values(8 * 4 * 9, 51));
+  b.float_initializer("wb", {8, 8, 3, 3}, values(8 * 8 * 9, 52));
+  b.float_initializer("wc", {8, 8, 3, 3}, values(8 * 8 * 9, 53));
+  b.float_initializer("wd", {4, 8, 1, 1}, values(4 * 8, 54));
+  for (const auto& [in, w, out] : {std::tuple{"x", "wa", "ca"}, {"m", "wb", "cb"}, {"t", "wc", "cc"}}) {
+    auto& conv = b.node("Conv", {in, w}, {out}, std::string("conv_") + w[1]);
+    ModelBuilder::ints_attribute(conv, "pads", {1, 1, 1, 1});
+  }
+  b.node("Relu", {"ca"}, {"a"}, "relu_a");
+  auto& pool = b.node("MaxPool", {"a"}, {"m"}, "pool");
+  ModelBuilder::ints_attribute(pool, "kernel_shape", {2, 2});
+  ModelBuilder::ints_attribute(pool, "strides", {2, 2});
+  b.node("Relu", {"cb"}, {"t"}, "relu_b");
+  b.node("Add", {"cc", "m"}, {"sum"}, "sum");
+  b.node("Relu", {"sum"}, {"s"}, "relu_s");
+  b.node("Conv", {"s", "wd"}, {"y"}, "conv_d");
+  return b.save(dir.file("pool_and_residual.onnx"));
+}
+
+// Where Kiln keeps values uint8 through a max pool and as a residual, the export quantizes them
+// alike: the MaxPool reads its input in its output's quantization, the Add its residual in the one
+// Kiln sums it in (one QuantizeLinear for the pool's output, shared by conv_b and the Add); the
+// written model computes what Kiln's int8 computes.
+TEST(QuantizedExport, MaxPoolsAndResidualsReadWhatKilnKeepsUint8) {
+  ScratchDir dir("quantized_export");
+  const std::string model = pool_and_residual(dir);
+  SessionOptions o = options("int8");
+  for (uint64_t seed = 61; seed < 64; ++seed) o.calibration_inputs.push_back({"calib", {{"x", random_tensor(DType::kFloat, {1, 4, 8, 8}, seed)}}});
+  auto int8 = Session::load(model, o);
+  ASSERT_TRUE(int8.is_ok()) << int8.status().to_string();
+  const std::vector<Int8Product> products = int8_products(*int8.value());
+  ASSERT_EQ(products.size(), 4u);
+  EXPECT_EQ(std::count_if(products.begin(), products.end(), [](const Int8Product& p) { return p.residual_scale > 0; }), 1);
+  auto written = quantized_onnx(model, products);
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(written->model));
+  std::map<std::string, int> ops;
+  std::map<std::string, std::string> writer;
+  for (const auto& node : proto.graph().node()) {
+    ++ops[node.op_type()];
+    for (const std::string& out : node.output()) writer[out] = node.op_type();
+  }
+  EXPECT_EQ(ops["QuantizeLinear"], 5) << "x, a, m, t, s";
+  for (const auto& node : proto.graph().node()) {
+    if (node.op_type() == "MaxPool") {
+      EXPECT_EQ(writer[node.input(0)], "DequantizeLinear");
+    } else if (node.op_type() == "Add") {
+      EXPECT_EQ(writer[node.input(1)], "DequantizeLinear") << "the residual";
+    }
+  }
+  const std::string path = dir.file("pool_and_residual_int8.onnx");
+  std::ofstream(path, std::ios::binary) << written->model;
+  auto plain = Session::load(path, options("fp32"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  for (uint64_t seed : {71, 72}) {
+    const Tensor x = random_tensor(DType::kFloat, {1, 4, 8, 8}, seed);
+    const Tensor want = int8.value()->run({{"x", x}}).value().at("y");
+    const Tensor got = plain.value()->run({{"x", x}}).value().at("y");
+    EXPECT_LT(relative_difference(got, want), 1e-4) << "seed " << seed;
   }
 }
 

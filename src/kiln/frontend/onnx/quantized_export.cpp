@@ -254,6 +254,32 @@ void add_residual_rewrite(const Int8Product& product, const std::string& product
   }
 }
 
+// A MaxPool whose output is quantized statically for a product reads its input quantized in the
+// same scale and zero point: exact (the max of quantized values is the quantized max), and the
+// pattern ONNX Runtime pools in uint8, its writer then a QLinearConv, as Kiln passes a uint8 value
+// through a max pool (Provider::passes_reduced_activations). Through chains of them.
+void add_max_pool_rewrites(const std::map<std::string, const onnx::NodeProto*>& main_nodes,
+                           const std::map<std::string, std::string>& producer, std::map<QuantizedInput, std::string>& dequantized,
+                           std::map<std::string, Rewrite>& rewrites) {
+  std::vector<QuantizedInput> pending;
+  for (const auto& [input, name] : dequantized) pending.push_back(input);
+  while (!pending.empty()) {
+    const auto [value, scale, zero_point] = pending.back();
+    pending.pop_back();
+    const auto writer = producer.find(value);
+    const auto node = writer == producer.end() ? main_nodes.end() : main_nodes.find(writer->second);
+    if (scale <= 0 || node == main_nodes.end() || node->second->op_type() != "MaxPool" || node->second->output_size() != 1 ||
+        node->second->input_size() != 1 || rewrites.count(node->first))
+      continue;
+    Rewrite r;
+    onnx::NodeProto pool = *node->second;
+    pool.set_input(0, dequantized_input(pool.input(0), scale, zero_point, node->first + "_int8_input", dequantized, r));
+    r.nodes.push_back(std::move(pool));
+    rewrites[node->first] = std::move(r);
+    pending.emplace_back(node->second->input(0), scale, zero_point);
+  }
+}
+
 }  // namespace
 
 Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<Int8Product>& products) {
@@ -353,6 +379,7 @@ Result<QuantizedOnnx> quantized_onnx(const std::string& path, const std::vector<
     out.quantized.push_back({name, matmul_integer ? QuantizedOnnx::Form::kMatMulInteger : QuantizedOnnx::Form::kQdq});
     if (product.residual_scale > 0) add_residual_rewrite(product, name, main_nodes, producer, dequantized, rewrites);
   }
+  add_max_pool_rewrites(main_nodes, producer, dequantized, rewrites);
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   std::vector<onnx::TensorProto> added;
   for (int i = 0; i < graph.node_size(); ++i) {

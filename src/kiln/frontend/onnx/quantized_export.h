@@ -15,7 +15,8 @@
 //   a product and read only by products (Kiln keeps it uint8 between them), that one
 //   QuantizeLinear follows its writer, the pattern ONNX Runtime runs on its int8 kernels
 //   (QLinearConv, QLinearMatMul). A residual Kiln keeps uint8 and sums into a product's output
-//   reaches the source's Add dequantized likewise.
+//   reaches the source's Add dequantized likewise, and a MaxPool whose output is so quantized
+//   reads its input in the same quantization (exact: the max commutes with it).
 //
 // W_q and W_scale are Kiln's own symmetric per-output-channel weights (ops::symmetric_int8_scales at
 // the product's weight levels); A is uint8 per tensor. Everything else is the source model as it was.
