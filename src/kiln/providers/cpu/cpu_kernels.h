@@ -34,10 +34,11 @@ using CpuKernelTable = std::map<std::string, CpuKernel>;
 void add_conv_kernels(CpuKernelTable& table);
 void add_matmul_kernels(CpuKernelTable& table);
 void add_pool_kernels(CpuKernelTable& table);
-// Whether the pooling kernel for `node` (MaxPool, GlobalMaxPool, or a kiln.InLayout of one) takes
-// the max in its input's stored type as it is: a value kept bfloat16 or uint8 between reduced
-// products passes through it (CpuProvider::passes_reduced_activations). Not the Indices output, a
-// fused activation, or Kiln's own loop (dilated windows, 1-D channels-first maps), which pools float32.
+// Whether the pooling kernel for `node` (a kiln.InLayout of MaxPool or GlobalMaxPool in a
+// channels-last or blocked layout) takes the max in its input's stored type as it is: a value kept
+// bfloat16 or uint8 between reduced products passes through it (CpuProvider::
+// passes_reduced_activations). Not channels-first (oneDNN's reference code there), the Indices
+// output, a fused activation, or Kiln's own loop (dilated windows), which pools float32.
 bool max_pools_stored_type(const ir::Node& node);
 void add_transpose_kernels(CpuKernelTable& table);
 void add_eltwise_kernels(CpuKernelTable& table);

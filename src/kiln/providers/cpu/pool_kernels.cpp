@@ -1,7 +1,7 @@
 // cpu kernels for pooling: MaxPool (without the indices output), AveragePool and the global forms
 // as oneDNN pooling primitives built for the plan's shapes, channels-first, or in the activation
-// layout of the kiln.InLayout that wraps them; max pooling also over uint8 and bfloat16 (values
-// kept so between reduced products pass through it as they are). Dilated windows (MaxPool,
+// layout of the kiln.InLayout that wraps them; there max pooling also over uint8 and bfloat16
+// (values kept so between reduced products pass through it as they are). Dilated windows (MaxPool,
 // AveragePool-19) and 1-D channels-first maps, which oneDNN 2.6 pools only in its reference or
 // simple kernels, run Kiln's own loop: the window taps listed once per plan, the planes spread
 // over threads, channels-first, in float32.
@@ -43,8 +43,8 @@ Capability pool_supports(const ir::Node& node) {
   static const std::set<std::string> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
   if (!pools.count(pool_op(node))) return Capability::no("kiln.InLayout of " + pool_op(node) + " has no cpu kernel");
   if (has_indices(node)) return Capability::no("MaxPool's Indices output");
-  // Max pooling in uint8 and bfloat16 (a value kept so between reduced products, or a quantized
-  // model's own) where oneDNN pools them.
+  // Max pooling in uint8 and bfloat16 (a value kept so between reduced products) where oneDNN has
+  // a vector kernel for them; a quantized model's own uint8 pools (channels-first) stay cpu_ref's.
   const DType type = node.inputs[0] ? node.inputs[0]->type.dtype : DType::kFloat;
   const bool stored_max = (type == DType::kUInt8 || type == DType::kBFloat16) && max_pools_stored_type(node);
   Capability c = stored_max ? Capability::yes() : float_tensors(node, {0});
@@ -158,11 +158,13 @@ Result<ops::Kernel> build_pool(const ir::Node& node, KernelBuild& build) {
 }  // namespace
 
 bool max_pools_stored_type(const ir::Node& node) {
-  if (!(node.is("", "MaxPool") || node.is("", "GlobalMaxPool") || (node.is("kiln", "InLayout") && is_max(node))) ||
-      has_indices(node) || ops::fused_activation(node) || !node.inputs[0] || !node.inputs[0]->type.shape)
+  if (!node.is("kiln", "InLayout") || !is_max(node) || has_indices(node) || ops::fused_activation(node) || !node.inputs[0] ||
+      !node.inputs[0]->type.shape)
     return false;
-  const Result<ops::ActivationLayout> layout = is_wrapped(node) ? ops::layout_attribute(node, "layout") : ops::ActivationLayout::channels_first();
-  return layout.is_ok() && !runs_tap_loop(node, node.inputs[0]->type.shape->rank() - 2, layout.value());
+  // oneDNN 2.6 pools uint8 channels-first only in its reference code.
+  const Result<ops::ActivationLayout> layout = ops::layout_attribute(node, "layout");
+  return layout.is_ok() && layout.value() != ops::ActivationLayout::channels_first() &&
+         !runs_tap_loop(node, node.inputs[0]->type.shape->rank() - 2, layout.value());
 }
 
 void add_pool_kernels(CpuKernelTable& table) {
