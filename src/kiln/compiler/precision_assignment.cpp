@@ -31,16 +31,32 @@ std::string residual_name(const ir::Node& product) {
   return residual ? residual->name : "";
 }
 
+// The values an assignment kept in `dtype` between products (as keep_reduced_between_products
+// leaves them), in graph order: those products write in it (output_dtype), and those that nodes
+// reading one pass on in it (a max pool's output).
+std::vector<ir::Value*> kept_values_in(const ir::Graph& graph, DType dtype) {
+  std::set<const ir::Value*> kept;
+  std::vector<ir::Value*> values;
+  for (const auto& node : graph.nodes()) {
+    ir::Value* out = node->outputs.empty() ? nullptr : node->outputs[0];
+    if (!out) continue;
+    const bool written = node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(dtype);
+    const bool passed = !node->has_attr(ops::kOutputDtypeAttribute) && kept.count(node->input(0)) && out->type.dtype == dtype;
+    if (!written && !passed) continue;
+    kept.insert(out);
+    values.push_back(out);
+  }
+  return values;
+}
+
 // Undoes an earlier assignment's reduced values (a graph assigned again): float32 throughout.
 void clear_reduced_values(ir::Graph& graph) {
-  for (const auto& node : graph.nodes()) {
-    for (const char* attribute : {ops::kOutputScaleAttribute, ops::kOutputZeroPointAttribute, ops::kResidualScaleAttribute,
-                                  ops::kResidualZeroPointAttribute})
+  for (const DType dtype : {DType::kBFloat16, DType::kUInt8})
+    for (ir::Value* value : kept_values_in(graph, dtype)) value->type.dtype = DType::kFloat;
+  for (const auto& node : graph.nodes())
+    for (const char* attribute : {ops::kOutputDtypeAttribute, ops::kOutputScaleAttribute, ops::kOutputZeroPointAttribute,
+                                  ops::kResidualScaleAttribute, ops::kResidualZeroPointAttribute})
       node->attributes.erase(attribute);
-    if (!node->attributes.erase(ops::kOutputDtypeAttribute)) continue;
-    for (ir::Value* out : node->outputs)
-      if (out && (out->type.dtype == DType::kBFloat16 || out->type.dtype == DType::kUInt8)) out->type.dtype = DType::kFloat;
-  }
 }
 
 // The element type a value between two products of `precision` is kept in.
@@ -179,21 +195,11 @@ std::map<ops::Precision, std::vector<std::string>> keep_reduced_between_products
   return kept_values;
 }
 
-// The values an artifact's graph keeps in `dtype` between products (as keep_reduced_between_products
-// left them): those products write in it, and those nodes that read one pass on in it.
+// The names of the values an artifact's graph keeps in `dtype` between products.
 std::vector<std::string> recorded_values(const ir::Graph& graph, DType dtype) {
-  std::set<const ir::Value*> kept;
-  std::vector<std::string> values;
-  for (const auto& node : graph.nodes()) {
-    const ir::Value* out = node->outputs.empty() ? nullptr : node->outputs[0];
-    if (!out) continue;
-    const bool written = node->attr_string(ops::kOutputDtypeAttribute) == dtype_name(dtype);
-    const bool passed = !node->has_attr(ops::kOutputDtypeAttribute) && kept.count(node->input(0)) && out->type.dtype == dtype;
-    if (!written && !passed) continue;
-    kept.insert(out);
-    values.push_back(out->name);
-  }
-  return values;
+  std::vector<std::string> names;
+  for (const ir::Value* value : kept_values_in(graph, dtype)) names.push_back(value->name);
+  return names;
 }
 
 }  // namespace
